@@ -1,0 +1,219 @@
+//! The rendering context: turns the small choices a strategy draws into exact
+//! bytes, handing out unique ids and canary tokens as it goes.
+
+use crate::catalogue::{Catalogue, ToolSpec};
+use crate::frame::{Call, Expect, Frame, Rule};
+use crate::protocol::{Id, Revision};
+use serde_json::{Map, Value};
+
+/// Where in the lifecycle the next frame lands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Before `initialize`: only the handshake may be sent.
+    BeforeInit,
+    /// After the handshake.
+    Ready,
+}
+
+/// Hands out ids and tokens and renders calls for one script.
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    /// The revision the script negotiates.
+    pub revision: Revision,
+    /// The target's tools.
+    pub catalogue: &'a Catalogue,
+    /// Where the next frame lands.
+    pub phase: Phase,
+    salt: u32,
+    next_id: i64,
+    next_token: u32,
+}
+
+/// The parts of a valid call before they are written out, so an attack can
+/// spoil exactly one of them.
+#[derive(Clone, Debug)]
+pub struct CallParts {
+    /// The request id.
+    pub id: i64,
+    /// The canary token.
+    pub token: String,
+    /// The tool.
+    pub tool: ToolSpec,
+    /// The arguments, each carrying the token where it can.
+    pub arguments: Map<String, Value>,
+}
+
+impl CallParts {
+    /// The `arguments` object as JSON text.
+    pub fn args_json(&self) -> String {
+        Value::Object(self.arguments.clone()).to_string()
+    }
+
+    /// The `params` object as JSON text, with the given raw `arguments` text.
+    pub fn params_with(&self, args_raw: &str) -> String {
+        format!(r#"{{"name":{},"arguments":{args_raw}}}"#, json_str(&self.tool.name))
+    }
+
+    /// The whole request as JSON text, with the given raw `params` text.
+    pub fn request_with(&self, params_raw: &str) -> String {
+        format!(r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{params_raw}}}"#, self.id)
+    }
+
+    /// The whole valid request as one JSON text (no terminator).
+    pub fn request(&self) -> String {
+        self.request_with(&self.params_with(&self.args_json()))
+    }
+
+    /// The byte offset just after the token in `text`, a rendering of this call.
+    pub fn token_end(&self, text: &str) -> usize {
+        text.find(&self.token).expect("a call carries its token") + self.token.len()
+    }
+
+    /// The request bytes with `insert` right after the token, inside the
+    /// string that carries it.
+    pub fn request_inserting(&self, insert: &[u8]) -> Vec<u8> {
+        let text = self.request();
+        let at = self.token_end(&text);
+        [&text.as_bytes()[..at], insert, &text.as_bytes()[at..]].concat()
+    }
+
+    /// Like [`request_inserting`](Self::request_inserting) for text that
+    /// leaves the call valid: the expected argument changes with it.
+    pub fn insert_valid(&mut self, insert: &str) -> String {
+        let bytes = self.request_inserting(insert.as_bytes());
+        let token = self.token.clone();
+        if let Some(v) = self.arguments.values_mut().find(|v| v.as_str().is_some_and(|s| s.contains(&token))) {
+            let replaced = v.as_str().unwrap_or_default().replacen(&token, &format!("{token}{insert}"), 1);
+            *v = Value::from(replaced);
+        }
+        String::from_utf8(bytes).expect("valid insert keeps UTF-8")
+    }
+
+    /// What the executor must receive for it.
+    pub fn call(&self) -> Call {
+        Call {
+            id: Id::Int(self.id),
+            token: self.token.clone(),
+            tool: self.tool.name.clone(),
+            arguments: self.arguments.clone(),
+        }
+    }
+}
+
+/// A JSON string literal.
+pub fn json_str(s: &str) -> String {
+    Value::from(s).to_string()
+}
+
+impl<'a> Ctx<'a> {
+    /// A fresh context; `salt` keeps tokens of different sessions apart.
+    pub fn new(revision: Revision, catalogue: &'a Catalogue, salt: u32) -> Self {
+        Ctx { revision, catalogue, phase: Phase::Ready, salt, next_id: 1, next_token: 1 }
+    }
+
+    /// A new canary token: fixed width, so no token is a prefix of another.
+    pub fn token(&mut self) -> String {
+        let t = format!("pc{:08x}t{:05}", self.salt, self.next_token);
+        self.next_token += 1;
+        t
+    }
+
+    /// A new integer request id.
+    pub fn id(&mut self) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// A runnable tool, picked by `pick`. Panics when the catalogue has none.
+    pub fn tool(&self, pick: u8) -> ToolSpec {
+        let tools = self.catalogue.runnable();
+        assert!(!tools.is_empty(), "the catalogue has no runnable tool that can carry a token");
+        tools[pick as usize % tools.len()].clone()
+    }
+
+    /// A tool listed but not authorized, when the catalogue has one.
+    pub fn forbidden_tool(&self) -> Option<ToolSpec> {
+        self.catalogue.forbidden().first().map(|t| (*t).clone())
+    }
+
+    /// The parts of a valid call of `tool` with a fresh id and token.
+    pub fn parts_for(&mut self, tool: ToolSpec) -> CallParts {
+        let token = self.token();
+        let id = self.id();
+        let base = &self.catalogue.canary_base;
+        let arguments = tool
+            .args
+            .iter()
+            .filter(|a| a.required)
+            .map(|a| (a.name.clone(), Value::from(a.value_for(&token, base))))
+            .collect();
+        CallParts { id, token, tool, arguments }
+    }
+
+    /// The parts of a valid call of a runnable tool.
+    pub fn parts(&mut self, pick: u8) -> CallParts {
+        let tool = self.tool(pick);
+        self.parts_for(tool)
+    }
+
+    /// A frame that is valid where it lands: it acts, unless it lands before
+    /// the handshake, when it must be rejected.
+    pub fn acting(&self, bytes: Vec<u8>, calls: Vec<Call>, family: &'static str, kind: &'static str) -> Frame {
+        let id = (calls.len() == 1).then(|| calls[0].id.clone());
+        let tokens = calls.iter().map(|c| c.token.clone()).collect();
+        let expect = match self.phase {
+            Phase::BeforeInit => Expect::Reject(Rule::BeforeInitialize),
+            Phase::Ready => Expect::Act(calls),
+        };
+        Frame { bytes, expect, id, tokens, family, kind }
+    }
+
+    /// A must-reject frame.
+    pub fn rejected(
+        &self,
+        bytes: Vec<u8>,
+        rule: Rule,
+        id: Option<Id>,
+        tokens: Vec<String>,
+        family: &'static str,
+        kind: &'static str,
+    ) -> Frame {
+        Frame { bytes, expect: Expect::Reject(rule), id, tokens, family, kind }
+    }
+
+    /// A must-reject frame built from call parts whose id is still valid.
+    pub fn rejected_call(&self, text: String, rule: Rule, parts: &CallParts, family: &'static str, kind: &'static str) -> Frame {
+        self.rejected(line(text), rule, Some(Id::Int(parts.id)), vec![parts.token.clone()], family, kind)
+    }
+
+    /// A plain valid `tools/call` frame.
+    pub fn valid_call(&mut self, pick: u8, family: &'static str) -> Frame {
+        let parts = self.parts(pick);
+        self.acting(line(parts.request()), vec![parts.call()], family, "valid_call")
+    }
+}
+
+/// The length of every canary token: `pc`, 8 hex digits of salt, `t`, 5 digits.
+pub const TOKEN_LEN: usize = 16;
+
+/// Every canary-token-shaped substring of `s`, in order.
+pub fn tokens_in(s: &str) -> impl Iterator<Item = &str> {
+    let b = s.as_bytes();
+    (0..b.len().saturating_sub(TOKEN_LEN - 1)).filter_map(move |i| {
+        let t = &b[i..i + TOKEN_LEN];
+        let shaped = t.starts_with(b"pc")
+            && t[2..10].iter().all(u8::is_ascii_hexdigit)
+            && t[10] == b't'
+            && t[11..].iter().all(u8::is_ascii_digit);
+        // Safe to slice: a token is all ASCII.
+        shaped.then(|| &s[i..i + TOKEN_LEN])
+    })
+}
+
+/// `text` with its LF terminator, as bytes.
+pub fn line(text: impl Into<Vec<u8>>) -> Vec<u8> {
+    let mut b = text.into();
+    b.push(b'\n');
+    b
+}

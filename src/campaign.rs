@@ -1,0 +1,171 @@
+//! Hunting: proptest draws scripts, runs them through a target, and shrinks
+//! the first failure while it keeps the same check id, so the minimal script
+//! shows the same bug rather than whichever one is easiest to reach.
+
+use crate::attack;
+use crate::check::{self, CheckId, Violation};
+use crate::protocol::{Policy, Revision};
+use crate::run::{self, Observation};
+use crate::script::{Script, ScriptSpec, scripts};
+use crate::seam::{Fault, Session, Target};
+use proptest::strategy::BoxedStrategy;
+use proptest::test_runner::{
+    Config, FileFailurePersistence, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner,
+};
+use std::cell::{Cell, RefCell};
+
+/// How a hunt runs.
+#[derive(Clone, Debug)]
+pub struct HuntConfig {
+    /// Sessions to try before calling the target clean. Default: the
+    /// `PROPTEST_CASES` environment variable, else 256.
+    pub cases: u32,
+    /// The RNG seed; the same seed draws the same scripts.
+    pub seed: u64,
+    /// The policy the target is held to.
+    pub policy: Policy,
+    /// The revisions scripts ask for.
+    pub revisions: Vec<Revision>,
+    /// Where proptest keeps failing seeds (a path from the crate root), if
+    /// anywhere.
+    pub persistence: Option<&'static str>,
+    /// Only this check counts, when set: a hunt for one kind of bug.
+    pub focus: Option<CheckId>,
+}
+
+impl Default for HuntConfig {
+    fn default() -> Self {
+        let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(256);
+        HuntConfig { cases, seed: 0, policy: Policy::Close, revisions: Revision::ALL.to_vec(), persistence: None, focus: None }
+    }
+}
+
+/// A failing session, minimized.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    /// The check it fails.
+    pub check: CheckId,
+    /// Every violation of the minimized session.
+    pub violations: Vec<Violation>,
+    /// The minimized choices.
+    pub spec: ScriptSpec,
+    /// The minimized script.
+    pub script: Script,
+    /// What the minimized session showed.
+    pub observation: Observation,
+    /// How many sessions ran until the first failure.
+    pub cases_until_caught: u32,
+    /// The seed of the hunt.
+    pub seed: u64,
+    /// The policy of the hunt.
+    pub policy: Policy,
+}
+
+/// Runs one session and checks it.
+pub fn session<T: Target>(
+    target: &T,
+    policy: Policy,
+    spec: &ScriptSpec,
+    salt: u32,
+) -> Result<(Script, Observation, Vec<Violation>), Fault> {
+    let catalogue = target.catalogue();
+    if catalogue.runnable().is_empty() {
+        return Err(Fault::Config("the target offers no runnable tool whose arguments can carry a token".into()));
+    }
+    let script = spec.render(&catalogue, salt);
+    let session = Session { policy, revision: spec.revision };
+    let obs = run::run(target, &session, &script)?;
+    let violations = check::check(&script, &obs, &session);
+    Ok((script, obs, violations))
+}
+
+/// The scripts a hunt draws for `cfg`.
+pub fn strategy(cfg: &HuntConfig) -> BoxedStrategy<ScriptSpec> {
+    use proptest::strategy::Strategy;
+    let revisions = proptest::sample::select(cfg.revisions.clone()).boxed();
+    scripts(revisions, attack::any_step())
+}
+
+/// Hunts for a failing session; `Ok(None)` when every case held.
+pub fn hunt<T: Target>(target: &T, cfg: &HuntConfig) -> Result<Option<Finding>, Fault> {
+    hunt_with(target, cfg, strategy(cfg))
+}
+
+/// Hunts over scripts drawn from `scripts`.
+pub fn hunt_with<T: Target>(
+    target: &T,
+    cfg: &HuntConfig,
+    scripts: BoxedStrategy<ScriptSpec>,
+) -> Result<Option<Finding>, Fault> {
+    let config = Config {
+        cases: cfg.cases,
+        failure_persistence: cfg.persistence.map(|p| Box::new(FileFailurePersistence::Direct(p)) as _),
+        max_shrink_iters: 2048,
+        ..Config::default()
+    };
+    let mut seed = [0u8; 32];
+    seed[..8].copy_from_slice(&cfg.seed.to_le_bytes());
+    let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
+    let caught: Cell<Option<CheckId>> = Cell::new(None);
+    let cases = Cell::new(0u32);
+    let fault: RefCell<Option<Fault>> = RefCell::new(None);
+    let salt = cfg.seed as u32;
+    let result = runner.run(&scripts, |spec| {
+        if fault.borrow().is_some() {
+            return Err(TestCaseError::fail("harness fault"));
+        }
+        if caught.get().is_none() {
+            cases.set(cases.get() + 1);
+        }
+        let violations = match session(target, cfg.policy, &spec, salt) {
+            Ok((_, _, v)) => v.into_iter().filter(|v| cfg.focus.is_none_or(|c| c == v.check)).collect::<Vec<_>>(),
+            Err(f) => {
+                *fault.borrow_mut() = Some(f);
+                return Err(TestCaseError::fail("harness fault"));
+            }
+        };
+        // Before the first failure any check counts; after it, only the
+        // same one, so shrinking cannot wander to another bug.
+        let hit = match caught.get() {
+            None => violations.first().map(|v| v.check),
+            Some(c) => violations.iter().any(|v| v.check == c).then_some(c),
+        };
+        match hit {
+            Some(c) => {
+                caught.set(Some(c));
+                Err(TestCaseError::fail(c.id()))
+            }
+            None => Ok(()),
+        }
+    });
+    if let Some(f) = fault.into_inner() {
+        return Err(f);
+    }
+    let spec = match result {
+        Ok(()) => return Ok(None),
+        Err(TestError::Fail(_, spec)) => spec,
+        Err(TestError::Abort(why)) => return Err(Fault::Config(format!("proptest aborted: {why}"))),
+    };
+    let check = caught.get().expect("a failure names its check");
+    let (script, observation, violations) = session(target, cfg.policy, &spec, salt)?;
+    Ok(Some(Finding {
+        check,
+        violations,
+        spec,
+        script,
+        observation,
+        cases_until_caught: cases.get(),
+        seed: cfg.seed,
+        policy: cfg.policy,
+    }))
+}
+
+/// Hunts and panics with the full report on a finding or a harness fault:
+/// the one call a user's `#[test]` needs.
+pub fn assert_holds<T: Target>(target: &T, cfg: &HuntConfig) {
+    match hunt(target, cfg) {
+        Ok(None) => {}
+        Ok(Some(f)) => panic!("{}", crate::report::finding(&f, None)),
+        Err(fault) => panic!("harness fault (not a finding about the gateway): {fault}"),
+    }
+}

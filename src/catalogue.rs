@@ -1,0 +1,145 @@
+//! The tools a target offers, as far as the generators need to know them:
+//! names, argument schemas, and which the test client may run.
+
+use serde_json::{Map, Value, json};
+
+/// What kind of string an argument holds, which decides where a canary token
+/// goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// A URL: the token goes in its path, under the canary base.
+    Url,
+    /// A relative file path: the token is the file name.
+    Path,
+    /// Free text: the token is a word of it.
+    Text,
+    /// One of a fixed set of strings; never carries a token.
+    Enum(Vec<String>),
+}
+
+/// One argument of a tool's input schema. Every argument is a string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArgSpec {
+    /// The property name.
+    pub name: String,
+    /// What it holds.
+    pub kind: ArgKind,
+    /// Whether the schema requires it.
+    pub required: bool,
+}
+
+/// One tool: its name, its arguments (no others are allowed) and whether the
+/// test client is authorized to run it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolSpec {
+    /// The tool name.
+    pub name: String,
+    /// The arguments; the schema allows no other property.
+    pub args: Vec<ArgSpec>,
+    /// Whether the test client may run it.
+    pub authorized: bool,
+}
+
+impl ToolSpec {
+    /// A tool with the given arguments, authorized.
+    pub fn new(name: &str, args: Vec<ArgSpec>) -> Self {
+        ToolSpec { name: name.to_owned(), args, authorized: true }
+    }
+
+    /// The argument named `name`.
+    pub fn arg(&self, name: &str) -> Option<&ArgSpec> {
+        self.args.iter().find(|a| a.name == name)
+    }
+
+    /// The first argument that can carry a token.
+    pub fn token_arg(&self) -> Option<&ArgSpec> {
+        self.args.iter().find(|a| !matches!(a.kind, ArgKind::Enum(_)))
+    }
+
+    /// The JSON Schema of the tool's input, as tools/list shows it.
+    pub fn input_schema(&self) -> Value {
+        let mut props = Map::new();
+        for a in &self.args {
+            let schema = match &a.kind {
+                ArgKind::Enum(values) => json!({"type": "string", "enum": values}),
+                _ => json!({"type": "string"}),
+            };
+            props.insert(a.name.clone(), schema);
+        }
+        let required: Vec<&str> =
+            self.args.iter().filter(|a| a.required).map(|a| a.name.as_str()).collect();
+        json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
+    }
+}
+
+impl ArgSpec {
+    /// A required argument.
+    pub fn required(name: &str, kind: ArgKind) -> Self {
+        ArgSpec { name: name.to_owned(), kind, required: true }
+    }
+
+    /// An optional argument.
+    pub fn optional(name: &str, kind: ArgKind) -> Self {
+        ArgSpec { name: name.to_owned(), kind, required: false }
+    }
+
+    /// The value this argument takes in a call that carries `token`.
+    pub fn value_for(&self, token: &str, canary_base: &str) -> String {
+        match &self.kind {
+            ArgKind::Url => format!("{canary_base}/{token}"),
+            ArgKind::Path => format!("notes/{token}.txt"),
+            ArgKind::Text => format!("note {token}"),
+            ArgKind::Enum(values) => values.first().cloned().unwrap_or_default(),
+        }
+    }
+}
+
+/// The tools of a target, plus the canary base URL tokens are put under.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Catalogue {
+    /// The tools, in the order tools/list shows them.
+    pub tools: Vec<ToolSpec>,
+    /// Base URL for `ArgKind::Url` arguments, without a trailing slash.
+    pub canary_base: String,
+}
+
+impl Catalogue {
+    /// The reference gateway's tools: `fetch` (HTTP GET of a URL),
+    /// `write_note` (a file write) and `rotate_keys`, which it lists but the
+    /// test client may not run.
+    pub fn reference() -> Self {
+        let method = ArgKind::Enum(vec!["GET".into(), "HEAD".into()]);
+        Catalogue {
+            tools: vec![
+                ToolSpec::new(
+                    "fetch",
+                    vec![ArgSpec::required("url", ArgKind::Url), ArgSpec::optional("method", method)],
+                ),
+                ToolSpec::new(
+                    "write_note",
+                    vec![ArgSpec::required("path", ArgKind::Path), ArgSpec::required("text", ArgKind::Text)],
+                ),
+                ToolSpec {
+                    authorized: false,
+                    ..ToolSpec::new("rotate_keys", vec![ArgSpec::required("reason", ArgKind::Text)])
+                },
+            ],
+            canary_base: "http://127.0.0.1:9".to_owned(),
+        }
+    }
+
+    /// The tool named `name`.
+    pub fn tool(&self, name: &str) -> Option<&ToolSpec> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// The tools the test client may run and that can carry a token.
+    pub fn runnable(&self) -> Vec<&ToolSpec> {
+        self.tools.iter().filter(|t| t.authorized && t.token_arg().is_some()).collect()
+    }
+
+    /// The tools listed but not authorized, that can carry a token.
+    pub fn forbidden(&self) -> Vec<&ToolSpec> {
+        self.tools.iter().filter(|t| !t.authorized && t.token_arg().is_some()).collect()
+    }
+}

@@ -1,0 +1,102 @@
+//! `correlation`: one response per request id, none to ids never sent,
+//! success for valid requests, errors for rejected ones with the codes
+//! JSON-RPC prescribes, and `null` ids only on parse and invalid-request
+//! errors.
+
+use super::{CheckId, Facts, Violation};
+use crate::frame::{Class, Expect, Reply as Owed};
+use crate::protocol::{Id, code};
+use crate::seam::Exit;
+use std::collections::HashMap;
+
+pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
+    let mut per_id: HashMap<Id, usize> = HashMap::new();
+    let mut null_errors = 0;
+    for r in &facts.replies {
+        let range = r.range.clone();
+        if r.id.is_null() {
+            if r.error {
+                null_errors += 1;
+                if !matches!(r.code, Some(code::PARSE_ERROR | code::INVALID_REQUEST)) {
+                    let detail = format!("an error with a null id has code {:?}; only -32700 and -32600 may lack an id", r.code);
+                    out.push(Violation::at_stdout(CheckId::Correlation, range, None, detail));
+                }
+            }
+            continue;
+        }
+        let Some(id) = Id::from_value(&r.id) else { continue };
+        let Some(i) = facts.frame_of(&r.id) else {
+            let detail = format!("a response to id {}, which no request carried", r.id);
+            out.push(Violation::at_stdout(CheckId::Correlation, range, None, detail));
+            continue;
+        };
+        if facts.after_close(i) {
+            continue;
+        }
+        *per_id.entry(id.clone()).or_default() += 1;
+        let frame = &facts.script.frames[i];
+        let problem = match &frame.expect {
+            Expect::Inert { .. } if r.error => Some(format!("the valid request id {id} was answered with error {:?}", r.code)),
+            Expect::Reject(rule) => match rule.reply() {
+                _ if r.error => match rule.reply() {
+                    Owed::Error { codes, .. } if !codes.is_empty() && !r.code.is_some_and(|c| codes.contains(&c)) => {
+                        Some(format!("error code {:?} for a {} frame; expected one of {codes:?}", r.code, rule.id()))
+                    }
+                    _ => None,
+                },
+                Owed::Error { tool_error_ok: true, .. } if r.tool_error && facts.revision.tool_errors_as_results() => None,
+                _ => Some(format!("a {} frame was answered with a success result", rule.id())),
+            },
+            _ => None,
+        };
+        if let Some(p) = problem {
+            out.push(Violation::at_stdout(CheckId::Correlation, range, Some(i), p));
+        }
+    }
+    for (id, n) in &per_id {
+        if *n > 1 {
+            let i = facts.id_owner[id];
+            out.push(Violation::at_frame(CheckId::Correlation, facts, i, format!("{n} responses to id {id}")));
+        }
+    }
+    owed_replies(facts, &per_id, null_errors, out);
+}
+
+/// Every request the gateway was there to see must be answered: by id where
+/// its id is readable, else by an error with a null id.
+fn owed_replies(facts: &Facts, per_id: &HashMap<Id, usize>, null_errors: usize, out: &mut Vec<Violation>) {
+    if matches!(facts.obs.exit, Exit::Crashed(_)) {
+        return; // liveness reports it; what went unanswered is no news
+    }
+    let answered = |id: &Id| per_id.get(id).copied().unwrap_or(0) > 0;
+    let mut anonymous = Vec::new();
+    for (i, frame) in facts.script.frames.iter().enumerate() {
+        if !facts.reached(i) || facts.closing == Some(i) {
+            continue;
+        }
+        let missing: Vec<Id> = match &frame.expect {
+            Expect::Inert { request: true } => frame.id.iter().filter(|id| !answered(id)).cloned().collect(),
+            Expect::Act(calls) => calls.iter().map(|c| c.id.clone()).filter(|id| !answered(id)).collect(),
+            Expect::Reject(rule) if matches!(rule.reply(), Owed::Error { .. }) => match &frame.id {
+                Some(id) if rule.class() != Class::Malformed => (!answered(id)).then(|| id.clone()).into_iter().collect(),
+                Some(id) if answered(id) => vec![],
+                _ => {
+                    anonymous.push(i);
+                    vec![]
+                }
+            },
+            _ => vec![],
+        };
+        for id in missing {
+            out.push(Violation::at_frame(CheckId::Correlation, facts, i, format!("no response to request id {id}")));
+        }
+    }
+    if null_errors < anonymous.len() {
+        let first = anonymous[null_errors];
+        let detail = format!(
+            "{} rejected frames needed an error response that could not carry their id; {null_errors} came",
+            anonymous.len()
+        );
+        out.push(Violation::at_frame(CheckId::Correlation, facts, first, detail));
+    }
+}

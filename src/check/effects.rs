@@ -1,0 +1,142 @@
+//! The effect checks. Each effect is attributed to frames by the canary
+//! tokens it carries, and then judged once:
+//!
+//! - no known token, or only tokens of must-reject frames, or a frame the
+//!   gateway answered with an error: `no-effect-on-reject`;
+//! - tokens of a rejected frame and a later valid one (state carried over),
+//!   or a valid frame after the session should have closed: `policy`;
+//! - tokens of several valid frames, other arguments than the request's, or
+//!   a count other than one: `exactly-once`.
+
+use super::{CheckId, Facts, Violation};
+use crate::attack::tokens_in;
+use crate::frame::Expect;
+use crate::seam::Action;
+use serde_json::Value;
+use std::collections::{BTreeSet, HashMap};
+
+pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
+    let answered_error = answered_with_error(facts);
+    let mut counts: HashMap<(usize, String), usize> = HashMap::new();
+    for (n, effect) in facts.obs.effects.iter().enumerate() {
+        let frames = owners(facts, effect);
+        let describe = || format!("effect #{n} `{}` {}", effect.tool, Value::Object(effect.arguments.clone()));
+        let rejected: Vec<usize> = frames.iter().copied().filter(|i| !acts(facts, *i)).collect();
+        let valid: Vec<usize> = frames.iter().copied().filter(|i| acts(facts, *i)).collect();
+        let v = match (rejected.first(), valid.last()) {
+            (None, None) => Violation {
+                check: CheckId::NoEffectOnReject,
+                frame: None,
+                span: None,
+                detail: format!("{} carries no token the suite sent", describe()),
+            },
+            (Some(&r), Some(&last)) if r < last => Violation::at_frame(
+                CheckId::Policy,
+                facts,
+                last,
+                format!("{} carries state of rejected frame #{r} into a later call", describe()),
+            ),
+            (Some(&r), _) => {
+                let rule = facts.script.frames[r].expect.rule().map(|r| r.id()).unwrap_or("rejected");
+                Violation::at_frame(CheckId::NoEffectOnReject, facts, r, format!("{} for a must-reject frame ({rule})", describe()))
+            }
+            (None, Some(_)) if valid.len() > 1 => Violation::at_frame(
+                CheckId::ExactlyOnce,
+                facts,
+                valid[0],
+                format!("{} mixes the arguments of frames {valid:?}", describe()),
+            ),
+            (None, Some(&f)) if facts.after_close(f) => Violation::at_frame(
+                CheckId::Policy,
+                facts,
+                f,
+                format!("{} after frame #{} should have closed the session", describe(), facts.closing.unwrap_or(0)),
+            ),
+            (None, Some(&f)) if answered_error.contains(&f) => Violation::at_frame(
+                CheckId::NoEffectOnReject,
+                facts,
+                f,
+                format!("{} for a frame the gateway answered with an error", describe()),
+            ),
+            (None, Some(&f)) => match judge_arguments(facts, f, effect) {
+                Ok(token) => {
+                    *counts.entry((f, token)).or_default() += 1;
+                    continue;
+                }
+                Err(detail) => Violation::at_frame(CheckId::ExactlyOnce, facts, f, format!("{}: {detail}", describe())),
+            },
+        };
+        out.push(v);
+    }
+    for (i, frame) in facts.script.frames.iter().enumerate() {
+        let Expect::Act(calls) = &frame.expect else { continue };
+        if !facts.reached(i) {
+            continue;
+        }
+        for call in calls {
+            let n = counts.get(&(i, call.token.clone())).copied().unwrap_or(0);
+            if n != 1 {
+                let how = if n == 0 { "never reached the executor".to_owned() } else { format!("reached the executor {n} times") };
+                let why = if n == 0 && answered_error.contains(&i) { " (the gateway answered it with an error)" } else { "" };
+                out.push(Violation::at_frame(CheckId::ExactlyOnce, facts, i, format!("valid call id {} {how}{why}", call.id)));
+            }
+        }
+    }
+}
+
+/// Whether frame `i` is one that may act.
+fn acts(facts: &Facts, i: usize) -> bool {
+    matches!(facts.script.frames[i].expect, Expect::Act(_))
+}
+
+/// The frames whose tokens the effect carries, ascending.
+fn owners(facts: &Facts, effect: &Action) -> Vec<usize> {
+    let mut found = BTreeSet::new();
+    let mut strings = vec![effect.tool.as_str()];
+    let mut stack: Vec<&Value> = effect.arguments.values().collect();
+    strings.extend(effect.arguments.keys().map(String::as_str));
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => strings.push(s),
+            Value::Array(a) => stack.extend(a),
+            Value::Object(o) => {
+                strings.extend(o.keys().map(String::as_str));
+                stack.extend(o.values());
+            }
+            _ => {}
+        }
+    }
+    for s in strings {
+        found.extend(tokens_in(s).filter_map(|t| facts.owner.get(t).copied()));
+    }
+    found.into_iter().collect()
+}
+
+/// The frames the gateway answered with an error response (or a tool error).
+fn answered_with_error(facts: &Facts) -> BTreeSet<usize> {
+    facts.replies.iter().filter(|r| r.error || r.tool_error).filter_map(|r| facts.frame_of(&r.id)).collect()
+}
+
+/// The token of the call the effect executes, when its tool and arguments
+/// are exactly the request's.
+fn judge_arguments(facts: &Facts, f: usize, effect: &Action) -> Result<String, String> {
+    let Expect::Act(calls) = &facts.script.frames[f].expect else { unreachable!("only acting frames get here") };
+    let text = Value::Object(effect.arguments.clone()).to_string();
+    let call = calls
+        .iter()
+        .find(|c| text.contains(&c.token) || effect.tool.contains(&c.token))
+        .ok_or("carries the frame's token nowhere")?;
+    if effect.tool != call.tool {
+        return Err(format!("ran tool `{}` for a call of `{}`", effect.tool, call.tool));
+    }
+    if effect.arguments != call.arguments {
+        let extra: Vec<&String> = effect.arguments.keys().filter(|k| !call.arguments.contains_key(*k)).collect();
+        let detail = if extra.is_empty() {
+            format!("arguments differ from the request's {}", Value::Object(call.arguments.clone()))
+        } else {
+            format!("arguments {extra:?} that the request did not carry reached the executor")
+        };
+        return Err(detail);
+    }
+    Ok(call.token.clone())
+}

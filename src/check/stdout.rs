@@ -1,0 +1,87 @@
+//! `stdout-clean`: each stdout line is UTF-8, one JSON value, and a
+//! server-to-client shape the revision permits; nothing trails the last LF.
+
+use super::{CheckId, Facts, Violation};
+use serde_json::{Map, Value};
+
+pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
+    let stdout = &facts.obs.stdout;
+    for line in &facts.lines {
+        let bytes = &stdout[line.range.clone()];
+        let problem = match &line.value {
+            None if std::str::from_utf8(bytes).is_err() => Some("a line that is not UTF-8".to_owned()),
+            None if bytes.iter().all(u8::is_ascii_whitespace) => Some("an empty line".to_owned()),
+            None => Some("a line that is not exactly one JSON value".to_owned()),
+            Some(Value::Array(items)) if facts.revision.has_batches() && !items.is_empty() => {
+                items.iter().find_map(|m| response_shape(m).err().map(|e| format!("in a batch response: {e}")))
+            }
+            Some(Value::Array(_)) => Some(format!("an array, which {} does not permit", facts.revision)),
+            Some(v) => message_shape(v).err(),
+        };
+        if let Some(p) = problem {
+            out.push(Violation::at_stdout(CheckId::StdoutClean, line.range.clone(), None, p));
+        }
+    }
+    let tail = facts.lines.last().map(|l| l.range.end + 1).unwrap_or(0);
+    let finished = facts.obs.exit.ended() || facts.obs.eof_sent;
+    if tail < stdout.len() && finished {
+        let detail = format!("{} bytes after the last LF", stdout.len() - tail);
+        out.push(Violation::at_stdout(CheckId::StdoutClean, tail..stdout.len(), None, detail));
+    }
+}
+
+/// A server may send a response, a notification or a request.
+fn message_shape(v: &Value) -> Result<(), String> {
+    let o = v.as_object().ok_or("a JSON value that is not an object")?;
+    if o.get("jsonrpc") != Some(&Value::from("2.0")) {
+        return Err("`jsonrpc` is not \"2.0\"".into());
+    }
+    match o.get("method") {
+        Some(Value::String(_)) => {
+            if o.contains_key("result") || o.contains_key("error") {
+                return Err("a message with both `method` and a result or error".into());
+            }
+            match (o.get("id"), o.get("params")) {
+                (Some(id), _) if !valid_id(id) => Err("a request whose id is not a string or integer".into()),
+                (_, Some(p)) if !p.is_object() => Err("`params` that is not an object".into()),
+                _ => Ok(()),
+            }
+        }
+        Some(_) => Err("`method` that is not a string".into()),
+        None => response_shape(v),
+    }
+}
+
+fn response_shape(v: &Value) -> Result<(), String> {
+    let o = v.as_object().ok_or("a response that is not an object")?;
+    if o.get("jsonrpc") != Some(&Value::from("2.0")) {
+        return Err("`jsonrpc` is not \"2.0\"".into());
+    }
+    match (o.get("result"), o.get("error")) {
+        (Some(r), None) => {
+            require_id(o, false)?;
+            r.is_object().then_some(()).ok_or_else(|| "a result that is not an object".into())
+        }
+        (None, Some(e)) => {
+            require_id(o, true)?;
+            let code = e.get("code").is_some_and(|c| c.is_i64() || c.is_u64());
+            let message = e.get("message").is_some_and(Value::is_string);
+            (code && message).then_some(()).ok_or_else(|| "an error without an integer code and a message".into())
+        }
+        (Some(_), Some(_)) => Err("a response with both `result` and `error`".into()),
+        (None, None) => Err("neither a request, a notification nor a response".into()),
+    }
+}
+
+fn require_id(o: &Map<String, Value>, null_ok: bool) -> Result<(), String> {
+    match o.get("id") {
+        Some(Value::Null) if null_ok => Ok(()),
+        Some(id) if valid_id(id) => Ok(()),
+        Some(_) => Err("a response id that is not a string or integer".into()),
+        None => Err("a response without an id".into()),
+    }
+}
+
+fn valid_id(id: &Value) -> bool {
+    id.is_string() || id.is_i64() || id.is_u64()
+}

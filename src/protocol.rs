@@ -1,0 +1,157 @@
+//! Protocol facts the generators, the reference gateway and the checks share:
+//! MCP revisions, JSON-RPC ids and error codes, and session policies.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// An MCP protocol revision a session negotiates in `initialize`.
+///
+/// The checks depend on it: only 2025-03-26 has JSON-RPC batches, which a
+/// receiver must then accept; every other revision forbids them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, arbitrary::Arbitrary)]
+pub enum Revision {
+    /// 2024-11-05, the first published revision.
+    R2024_11_05,
+    /// 2025-03-26: adds JSON-RPC batches.
+    R2025_03_26,
+    /// 2025-06-18: removes batches again.
+    R2025_06_18,
+    /// 2025-11-25: tool argument failures may come back as `isError` results.
+    R2025_11_25,
+}
+
+impl Revision {
+    /// Every revision the suite speaks, oldest first.
+    pub const ALL: [Revision; 4] = [
+        Revision::R2024_11_05,
+        Revision::R2025_03_26,
+        Revision::R2025_06_18,
+        Revision::R2025_11_25,
+    ];
+
+    /// The `protocolVersion` string of this revision.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Revision::R2024_11_05 => "2024-11-05",
+            Revision::R2025_03_26 => "2025-03-26",
+            Revision::R2025_06_18 => "2025-06-18",
+            Revision::R2025_11_25 => "2025-11-25",
+        }
+    }
+
+    /// Whether a JSON-RPC batch (a top-level array) is a valid message.
+    pub fn has_batches(self) -> bool {
+        self == Revision::R2025_03_26
+    }
+
+    /// Whether a tool may report bad argument values as a result with
+    /// `isError: true` instead of a `-32602` protocol error.
+    pub fn tool_errors_as_results(self) -> bool {
+        self == Revision::R2025_11_25
+    }
+}
+
+impl fmt::Display for Revision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Revision {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Revision::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| format!("unknown revision {s:?} (known: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)"))
+    }
+}
+
+/// What a gateway does after a malformed or invalid frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, arbitrary::Arbitrary)]
+pub enum Policy {
+    /// The safer default: the session ends; nothing after the frame may act.
+    Close,
+    /// The session goes on: the frame gets an error response and the next
+    /// valid request inherits nothing from it.
+    KeepOpen,
+}
+
+impl Policy {
+    /// Both policies.
+    pub const ALL: [Policy; 2] = [Policy::Close, Policy::KeepOpen];
+
+    /// The name used on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Close => "close",
+            Policy::KeepOpen => "keep-open",
+        }
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Policy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "close" => Ok(Policy::Close),
+            "keep-open" => Ok(Policy::KeepOpen),
+            _ => Err(format!("unknown policy {s:?} (known: close, keep-open)")),
+        }
+    }
+}
+
+/// A JSON-RPC request id as the suite wrote it: a string or an integer.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Id {
+    /// An integer id.
+    Int(i64),
+    /// A string id.
+    Str(String),
+}
+
+impl Id {
+    /// The id as JSON text.
+    pub fn to_json(&self) -> String {
+        match self {
+            Id::Int(n) => n.to_string(),
+            Id::Str(s) => serde_json::Value::from(s.as_str()).to_string(),
+        }
+    }
+
+    /// Reads a valid id out of a JSON value: a string, or an integer written
+    /// without fraction or exponent that fits in an `i64`.
+    pub fn from_value(v: &serde_json::Value) -> Option<Id> {
+        match v {
+            serde_json::Value::String(s) => Some(Id::Str(s.clone())),
+            serde_json::Value::Number(n) => n.as_i64().map(Id::Int),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_json())
+    }
+}
+
+/// JSON-RPC 2.0 error codes (JSON-RPC 2.0 §5.1).
+pub mod code {
+    /// Invalid JSON was received.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON sent is not a valid request object.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Invalid method parameters.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// Server-defined: the caller may not run this tool (the reference's choice).
+    pub const NOT_AUTHORIZED: i64 = -32001;
+}

@@ -1,0 +1,158 @@
+//! From JSON values to replies: batches, envelopes, the lifecycle, methods,
+//! and tools/call through schema, authorization and the executor.
+
+use super::rpc::{self, Msg, Refusal};
+use super::tools::{self, Authorized};
+use super::{Mutant, ReferenceGateway, Stage};
+use crate::protocol::{Revision, code};
+use serde_json::{Value, json};
+
+/// A reply to send (if any) and whether the frame closes the session.
+type Outcome = (Option<Value>, bool);
+
+impl ReferenceGateway {
+    /// Handles one JSON value read from a line.
+    pub(super) fn message(&mut self, v: Value) {
+        let (reply, closes) = match v {
+            Value::Array(items) => self.batch(items),
+            other => self.one(other),
+        };
+        if let Some(r) = reply {
+            self.send(&r);
+        }
+        if closes {
+            self.close_if_policy();
+        }
+    }
+
+    fn batch(&mut self, items: Vec<Value>) -> Outcome {
+        let allowed = matches!(self.stage, Stage::Ready(r) if r.has_batches()) || self.is(Mutant::BatchAnyRevision);
+        if !allowed || items.is_empty() {
+            let message = if allowed { "Invalid Request: empty batch" } else { "Invalid Request: no batches in this revision" };
+            return self.refuse(Refusal::closing(code::INVALID_REQUEST, message, Value::Null));
+        }
+        let mut replies = Vec::new();
+        let mut closes = false;
+        for item in items {
+            let (r, c) = self.one(item);
+            replies.extend(r);
+            closes |= c;
+        }
+        ((!replies.is_empty()).then_some(Value::Array(replies)), closes)
+    }
+
+    fn one(&mut self, v: Value) -> Outcome {
+        match rpc::envelope(v, self.mutant) {
+            Err(r) => self.refuse(r),
+            // No request of ours is pending: a response from the client is
+            // a peer that lost track. Nothing to answer.
+            Ok(Msg::Response) => (None, true),
+            // Notifications get no answer; unknown ones are ignored.
+            Ok(Msg::Notification) => (None, false),
+            Ok(Msg::Request { id, method, params }) => self.request(id, &method, params),
+        }
+    }
+
+    fn request(&mut self, id: Value, method: &str, params: Option<Value>) -> Outcome {
+        match (self.stage, method) {
+            (_, "ping") => self.ok(id, json!({})),
+            (Stage::Uninitialized, "initialize") => {
+                let asked = params.as_ref().and_then(|p| p.get("protocolVersion")).and_then(Value::as_str);
+                let revision = asked.and_then(|a| a.parse().ok()).unwrap_or(Revision::R2025_11_25);
+                self.stage = Stage::Ready(revision);
+                let result = json!({
+                    "protocolVersion": revision.as_str(),
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "portcullis-reference", "version": env!("CARGO_PKG_VERSION")},
+                });
+                self.ok(id, result)
+            }
+            (Stage::Ready(_), "initialize") => {
+                self.refuse(Refusal::closing(code::INVALID_REQUEST, "Invalid Request: already initialized", id))
+            }
+            (Stage::Uninitialized, "tools/call") if self.is(Mutant::CallBeforeInitialize) => {
+                self.call(id, params, Revision::R2025_11_25)
+            }
+            (Stage::Uninitialized, _) => {
+                self.refuse(Refusal::closing(code::INVALID_REQUEST, "Invalid Request: not initialized", id))
+            }
+            (Stage::Ready(_), "tools/list") => {
+                let tools: Vec<Value> = self
+                    .catalogue
+                    .tools
+                    .iter()
+                    .map(|t| json!({"name": t.name, "description": format!("{} (reference)", t.name), "inputSchema": t.input_schema()}))
+                    .collect();
+                self.ok(id, json!({"tools": tools}))
+            }
+            (Stage::Ready(revision), "tools/call") => self.call(id, params, revision),
+            (Stage::Ready(_), _) => self.refuse(Refusal::open(code::METHOD_NOT_FOUND, "Method not found", id)),
+        }
+    }
+
+    fn call(&mut self, id: Value, params: Option<Value>, revision: Revision) -> Outcome {
+        let (name, arguments) = match tools::shape(params.as_ref(), &id) {
+            Ok(call) => call,
+            Err(r) => return self.refuse(r),
+        };
+        let early = self.is(Mutant::ExecuteBeforeSchema);
+        if early && let Some(a) = Authorized::bypass_unchecked(&self.catalogue, &name, arguments.clone()) {
+            tools::execute(a, &self.recorder);
+        }
+        let checked = tools::check(&self.catalogue, &name, arguments, &id, revision.tool_errors_as_results());
+        let mut checked = match checked {
+            Ok(c) => c,
+            Err(rejection) => {
+                if self.is(Mutant::CarryRejectedArguments) {
+                    self.leftover = rejection.arguments;
+                }
+                return self.refuse(rejection.refusal);
+            }
+        };
+        if let Some(left) = self.leftover.take() {
+            checked.merge_missing(left);
+        }
+        let built_early = self.is(Mutant::AuthorizeAfterBuild);
+        if built_early {
+            tools::execute(Authorized::bypass(checked.clone()), &self.recorder);
+        }
+        let retry = (self.is(Mutant::RetryFetch) && name == "fetch").then(|| checked.clone());
+        let authorized = match tools::authorize(checked, &id) {
+            Ok(a) => a,
+            Err(r) => return self.refuse(r),
+        };
+        let result = if early || built_early {
+            json!({"content": [{"type": "text", "text": format!("{} done", authorized.tool())}]})
+        } else {
+            tools::execute(authorized, &self.recorder)
+        };
+        if let Some(again) = retry {
+            tools::execute(Authorized::bypass(again), &self.recorder);
+        }
+        if self.is(Mutant::LateDiagnostic) {
+            self.out.extend_from_slice(b"debug: tools/call done\n");
+        }
+        self.ok(id, result)
+    }
+
+    fn echo(&self, id: Value) -> Value {
+        match &id {
+            Value::String(s) if self.is(Mutant::CoerceStringId) => s.parse::<i64>().map(Value::from).unwrap_or(id),
+            _ => id,
+        }
+    }
+
+    fn ok(&self, id: Value, result: Value) -> Outcome {
+        (Some(json!({"jsonrpc": "2.0", "id": self.echo(id), "result": result})), false)
+    }
+
+    fn refuse(&self, r: Refusal) -> Outcome {
+        let reply = if r.as_tool_error {
+            let result = json!({"content": [{"type": "text", "text": r.message}], "isError": true});
+            json!({"jsonrpc": "2.0", "id": self.echo(r.id), "result": result})
+        } else {
+            json!({"jsonrpc": "2.0", "id": self.echo(r.id), "error": {"code": r.code, "message": r.message}})
+        };
+        (Some(reply), r.closes)
+    }
+}

@@ -1,0 +1,82 @@
+//! The driver: writes a script through the seam and records what came back.
+
+use crate::script::Script;
+use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// Everything one session showed from outside the gateway.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observation {
+    /// Every stdout byte, in order.
+    pub stdout: Vec<u8>,
+    /// Every stderr byte, in order (kept apart from stdout).
+    pub stderr: Vec<u8>,
+    /// Every action that reached the executor, in order.
+    pub effects: Vec<Action>,
+    /// How the gateway stood after the last write, before EOF.
+    pub exit_before_eof: Exit,
+    /// How the gateway stood at the end.
+    pub exit: Exit,
+    /// The stdin offset of the end of the first write after which the
+    /// gateway had ended, if it ended before the script did.
+    pub ended_at: Option<usize>,
+    /// Whether stdin was closed.
+    pub eof_sent: bool,
+}
+
+/// The panic message of a caught panic.
+fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".to_owned())
+}
+
+/// Runs one script through a fresh gateway of `target`. A panic inside the
+/// gateway is a crash (a finding); a [`Fault`] is the harness failing.
+pub fn run<T: Target>(target: &T, session: &Session, script: &Script) -> Result<Observation, Fault> {
+    let recorder = Recorder::new();
+    let mut gateway = target.start(session, recorder.clone())?;
+    let mut obs = Observation {
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+        effects: Vec::new(),
+        exit_before_eof: Exit::Running,
+        exit: Exit::Running,
+        ended_at: None,
+        eof_sent: false,
+    };
+    let stdin = script.stdin();
+    let mut crashed = None;
+    for span in script.write_spans() {
+        let chunk = &stdin[span.clone()];
+        match catch_unwind(AssertUnwindSafe(|| gateway.write_stdin(chunk))) {
+            Ok(r) => r?,
+            Err(p) => crashed = Some(panic_text(p)),
+        }
+        collect(&mut gateway, &mut obs);
+        let exit = crashed.clone().map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
+        if exit.ended() {
+            obs.ended_at.get_or_insert(span.end);
+        }
+        if crashed.is_some() {
+            break;
+        }
+    }
+    obs.exit_before_eof = crashed.clone().map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
+    if script.eof && crashed.is_none() {
+        obs.eof_sent = true;
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| gateway.close_stdin())) {
+            crashed = Some(panic_text(p));
+        }
+        collect(&mut gateway, &mut obs);
+    }
+    obs.exit = crashed.map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
+    obs.effects = recorder.actions();
+    Ok(obs)
+}
+
+fn collect<G: Gateway>(gateway: &mut G, obs: &mut Observation) {
+    obs.stdout.extend(gateway.take_stdout());
+    obs.stderr.extend(gateway.take_stderr());
+}

@@ -1,0 +1,177 @@
+//! Scripts: a session's frames in order (handshake, attacks, controls,
+//! optional EOF) and the write boundaries that carry them to stdin.
+//!
+//! A [`ScriptSpec`] is what proptest draws and shrinks and what
+//! `arbitrary` builds for cargo fuzz: small choices only. [`ScriptSpec::render`]
+//! turns it into a [`Script`] of exact bytes with labels.
+
+use crate::attack::{self, Ctx, Phase, Step, line};
+use crate::catalogue::Catalogue;
+use crate::frame::{Expect, Frame};
+use crate::protocol::{Id, Revision};
+use proptest::prelude::*;
+use std::ops::Range;
+
+/// The choices a script is built from.
+#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary)]
+pub struct ScriptSpec {
+    /// The revision the client asks for in `initialize`.
+    pub revision: Revision,
+    /// The steps after the handshake (lifecycle early calls move before it).
+    pub steps: Vec<Step>,
+    /// Extra write boundaries, as offsets into stdin modulo its length.
+    pub splits: Vec<u32>,
+    /// Frame boundaries (by index, modulo their count) that are not write
+    /// boundaries, so several frames go in one write.
+    pub joins: Vec<u8>,
+    /// Whether the client closes stdin at the end.
+    pub eof: bool,
+}
+
+/// A rendered session.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Script {
+    /// The negotiated revision.
+    pub revision: Revision,
+    /// Every frame in order, the handshake included.
+    pub frames: Vec<Frame>,
+    /// End offsets of the stdin writes, ascending; the last is the total length.
+    pub write_ends: Vec<usize>,
+    /// Whether stdin is closed after the last write.
+    pub eof: bool,
+}
+
+impl ScriptSpec {
+    /// Renders the script against a target's tools. `salt` keeps the tokens
+    /// of different sessions apart.
+    pub fn render(&self, catalogue: &Catalogue, salt: u32) -> Script {
+        let mut ctx = Ctx::new(self.revision, catalogue, salt);
+        let mut frames = Vec::new();
+        let (early, rest): (Vec<&Step>, Vec<&Step>) = self.steps.iter().partition(|s| s.before_handshake());
+        ctx.phase = Phase::BeforeInit;
+        for step in early {
+            frames.extend(step.render(&mut ctx));
+        }
+        ctx.phase = Phase::Ready;
+        frames.extend(handshake(&mut ctx));
+        let last = rest.len().saturating_sub(1);
+        let mut eof = self.eof;
+        for (i, step) in rest.into_iter().enumerate() {
+            // A truncation at EOF can only be the very last thing written.
+            let step = match step {
+                Step::Truncate(t) if t.kind == attack::truncate::Kind::AtEof => {
+                    if i == last {
+                        eof = true;
+                        step.clone()
+                    } else {
+                        Step::Truncate(attack::truncate::Truncate { kind: attack::truncate::Kind::ThenValid, ..t.clone() })
+                    }
+                }
+                _ => step.clone(),
+            };
+            frames.extend(step.render(&mut ctx));
+        }
+        let write_ends = self.write_ends(&frames);
+        Script { revision: self.revision, frames, write_ends, eof }
+    }
+
+    fn write_ends(&self, frames: &[Frame]) -> Vec<usize> {
+        let mut ends = Vec::with_capacity(frames.len());
+        let mut at = 0;
+        for f in frames {
+            at += f.bytes.len();
+            ends.push(at);
+        }
+        let total = at;
+        let n = ends.len();
+        let joined: Vec<usize> = self.joins.iter().map(|j| *j as usize % n).filter(|j| *j + 1 < n).collect();
+        let mut ends: Vec<usize> =
+            ends.into_iter().enumerate().filter(|(i, _)| !joined.contains(i)).map(|(_, e)| e).collect();
+        if total > 0 {
+            ends.extend(self.splits.iter().map(|s| *s as usize % total).filter(|s| *s > 0));
+        }
+        ends.sort_unstable();
+        ends.dedup();
+        ends
+    }
+}
+
+/// The handshake: `initialize` for the context's revision, then
+/// `notifications/initialized`.
+fn handshake(ctx: &mut Ctx) -> Vec<Frame> {
+    let id = ctx.id();
+    let init = Frame {
+        bytes: line(attack::lifecycle::initialize_text(id, ctx.revision)),
+        expect: Expect::Inert { request: true },
+        id: Some(Id::Int(id)),
+        tokens: vec![],
+        family: "handshake",
+        kind: "initialize",
+    };
+    let initialized = Frame {
+        bytes: line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+        expect: Expect::Inert { request: false },
+        id: None,
+        tokens: vec![],
+        family: "handshake",
+        kind: "initialized",
+    };
+    vec![init, initialized]
+}
+
+impl Script {
+    /// Everything written to stdin, in order.
+    pub fn stdin(&self) -> Vec<u8> {
+        self.frames.iter().flat_map(|f| f.bytes.iter().copied()).collect()
+    }
+
+    /// The byte span of each frame in stdin.
+    pub fn frame_spans(&self) -> Vec<Range<usize>> {
+        let mut at = 0;
+        self.frames
+            .iter()
+            .map(|f| {
+                let span = at..at + f.bytes.len();
+                at = span.end;
+                span
+            })
+            .collect()
+    }
+
+    /// The writes, as spans of stdin.
+    pub fn write_spans(&self) -> Vec<Range<usize>> {
+        let mut start = 0;
+        self.write_ends
+            .iter()
+            .map(|&end| {
+                let span = start..end;
+                start = end;
+                span
+            })
+            .collect()
+    }
+}
+
+/// A strategy over scripts of any revision, mixing every family with
+/// controls.
+pub fn any_script() -> BoxedStrategy<ScriptSpec> {
+    scripts(attack::any_revision(), attack::any_step())
+}
+
+/// A strategy over scripts whose revision and steps come from the given
+/// strategies: at most eight steps, mostly one write per frame.
+pub fn scripts(revision: BoxedStrategy<Revision>, step: BoxedStrategy<Step>) -> BoxedStrategy<ScriptSpec> {
+    let splits = prop_oneof![3 => Just(vec![]), 1 => proptest::collection::vec(any::<u32>(), 1..4)];
+    let joins = prop_oneof![3 => Just(vec![]), 1 => proptest::collection::vec(any::<u8>(), 1..4)];
+    // A cut at EOF must come last to be one, so it gets its own draw.
+    let cut = (any::<u8>(), any::<u16>()).prop_map(|(tool, cut)| {
+        Step::Truncate(attack::truncate::Truncate { kind: attack::truncate::Kind::AtEof, tool, cut })
+    });
+    let tail = proptest::option::weighted(0.1, cut);
+    (revision, proptest::collection::vec(step, 1..8), tail, splits, joins, proptest::bool::weighted(0.9))
+        .prop_map(|(revision, mut steps, tail, splits, joins, eof)| {
+            steps.extend(tail);
+            ScriptSpec { revision, steps, splits, joins, eof }
+        })
+        .boxed()
+}

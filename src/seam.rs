@@ -1,0 +1,213 @@
+//! The gateway seam: the one trait every gateway under test implements — the
+//! in-process reference gateway and its mutants, a user's Rust gateway, and a
+//! child process — plus the executor recorder handed to it.
+//!
+//! # Contract
+//!
+//! A [`Target`] starts one [`Gateway`] per session and hands it a
+//! [`Recorder`]. The driver then:
+//!
+//! 1. calls [`Gateway::write_stdin`] with each write of the script, in order.
+//!    A write may hold part of a line, or several lines: the gateway must do
+//!    its own framing, exactly as it would on a pipe;
+//! 2. calls [`Gateway::close_stdin`] when the script ends with EOF;
+//! 3. collects [`Gateway::take_stdout`] (and `take_stderr`) after every call,
+//!    concatenating what they return;
+//! 4. reads [`Gateway::exit`] after every call.
+//!
+//! The gateway must route every external action through
+//! [`Recorder::record`] instead of performing it, as one typed [`Action`]
+//! (tool name and exactly the arguments the executor would use). An
+//! in-process gateway should call it where its real executor would run, after
+//! every validation and authorization step. A child process cannot be handed
+//! a recorder; its driver plays the recorder with out-of-band effect probes.
+//!
+//! After `close_stdin` a well-behaved gateway finishes and reports
+//! [`Exit::Exited`]; one that closes its session after a malformed frame
+//! reports it as soon as it does. Writes after exit must be accepted and
+//! ignored, as a pipe whose reader is gone would be.
+//!
+//! A [`Fault`] is the harness failing (spawn, I/O, a harness timeout), never a
+//! finding about the gateway: checks only ever see sessions that ran.
+//!
+//! # Example
+//!
+//! A naive line-based gateway of about thirty lines, adapted to the seam. It
+//! trusts the first JSON value on each line and skips what does not parse, so
+//! the suite catches it at once:
+//!
+//! ```
+//! use portcullis::{Action, Catalogue, Exit, Fault, Gateway, Recorder, Session, Target};
+//! use portcullis::campaign::{HuntConfig, hunt};
+//! use serde_json::{Value, json};
+//!
+//! struct Naive { buf: Vec<u8>, out: Vec<u8>, rec: Recorder, done: bool }
+//!
+//! impl Naive {
+//!     fn line(&mut self, line: &[u8]) {
+//!         let Ok(msg) = serde_json::from_slice::<Value>(line) else { return };
+//!         let (Some(id), Some(method)) = (msg.get("id"), msg["method"].as_str()) else { return };
+//!         let result = match method {
+//!             "initialize" => json!({"protocolVersion": msg["params"]["protocolVersion"],
+//!                                    "capabilities": {"tools": {}},
+//!                                    "serverInfo": {"name": "naive", "version": "0"}}),
+//!             "tools/call" => {
+//!                 let p = &msg["params"];
+//!                 let arguments = p["arguments"].as_object().cloned().unwrap_or_default();
+//!                 let tool = p["name"].as_str().unwrap_or_default().to_owned();
+//!                 self.rec.record(Action { tool, arguments });
+//!                 json!({"content": [{"type": "text", "text": "done"}]})
+//!             }
+//!             _ => json!({}),
+//!         };
+//!         let reply = json!({"jsonrpc": "2.0", "id": id, "result": result});
+//!         self.out.extend(format!("{reply}\n").into_bytes());
+//!     }
+//! }
+//!
+//! impl Gateway for Naive {
+//!     fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
+//!         self.buf.extend_from_slice(bytes);
+//!         while let Some(n) = self.buf.iter().position(|b| *b == b'\n') {
+//!             let line: Vec<u8> = self.buf.drain(..=n).collect();
+//!             self.line(&line[..n]);
+//!         }
+//!         Ok(())
+//!     }
+//!     fn close_stdin(&mut self) -> Result<(), Fault> { self.done = true; Ok(()) }
+//!     fn take_stdout(&mut self) -> Vec<u8> { std::mem::take(&mut self.out) }
+//!     fn exit(&mut self) -> Exit { if self.done { Exit::Exited(0) } else { Exit::Running } }
+//! }
+//!
+//! struct NaiveTarget;
+//! impl Target for NaiveTarget {
+//!     type Gateway = Naive;
+//!     fn catalogue(&self) -> Catalogue { Catalogue::reference() }
+//!     fn start(&self, _: &Session, rec: Recorder) -> Result<Naive, Fault> {
+//!         Ok(Naive { buf: vec![], out: vec![], rec, done: false })
+//!     }
+//! }
+//!
+//! let finding = hunt(&NaiveTarget, &HuntConfig::default()).unwrap();
+//! assert!(finding.is_some(), "a gateway that trusts any JSON is caught");
+//! ```
+
+use crate::catalogue::Catalogue;
+use crate::protocol::{Policy, Revision};
+use serde_json::{Map, Value};
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+/// One external action as the executor receives it: typed, after every
+/// check. For a child process, what an effect probe observed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Action {
+    /// The tool that acted.
+    pub tool: String,
+    /// Exactly the arguments the executor used.
+    pub arguments: Map<String, Value>,
+}
+
+/// The executor handed to a gateway under test: it logs each action and
+/// performs nothing. Clones share one log.
+#[derive(Clone, Debug, Default)]
+pub struct Recorder {
+    log: Arc<Mutex<Vec<Action>>>,
+}
+
+impl Recorder {
+    /// A recorder with an empty log.
+    pub fn new() -> Self {
+        Recorder::default()
+    }
+
+    /// Logs one action in place of performing it.
+    pub fn record(&self, action: Action) {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).push(action);
+    }
+
+    /// Every action logged so far, in order.
+    pub fn actions(&self) -> Vec<Action> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// Whether the gateway is still running, and how it ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Still running.
+    Running,
+    /// Ended with this status code.
+    Exited(i32),
+    /// Crashed: panicked in-process, or died by a signal.
+    Crashed(String),
+}
+
+impl Exit {
+    /// Whether the gateway has ended, whichever way.
+    pub fn ended(&self) -> bool {
+        !matches!(self, Exit::Running)
+    }
+}
+
+/// A harness fault: the suite could not run the session. Never a finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The gateway could not be started.
+    Spawn(String),
+    /// Reading from or writing to the gateway failed in the harness.
+    Io(String),
+    /// A harness wait ran out (not the gateway hanging: that is a finding).
+    Timeout(String),
+    /// The target is set up wrongly (no runnable tool, say).
+    Config(String),
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fault::Spawn(m) => write!(f, "could not start the gateway: {m}"),
+            Fault::Io(m) => write!(f, "harness I/O failed: {m}"),
+            Fault::Timeout(m) => write!(f, "harness timed out: {m}"),
+            Fault::Config(m) => write!(f, "target misconfigured: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for Fault {}
+
+/// What a session is run under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Session {
+    /// The policy the gateway is held to.
+    pub policy: Policy,
+    /// The revision the script asks for.
+    pub revision: Revision,
+}
+
+/// A gateway under test, seen from its stdio. See the module docs for the
+/// contract.
+pub trait Gateway {
+    /// Delivers one stdin write: part of a line, a line, or several.
+    fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault>;
+    /// The client closes stdin.
+    fn close_stdin(&mut self) -> Result<(), Fault>;
+    /// The stdout bytes written since the last call.
+    fn take_stdout(&mut self) -> Vec<u8>;
+    /// The stderr bytes written since the last call; none by default.
+    fn take_stderr(&mut self) -> Vec<u8> {
+        Vec::new()
+    }
+    /// Whether the gateway is still running.
+    fn exit(&mut self) -> Exit;
+}
+
+/// Something that starts gateways: one per session.
+pub trait Target {
+    /// The gateway it starts.
+    type Gateway: Gateway;
+    /// The tools the gateway offers, which the generators call.
+    fn catalogue(&self) -> Catalogue;
+    /// Starts one session's gateway, with the recorder as its executor.
+    fn start(&self, session: &Session, recorder: Recorder) -> Result<Self::Gateway, Fault>;
+}
