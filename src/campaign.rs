@@ -35,8 +35,18 @@ pub struct HuntConfig {
 
 impl Default for HuntConfig {
     fn default() -> Self {
-        let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(256);
-        HuntConfig { cases, seed: 0, policy: Policy::Close, revisions: Revision::ALL.to_vec(), persistence: None, focus: None }
+        let cases = std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(256);
+        HuntConfig {
+            cases,
+            seed: 0,
+            policy: Policy::Close,
+            revisions: Revision::ALL.to_vec(),
+            persistence: None,
+            focus: None,
+        }
     }
 }
 
@@ -70,10 +80,15 @@ pub fn session<T: Target>(
 ) -> Result<(Script, Observation, Vec<Violation>), Fault> {
     let catalogue = target.catalogue();
     if catalogue.runnable().is_empty() {
-        return Err(Fault::Config("the target offers no runnable tool whose arguments can carry a token".into()));
+        return Err(Fault::Config(
+            "the target offers no runnable tool whose arguments can carry a token".into(),
+        ));
     }
     let script = spec.render(&catalogue, salt);
-    let session = Session { policy, revision: spec.revision };
+    let session = Session {
+        policy,
+        revision: spec.revision,
+    };
     let obs = run::run(target, &session, &script)?;
     let violations = check::check(&script, &obs, &session);
     Ok((script, obs, violations))
@@ -99,7 +114,9 @@ pub fn hunt_with<T: Target>(
 ) -> Result<Option<Finding>, Fault> {
     let config = Config {
         cases: cfg.cases,
-        failure_persistence: cfg.persistence.map(|p| Box::new(FileFailurePersistence::Direct(p)) as _),
+        failure_persistence: cfg
+            .persistence
+            .map(|p| Box::new(FileFailurePersistence::Direct(p)) as _),
         max_shrink_iters: 2048,
         ..Config::default()
     };
@@ -118,7 +135,10 @@ pub fn hunt_with<T: Target>(
             cases.set(cases.get() + 1);
         }
         let violations = match session(target, cfg.policy, &spec, salt) {
-            Ok((_, _, v)) => v.into_iter().filter(|v| cfg.focus.is_none_or(|c| c == v.check)).collect::<Vec<_>>(),
+            Ok((_, _, v)) => v
+                .into_iter()
+                .filter(|v| cfg.focus.is_none_or(|c| c == v.check))
+                .collect::<Vec<_>>(),
             Err(f) => {
                 *fault.borrow_mut() = Some(f);
                 return Err(TestCaseError::fail("harness fault"));
@@ -147,7 +167,9 @@ pub fn hunt_with<T: Target>(
         Err(TestError::Abort(why)) => return Err(Fault::Config(format!("proptest aborted: {why}"))),
     };
     let check = caught.get().expect("a failure names its check");
-    let (script, observation, violations) = session(target, cfg.policy, &spec, salt)?;
+    let (script, observation, mut violations) = session(target, cfg.policy, &spec, salt)?;
+    // The caught check's violations first: they are what the report shows.
+    violations.sort_by_key(|v| v.check != check);
     Ok(Some(Finding {
         check,
         violations,

@@ -43,7 +43,11 @@ pub struct ToolSpec {
 impl ToolSpec {
     /// A tool with the given arguments, authorized.
     pub fn new(name: &str, args: Vec<ArgSpec>) -> Self {
-        ToolSpec { name: name.to_owned(), args, authorized: true }
+        ToolSpec {
+            name: name.to_owned(),
+            args,
+            authorized: true,
+        }
     }
 
     /// The argument named `name`.
@@ -66,8 +70,12 @@ impl ToolSpec {
             };
             props.insert(a.name.clone(), schema);
         }
-        let required: Vec<&str> =
-            self.args.iter().filter(|a| a.required).map(|a| a.name.as_str()).collect();
+        let required: Vec<&str> = self
+            .args
+            .iter()
+            .filter(|a| a.required)
+            .map(|a| a.name.as_str())
+            .collect();
         json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
     }
 }
@@ -75,12 +83,20 @@ impl ToolSpec {
 impl ArgSpec {
     /// A required argument.
     pub fn required(name: &str, kind: ArgKind) -> Self {
-        ArgSpec { name: name.to_owned(), kind, required: true }
+        ArgSpec {
+            name: name.to_owned(),
+            kind,
+            required: true,
+        }
     }
 
     /// An optional argument.
     pub fn optional(name: &str, kind: ArgKind) -> Self {
-        ArgSpec { name: name.to_owned(), kind, required: false }
+        ArgSpec {
+            name: name.to_owned(),
+            kind,
+            required: false,
+        }
     }
 
     /// The value this argument takes in a call that carries `token`.
@@ -113,11 +129,17 @@ impl Catalogue {
             tools: vec![
                 ToolSpec::new(
                     "fetch",
-                    vec![ArgSpec::required("url", ArgKind::Url), ArgSpec::optional("method", method)],
+                    vec![
+                        ArgSpec::required("url", ArgKind::Url),
+                        ArgSpec::optional("method", method),
+                    ],
                 ),
                 ToolSpec::new(
                     "write_note",
-                    vec![ArgSpec::required("path", ArgKind::Path), ArgSpec::required("text", ArgKind::Text)],
+                    vec![
+                        ArgSpec::required("path", ArgKind::Path),
+                        ArgSpec::required("text", ArgKind::Text),
+                    ],
                 ),
                 ToolSpec {
                     authorized: false,
@@ -135,11 +157,17 @@ impl Catalogue {
 
     /// The tools the test client may run and that can carry a token.
     pub fn runnable(&self) -> Vec<&ToolSpec> {
-        self.tools.iter().filter(|t| t.authorized && t.token_arg().is_some()).collect()
+        self.tools
+            .iter()
+            .filter(|t| t.authorized && t.token_arg().is_some())
+            .collect()
     }
 
     /// The tools listed but not authorized, that can carry a token.
     pub fn forbidden(&self) -> Vec<&ToolSpec> {
-        self.tools.iter().filter(|t| !t.authorized && t.token_arg().is_some()).collect()
+        self.tools
+            .iter()
+            .filter(|t| !t.authorized && t.token_arg().is_some())
+            .collect()
     }
 }

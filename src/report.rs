@@ -3,8 +3,10 @@
 //! and its violations, stderr apart, then commands to reproduce.
 
 use crate::campaign::Finding;
-use crate::check::Stream;
+use crate::check::{Stream, Violation};
 use crate::frame::Expect;
+use crate::run::Observation;
+use crate::script::Script;
 use std::fmt::Write as _;
 
 /// Bytes shown of any one frame or line before the middle is cut.
@@ -40,22 +42,24 @@ pub fn escape(bytes: &[u8], max: usize) -> String {
 pub fn label(expect: &Expect) -> String {
     match expect {
         Expect::Inert { .. } => "valid (no action)".to_owned(),
-        Expect::Act(calls) => format!("valid ({} call{})", calls.len(), if calls.len() == 1 { "" } else { "s" }),
+        Expect::Act(calls) => format!(
+            "valid ({} call{})",
+            calls.len(),
+            if calls.len() == 1 { "" } else { "s" }
+        ),
         Expect::Reject(rule) => format!("must-reject: {} ({:?})", rule.id(), rule.class()),
     }
 }
 
-/// The bytes a finding points at first: the span of its first violation.
-pub fn offending(f: &Finding) -> Option<(Stream, &[u8])> {
-    let span = f.violations.iter().find_map(|v| v.span.as_ref())?;
-    let source: &[u8] = match span.stream {
-        Stream::Stdin => {
-            let frame = f.violations.iter().find_map(|v| v.frame)?;
-            &f.script.frames[frame].bytes
-        }
-        Stream::Stdout => &f.observation.stdout[span.range.clone()],
-    };
-    Some((span.stream, source))
+/// The bytes a session's first violation points at: the whole frame for
+/// stdin, the line for stdout.
+pub fn offending<'a>(script: &'a Script, obs: &'a Observation, violations: &[Violation]) -> Option<(Stream, &'a [u8])> {
+    let v = violations.iter().find(|v| v.span.is_some())?;
+    let span = v.span.as_ref()?;
+    match span.stream {
+        Stream::Stdin => Some((Stream::Stdin, &script.frames[v.frame?].bytes[..])),
+        Stream::Stdout => Some((Stream::Stdout, &obs.stdout[span.range.clone()])),
+    }
 }
 
 /// The full human report of a finding. `reproduce` is the command that
@@ -63,25 +67,65 @@ pub fn offending(f: &Finding) -> Option<(Stream, &[u8])> {
 pub fn finding(f: &Finding, reproduce: Option<&str>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "──── portcullis finding: {} ────", f.check);
-    let _ = writeln!(out, "seed: {}  policy: {}  revision: {}  cases until caught: {}", f.seed, f.policy, f.script.revision, f.cases_until_caught);
-    let _ = writeln!(out, "\nMinimized script ({} frames, {} writes{}):", f.script.frames.len(), f.script.write_ends.len(), if f.script.eof { ", then EOF" } else { "" });
-    for (i, frame) in f.script.frames.iter().enumerate() {
-        let _ = writeln!(out, "  #{i:<2} {}/{}  {}", frame.family, frame.kind, label(&frame.expect));
-        let _ = writeln!(out, "      b\"{}\"", escape(&frame.bytes, SHOWN));
-    }
-    if let Some((stream, bytes)) = offending(f) {
-        let which = if stream == Stream::Stdin { "stdin frame" } else { "stdout line" };
-        let _ = writeln!(out, "\nFirst offending {which}:\n  b\"{}\"", escape(bytes, SHOWN));
-    }
-    let _ = writeln!(out, "\nCheck {}: {}", f.check, f.check.failure());
-    for v in &f.violations {
-        let _ = writeln!(out, "  {v}");
-    }
-    let _ = writeln!(out, "\nstdout ({} bytes):\n  b\"{}\"", f.observation.stdout.len(), escape(&f.observation.stdout, SHOWN * 2));
-    let _ = writeln!(out, "stderr ({} bytes):\n  b\"{}\"", f.observation.stderr.len(), escape(&f.observation.stderr, SHOWN));
-    let _ = writeln!(out, "exit: {:?}", f.observation.exit);
+    let _ = writeln!(
+        out,
+        "seed: {}  policy: {}  revision: {}  cases until caught: {}",
+        f.seed, f.policy, f.script.revision, f.cases_until_caught
+    );
+    out.push_str(&session(&f.script, &f.observation, &f.violations));
     if let Some(cmd) = reproduce {
         let _ = writeln!(out, "\nReproduce with:\n  {cmd}");
     }
+    out
+}
+
+/// One session for a human: the script, the first offending bytes, the
+/// violations, stdout, stderr apart, and how the gateway ended.
+pub fn session(script: &Script, obs: &Observation, violations: &[Violation]) -> String {
+    let mut out = String::new();
+    let eof = if script.eof { ", then EOF" } else { "" };
+    let _ = writeln!(
+        out,
+        "\nMinimized script ({} frames, {} writes{eof}):",
+        script.frames.len(),
+        script.write_ends.len()
+    );
+    for (i, frame) in script.frames.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  #{i:<2} {}/{}  {}",
+            frame.family,
+            frame.kind,
+            label(&frame.expect)
+        );
+        let _ = writeln!(out, "      b\"{}\"", escape(&frame.bytes, SHOWN));
+    }
+    if let Some((stream, bytes)) = offending(script, obs, violations) {
+        let which = if stream == Stream::Stdin {
+            "stdin frame"
+        } else {
+            "stdout line"
+        };
+        let _ = writeln!(out, "\nFirst offending {which}:\n  b\"{}\"", escape(bytes, SHOWN));
+    }
+    if let Some(first) = violations.first() {
+        let _ = writeln!(out, "\nCheck {}: {}", first.check, first.check.failure());
+    }
+    for v in violations {
+        let _ = writeln!(out, "  {v}");
+    }
+    let _ = writeln!(
+        out,
+        "\nstdout ({} bytes):\n  b\"{}\"",
+        obs.stdout.len(),
+        escape(&obs.stdout, SHOWN * 2)
+    );
+    let _ = writeln!(
+        out,
+        "stderr ({} bytes):\n  b\"{}\"",
+        obs.stderr.len(),
+        escape(&obs.stderr, SHOWN)
+    );
+    let _ = writeln!(out, "exit: {:?}", obs.exit);
     out
 }

@@ -64,7 +64,10 @@ impl ScriptSpec {
                         eof = true;
                         step.clone()
                     } else {
-                        Step::Truncate(attack::truncate::Truncate { kind: attack::truncate::Kind::ThenValid, ..t.clone() })
+                        Step::Truncate(attack::truncate::Truncate {
+                            kind: attack::truncate::Kind::ThenValid,
+                            ..t.clone()
+                        })
                     }
                 }
                 _ => step.clone(),
@@ -72,7 +75,12 @@ impl ScriptSpec {
             frames.extend(step.render(&mut ctx));
         }
         let write_ends = self.write_ends(&frames);
-        Script { revision: self.revision, frames, write_ends, eof }
+        Script {
+            revision: self.revision,
+            frames,
+            write_ends,
+            eof,
+        }
     }
 
     fn write_ends(&self, frames: &[Frame]) -> Vec<usize> {
@@ -84,9 +92,18 @@ impl ScriptSpec {
         }
         let total = at;
         let n = ends.len();
-        let joined: Vec<usize> = self.joins.iter().map(|j| *j as usize % n).filter(|j| *j + 1 < n).collect();
-        let mut ends: Vec<usize> =
-            ends.into_iter().enumerate().filter(|(i, _)| !joined.contains(i)).map(|(_, e)| e).collect();
+        let joined: Vec<usize> = self
+            .joins
+            .iter()
+            .map(|j| *j as usize % n)
+            .filter(|j| *j + 1 < n)
+            .collect();
+        let mut ends: Vec<usize> = ends
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !joined.contains(i))
+            .map(|(_, e)| e)
+            .collect();
         if total > 0 {
             ends.extend(self.splits.iter().map(|s| *s as usize % total).filter(|s| *s > 0));
         }
@@ -165,13 +182,30 @@ pub fn scripts(revision: BoxedStrategy<Revision>, step: BoxedStrategy<Step>) -> 
     let joins = prop_oneof![3 => Just(vec![]), 1 => proptest::collection::vec(any::<u8>(), 1..4)];
     // A cut at EOF must come last to be one, so it gets its own draw.
     let cut = (any::<u8>(), any::<u16>()).prop_map(|(tool, cut)| {
-        Step::Truncate(attack::truncate::Truncate { kind: attack::truncate::Kind::AtEof, tool, cut })
+        Step::Truncate(attack::truncate::Truncate {
+            kind: attack::truncate::Kind::AtEof,
+            tool,
+            cut,
+        })
     });
     let tail = proptest::option::weighted(0.1, cut);
-    (revision, proptest::collection::vec(step, 1..8), tail, splits, joins, proptest::bool::weighted(0.9))
+    (
+        revision,
+        proptest::collection::vec(step, 1..8),
+        tail,
+        splits,
+        joins,
+        proptest::bool::weighted(0.9),
+    )
         .prop_map(|(revision, mut steps, tail, splits, joins, eof)| {
             steps.extend(tail);
-            ScriptSpec { revision, steps, splits, joins, eof }
+            ScriptSpec {
+                revision,
+                steps,
+                splits,
+                joins,
+                eof,
+            }
         })
         .boxed()
 }

@@ -106,21 +106,46 @@ impl Ambiguity {
                 let text = parts.request_with(&with_args(format!("{{{others}{}:{value}}}", escaped(&key))));
                 return vec![ctx.acting(line(text), vec![parts.call()], FAMILY, kind)];
             }
-            Kind::DupMethod => (env(&id.to_string(), &format!(r#""method":"ping",{}"#, call(&params))), Rule::DuplicateKey, true),
-            Kind::DupId => (format!(r#"{{"jsonrpc":"2.0","id":{id},"id":"{id}",{}}}"#, call(&params)), Rule::DuplicateKey, false),
+            Kind::DupMethod => (
+                env(&id.to_string(), &format!(r#""method":"ping",{}"#, call(&params))),
+                Rule::DuplicateKey,
+                true,
+            ),
+            Kind::DupId => (
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"id":"{id}",{}}}"#, call(&params)),
+                Rule::DuplicateKey,
+                false,
+            ),
             Kind::DupName => {
-                let p = format!(r#"{{"name":"no_such_tool","name":{},"arguments":{args}}}"#, json_str(&parts.tool.name));
+                let p = format!(
+                    r#"{{"name":"no_such_tool","name":{},"arguments":{args}}}"#,
+                    json_str(&parts.tool.name)
+                );
                 (parts.request_with(&p), Rule::DuplicateKey, true)
             }
             Kind::DupArgument | Kind::EscapedDupArgument => {
-                let second = if self.kind == Kind::DupArgument { json_str(&key) } else { escaped(&key) };
-                let shadow = json_str(&format!("{}-shadow", parts.arguments[&key].as_str().unwrap_or_default()));
+                let second = if self.kind == Kind::DupArgument {
+                    json_str(&key)
+                } else {
+                    escaped(&key)
+                };
+                let shadow = json_str(&format!(
+                    "{}-shadow",
+                    parts.arguments[&key].as_str().unwrap_or_default()
+                ));
                 let a = format!("{{{others}{}:{shadow},{second}:{value}}}", json_str(&key));
                 (parts.request_with(&with_args(a)), Rule::DuplicateKey, true)
             }
             Kind::DupParams => {
                 let decoy = parts.params_with("{}");
-                (env(&id.to_string(), &format!(r#""method":"tools/call","params":{decoy},"params":{params}"#)), Rule::DuplicateKey, true)
+                (
+                    env(
+                        &id.to_string(),
+                        &format!(r#""method":"tools/call","params":{decoy},"params":{params}"#),
+                    ),
+                    Rule::DuplicateKey,
+                    true,
+                )
             }
             Kind::NanId => (env("NaN", &call(&params)), Rule::NonFiniteNumber, false),
             Kind::InfinityId => (env("Infinity", &call(&params)), Rule::NonFiniteNumber, false),
@@ -129,13 +154,29 @@ impl Ambiguity {
             Kind::DeepNesting => {
                 let depth = DEPTHS[self.depth as usize % DEPTHS.len()];
                 let nested = format!("{}{value}{}", "[".repeat(depth), "]".repeat(depth));
-                (parts.request_with(&with_args(format!("{{{others}{}:{nested}}}", json_str(&key)))), Rule::TooDeep, true)
+                (
+                    parts.request_with(&with_args(format!("{{{others}{}:{nested}}}", json_str(&key)))),
+                    Rule::TooDeep,
+                    true,
+                )
             }
-            Kind::Comment => (env(&id.to_string(), &format!("/* tool call */ {}", call(&params))), Rule::NotStrictJson, true),
-            Kind::TrailingComma => (parts.request_with(&with_args(format!("{{{others}{}:{value},}}", json_str(&key)))), Rule::NotStrictJson, true),
+            Kind::Comment => (
+                env(&id.to_string(), &format!("/* tool call */ {}", call(&params))),
+                Rule::NotStrictJson,
+                true,
+            ),
+            Kind::TrailingComma => (
+                parts.request_with(&with_args(format!("{{{others}{}:{value},}}", json_str(&key)))),
+                Rule::NotStrictJson,
+                true,
+            ),
             Kind::SingleQuotes => {
                 let quoted = format!("'{}'", parts.arguments[&key].as_str().unwrap_or_default());
-                (parts.request_with(&with_args(format!("{{{others}'{key}':{quoted}}}"))), Rule::NotStrictJson, true)
+                (
+                    parts.request_with(&with_args(format!("{{{others}'{key}':{quoted}}}"))),
+                    Rule::NotStrictJson,
+                    true,
+                )
             }
         };
         let id = keep_id.then_some(Id::Int(id));

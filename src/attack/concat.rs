@@ -60,7 +60,9 @@ const FAMILY: &str = "concat";
 impl Concat {
     /// The strategy.
     pub fn strategy() -> BoxedStrategy<Self> {
-        (Kind::any(), Sep::any(), any::<u8>()).prop_map(|(kind, sep, tool)| Concat { kind, sep, tool }).boxed()
+        (Kind::any(), Sep::any(), any::<u8>())
+            .prop_map(|(kind, sep, tool)| Concat { kind, sep, tool })
+            .boxed()
     }
 
     /// The frames.
@@ -82,6 +84,13 @@ impl Concat {
             Kind::CallThenArray => format!("{}{sep}[]", a.request()),
             Kind::Valid => unreachable!("handled above"),
         };
-        vec![ctx.rejected(line(text), Rule::MultipleValues, Some(Id::Int(a.id)), tokens, FAMILY, self.kind.name())]
+        vec![ctx.rejected(
+            line(text),
+            Rule::MultipleValues,
+            Some(Id::Int(a.id)),
+            tokens,
+            FAMILY,
+            self.kind.name(),
+        )]
     }
 }

@@ -56,7 +56,10 @@ impl CallParts {
 
     /// The whole request as JSON text, with the given raw `params` text.
     pub fn request_with(&self, params_raw: &str) -> String {
-        format!(r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{params_raw}}}"#, self.id)
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{params_raw}}}"#,
+            self.id
+        )
     }
 
     /// The whole valid request as one JSON text (no terminator).
@@ -82,8 +85,15 @@ impl CallParts {
     pub fn insert_valid(&mut self, insert: &str) -> String {
         let bytes = self.request_inserting(insert.as_bytes());
         let token = self.token.clone();
-        if let Some(v) = self.arguments.values_mut().find(|v| v.as_str().is_some_and(|s| s.contains(&token))) {
-            let replaced = v.as_str().unwrap_or_default().replacen(&token, &format!("{token}{insert}"), 1);
+        if let Some(v) = self
+            .arguments
+            .values_mut()
+            .find(|v| v.as_str().is_some_and(|s| s.contains(&token)))
+        {
+            let replaced = v
+                .as_str()
+                .unwrap_or_default()
+                .replacen(&token, &format!("{token}{insert}"), 1);
             *v = Value::from(replaced);
         }
         String::from_utf8(bytes).expect("valid insert keeps UTF-8")
@@ -108,7 +118,14 @@ pub fn json_str(s: &str) -> String {
 impl<'a> Ctx<'a> {
     /// A fresh context; `salt` keeps tokens of different sessions apart.
     pub fn new(revision: Revision, catalogue: &'a Catalogue, salt: u32) -> Self {
-        Ctx { revision, catalogue, phase: Phase::Ready, salt, next_id: 1, next_token: 1 }
+        Ctx {
+            revision,
+            catalogue,
+            phase: Phase::Ready,
+            salt,
+            next_id: 1,
+            next_token: 1,
+        }
     }
 
     /// A new canary token: fixed width, so no token is a prefix of another.
@@ -128,7 +145,10 @@ impl<'a> Ctx<'a> {
     /// A runnable tool, picked by `pick`. Panics when the catalogue has none.
     pub fn tool(&self, pick: u8) -> ToolSpec {
         let tools = self.catalogue.runnable();
-        assert!(!tools.is_empty(), "the catalogue has no runnable tool that can carry a token");
+        assert!(
+            !tools.is_empty(),
+            "the catalogue has no runnable tool that can carry a token"
+        );
         tools[pick as usize % tools.len()].clone()
     }
 
@@ -148,7 +168,12 @@ impl<'a> Ctx<'a> {
             .filter(|a| a.required)
             .map(|a| (a.name.clone(), Value::from(a.value_for(&token, base))))
             .collect();
-        CallParts { id, token, tool, arguments }
+        CallParts {
+            id,
+            token,
+            tool,
+            arguments,
+        }
     }
 
     /// The parts of a valid call of a runnable tool.
@@ -166,7 +191,14 @@ impl<'a> Ctx<'a> {
             Phase::BeforeInit => Expect::Reject(Rule::BeforeInitialize),
             Phase::Ready => Expect::Act(calls),
         };
-        Frame { bytes, expect, id, tokens, family, kind }
+        Frame {
+            bytes,
+            expect,
+            id,
+            tokens,
+            family,
+            kind,
+        }
     }
 
     /// A must-reject frame.
@@ -179,12 +211,36 @@ impl<'a> Ctx<'a> {
         family: &'static str,
         kind: &'static str,
     ) -> Frame {
-        Frame { bytes, expect: Expect::Reject(rule), id, tokens, family, kind }
+        // A token that did not survive the attack (a dropped argument) is
+        // not the frame's: only tokens in its bytes attribute effects to it.
+        let tokens = tokens.into_iter().filter(|t| contains(&bytes, t.as_bytes())).collect();
+        Frame {
+            bytes,
+            expect: Expect::Reject(rule),
+            id,
+            tokens,
+            family,
+            kind,
+        }
     }
 
     /// A must-reject frame built from call parts whose id is still valid.
-    pub fn rejected_call(&self, text: String, rule: Rule, parts: &CallParts, family: &'static str, kind: &'static str) -> Frame {
-        self.rejected(line(text), rule, Some(Id::Int(parts.id)), vec![parts.token.clone()], family, kind)
+    pub fn rejected_call(
+        &self,
+        text: String,
+        rule: Rule,
+        parts: &CallParts,
+        family: &'static str,
+        kind: &'static str,
+    ) -> Frame {
+        self.rejected(
+            line(text),
+            rule,
+            Some(Id::Int(parts.id)),
+            vec![parts.token.clone()],
+            family,
+            kind,
+        )
     }
 
     /// A plain valid `tools/call` frame.
@@ -192,6 +248,10 @@ impl<'a> Ctx<'a> {
         let parts = self.parts(pick);
         self.acting(line(parts.request()), vec![parts.call()], family, "valid_call")
     }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// The length of every canary token: `pc`, 8 hex digits of salt, `t`, 5 digits.

@@ -50,7 +50,9 @@ pub fn initialize_text(id: i64, revision: crate::protocol::Revision) -> String {
 impl Lifecycle {
     /// The strategy.
     pub fn strategy() -> BoxedStrategy<Self> {
-        (Kind::any(), any::<u8>()).prop_map(|(kind, tool)| Lifecycle { kind, tool }).boxed()
+        (Kind::any(), any::<u8>())
+            .prop_map(|(kind, tool)| Lifecycle { kind, tool })
+            .boxed()
     }
 
     /// The frames.
@@ -59,7 +61,14 @@ impl Lifecycle {
         let request = |ctx: &mut Ctx, method: &str| {
             let id = ctx.id();
             let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}"}}"#);
-            Frame { bytes: line(text), expect: Expect::Inert { request: true }, id: Some(Id::Int(id)), tokens: vec![], family: FAMILY, kind }
+            Frame {
+                bytes: line(text),
+                expect: Expect::Inert { request: true },
+                id: Some(Id::Int(id)),
+                tokens: vec![],
+                family: FAMILY,
+                kind,
+            }
         };
         match self.kind {
             Kind::Valid => vec![ctx.valid_call(self.tool, FAMILY)],
@@ -72,7 +81,14 @@ impl Lifecycle {
             Kind::RepeatedInitialize => {
                 let id = ctx.id();
                 let text = initialize_text(id, ctx.revision);
-                vec![ctx.rejected(line(text), Rule::RepeatedInitialize, Some(Id::Int(id)), vec![], FAMILY, kind)]
+                vec![ctx.rejected(
+                    line(text),
+                    Rule::RepeatedInitialize,
+                    Some(Id::Int(id)),
+                    vec![],
+                    FAMILY,
+                    kind,
+                )]
             }
             Kind::RejectedThenValid | Kind::UnknownToolThenValid => {
                 let first = ctx.parts(self.tool);

@@ -7,9 +7,9 @@
 //! here implements [`arbitrary::Arbitrary`] too, so cargo fuzz can build the
 //! same steps from raw bytes.
 
-mod ctx;
 pub mod ambiguity;
 pub mod concat;
+mod ctx;
 pub mod encoding;
 pub mod jsonrpc;
 pub mod lifecycle;

@@ -64,7 +64,9 @@ const FAMILY: &str = "noise";
 impl Noise {
     /// The strategy.
     pub fn strategy() -> BoxedStrategy<Self> {
-        (Kind::any(), Text::any(), any::<u8>()).prop_map(|(kind, text, tool)| Noise { kind, text, tool }).boxed()
+        (Kind::any(), Text::any(), any::<u8>())
+            .prop_map(|(kind, text, tool)| Noise { kind, text, tool })
+            .boxed()
     }
 
     /// The frames.
@@ -84,7 +86,14 @@ impl Noise {
                     format!("{}{text}", parts.request())
                 };
                 let id = Some(Id::Int(parts.id));
-                vec![ctx.rejected(line(body), Rule::StrayText, id, vec![parts.token], FAMILY, self.kind.name())]
+                vec![ctx.rejected(
+                    line(body),
+                    Rule::StrayText,
+                    id,
+                    vec![parts.token],
+                    FAMILY,
+                    self.kind.name(),
+                )]
             }
         }
     }

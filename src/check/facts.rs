@@ -91,7 +91,7 @@ impl<'a> Facts<'a> {
             }
         }
         let lines = split_lines(&obs.stdout);
-        let replies = lines.iter().flat_map(|l| replies_of(l)).collect();
+        let replies = lines.iter().flat_map(replies_of).collect();
         let mut facts = Facts {
             script,
             obs,

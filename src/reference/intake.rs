@@ -35,7 +35,9 @@ impl ReferenceGateway {
         if line.iter().all(|b| *b == b' ' || *b == b'\t') {
             return; // blank lines carry nothing; skipping them loses nothing
         }
-        let Some(text) = self.screen(&line) else { return self.malformed() };
+        let Some(text) = self.screen(&line) else {
+            return self.malformed();
+        };
         match json::parse(&text, MAX_DEPTH, self.is(Mutant::LastWinsDuplicates)) {
             Ok(v) => self.message(v),
             Err(JsonError::Syntax { eof: true }) if self.is(Mutant::JoinBrokenLines) => self.pending = Some(line),
@@ -68,7 +70,11 @@ impl ReferenceGateway {
         if self.is(Mutant::SkipNonJson) {
             return;
         }
-        let code = if self.is(Mutant::WrongParseErrorCode) { -32603 } else { code::PARSE_ERROR };
+        let code = if self.is(Mutant::WrongParseErrorCode) {
+            -32603
+        } else {
+            code::PARSE_ERROR
+        };
         self.send(&json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": "Parse error"}}));
         self.close_if_policy();
     }

@@ -1,0 +1,229 @@
+//! What each attack family generates: every sub-kind shows up within a
+//! bounded number of draws, and every frame's label agrees with an oracle
+//! written apart from the reference gateway (serde_json plus the rule's own
+//! definition).
+
+use portcullis::attack::{Family, any_revision};
+use portcullis::script::{Script, scripts};
+use portcullis::{Catalogue, Expect, Frame, Id, Rule};
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// Draws per family: sub-kinds are equally likely, so even the largest
+/// family (24 kinds, about 4.5 steps a script) sees each many times.
+const DRAWS: usize = 400;
+
+fn draw(family: Family) -> Vec<Script> {
+    let strategy = scripts(any_revision(), family.steps());
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]);
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+    let catalogue = Catalogue::reference();
+    (0..DRAWS)
+        .map(|i| {
+            strategy
+                .new_tree(&mut runner)
+                .expect("strategy draws")
+                .current()
+                .render(&catalogue, i as u32)
+        })
+        .collect()
+}
+
+#[test]
+fn every_sub_kind_appears_and_every_label_holds() {
+    for family in Family::ALL {
+        let scripts = draw(family);
+        let mut seen = BTreeSet::new();
+        for script in &scripts {
+            for (i, frame) in script.frames.iter().enumerate() {
+                if frame.family == family.name() {
+                    seen.insert(frame.kind);
+                }
+                if let Err(e) = oracle(script, i) {
+                    panic!(
+                        "{}/{}: label {:?} is wrong: {e}\nbytes: {:?}",
+                        frame.family,
+                        frame.kind,
+                        frame.expect,
+                        String::from_utf8_lossy(&frame.bytes)
+                    );
+                }
+            }
+        }
+        let missing: Vec<_> = family.kind_names().into_iter().filter(|k| !seen.contains(k)).collect();
+        assert!(
+            missing.is_empty(),
+            "family {} never drew {missing:?} in {DRAWS} scripts",
+            family.name()
+        );
+    }
+}
+
+/// The frame's one line, when it is exactly one strict JSON value on one
+/// LF-terminated line (as serde_json, with its recursion limit, sees it).
+fn one_strict_line(bytes: &[u8]) -> Option<Value> {
+    let line = bytes.strip_suffix(b"\n")?;
+    if line.contains(&b'\n') || line.contains(&b'\r') || line.contains(&0) || line.starts_with(b"\xEF\xBB\xBF") {
+        return None;
+    }
+    serde_json::from_slice(line).ok()
+}
+
+/// Whether any object in the text has a key twice (after unescaping).
+fn has_duplicate_key(bytes: &[u8]) -> bool {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    struct Dup;
+    impl<'de> Visitor<'de> for Dup {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("json")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<bool, A::Error> {
+            let (mut keys, mut dup) = (BTreeSet::new(), false);
+            while let Some(k) = m.next_key::<String>()? {
+                dup |= !keys.insert(k);
+                dup |= m.next_value::<DupSeed>()?.0;
+            }
+            Ok(dup)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<bool, A::Error> {
+            let mut dup = false;
+            while let Some(d) = s.next_element::<DupSeed>()? {
+                dup |= d.0;
+            }
+            Ok(dup)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_unit<E>(self) -> Result<bool, E> {
+            Ok(false)
+        }
+    }
+    struct DupSeed(bool);
+    impl<'de> serde::Deserialize<'de> for DupSeed {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(Dup).map(DupSeed)
+        }
+    }
+    let _ = IgnoredAny;
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.deserialize_any(Dup).unwrap_or(false)
+}
+
+fn oracle(script: &Script, index: usize) -> Result<(), String> {
+    let frame = &script.frames[index];
+    for t in &frame.tokens {
+        if !String::from_utf8_lossy(&frame.bytes).contains(t.as_str()) {
+            return Err(format!("token {t} is not in the bytes"));
+        }
+    }
+    match &frame.expect {
+        Expect::Inert { .. } => {
+            let blank = frame
+                .bytes
+                .strip_suffix(b"\n")
+                .is_some_and(|l| l.iter().all(|b| *b == b' ' || *b == b'\t'));
+            (blank || one_strict_line(&frame.bytes).is_some())
+                .then_some(())
+                .ok_or("inert frame is neither blank nor one JSON line".into())
+        }
+        Expect::Act(calls) => {
+            let v = one_strict_line(&frame.bytes).ok_or("a valid frame is not one strict JSON line")?;
+            if has_duplicate_key(&frame.bytes) {
+                return Err("a valid frame has a duplicate key".into());
+            }
+            let messages = match v {
+                Value::Array(items) => items,
+                other => vec![other],
+            };
+            if messages.len() != calls.len() {
+                return Err("message count differs from call count".into());
+            }
+            for (m, c) in messages.iter().zip(calls) {
+                let ok = m["jsonrpc"] == "2.0"
+                    && m["method"] == "tools/call"
+                    && Id::from_value(&m["id"]).as_ref() == Some(&c.id)
+                    && m["params"]["name"] == c.tool.as_str()
+                    && m["params"]["arguments"] == Value::Object(c.arguments.clone());
+                if !ok {
+                    return Err(format!("message {m} is not call {c:?}"));
+                }
+            }
+            Ok(())
+        }
+        Expect::Reject(rule) => reject_oracle(script, index, frame, *rule),
+    }
+}
+
+fn reject_oracle(script: &Script, index: usize, frame: &Frame, rule: Rule) -> Result<(), String> {
+    use portcullis::Class;
+    let catalogue = Catalogue::reference();
+    let line = one_strict_line(&frame.bytes);
+    let holds = match (rule, &line) {
+        (Rule::DuplicateKey, _) => has_duplicate_key(&frame.bytes),
+        (Rule::LineTooLong, _) => frame.bytes.len() > portcullis::reference::MAX_LINE,
+        (Rule::Truncated, _) => {
+            line.is_none() && serde_json::from_slice::<Value>(frame.bytes.trim_ascii_end()).is_err()
+        }
+        (r, None) => r.class() == Class::Malformed,
+        (r, Some(_)) if r.class() == Class::Malformed => false,
+        (_, Some(v)) => {
+            let params = &v["params"];
+            let tool = params["name"].as_str().and_then(|n| catalogue.tool(n));
+            let args = params["arguments"].as_object();
+            let handshake = script.frames.iter().position(|f| f.kind == "initialize").unwrap_or(0);
+            match rule {
+                Rule::NotAnObject => !v.is_object() && !v.is_array(),
+                Rule::BadJsonrpc => v["jsonrpc"] != "2.0",
+                Rule::BadId => v.get("id").is_some_and(|id| Id::from_value(id).is_none()),
+                Rule::BadMethod => !v["method"].is_string(),
+                Rule::BadParams => !params.is_object(),
+                Rule::BatchNotAllowed => v.is_array() && !script.revision.has_batches(),
+                Rule::EmptyBatch => v == &Value::Array(vec![]),
+                Rule::ClientResponse => v.get("result").is_some() || v.get("error").is_some(),
+                Rule::BadToolName => !params["name"].is_string(),
+                Rule::BadArguments => params.get("arguments").is_some_and(|a| !a.is_object()),
+                Rule::BeforeInitialize => index < handshake,
+                Rule::RepeatedInitialize => v["method"] == "initialize" && index > handshake,
+                Rule::UnknownMethod => {
+                    !["tools/call", "tools/list", "ping", "initialize"].contains(&v["method"].as_str().unwrap_or(""))
+                }
+                Rule::UnknownTool => params["name"].is_string() && tool.is_none(),
+                Rule::UnauthorizedTool => tool.is_some_and(|t| !t.authorized),
+                Rule::UnknownArgument => tool
+                    .zip(args)
+                    .is_some_and(|(t, a)| a.keys().any(|k| t.arg(k).is_none())),
+                Rule::MistypedArgument => tool.zip(args).is_some_and(|(t, a)| {
+                    a.iter().any(|(k, v)| match (t.arg(k).map(|s| &s.kind), v.as_str()) {
+                        (_, None) => true,
+                        (Some(portcullis::ArgKind::Enum(allowed)), Some(s)) => !allowed.iter().any(|x| x == s),
+                        _ => false,
+                    })
+                }),
+                Rule::MissingArgument => tool
+                    .zip(args)
+                    .is_some_and(|(t, a)| t.args.iter().any(|s| s.required && !a.contains_key(&s.name))),
+                Rule::NotificationCall => v["method"] == "tools/call" && v.get("id").is_none(),
+                _ => false,
+            }
+        }
+    };
+    holds
+        .then_some(())
+        .ok_or_else(|| format!("the bytes do not show {}", rule.id()))
+}
