@@ -42,7 +42,10 @@ fn bare_parse(all: &[(ScriptSpec, Script)]) {
 fn gateway(all: &[(ScriptSpec, Script)]) {
     let target = Reference::strict();
     for (spec, s) in all {
-        let session = Session { policy: Policy::KeepOpen, revision: spec.revision };
+        let session = Session {
+            policy: Policy::KeepOpen,
+            revision: spec.revision,
+        };
         black_box(run(&target, &session, s).expect("runs"));
     }
 }
@@ -63,8 +66,11 @@ fn main() {
     let all = scripts();
     let bytes: usize = all.iter().map(|(_, s)| s.stdin().len()).sum();
     let mut times = [vec![], vec![], vec![]];
-    let subjects: [(&str, fn(&[(ScriptSpec, Script)])); 3] =
-        [("bare serde_json parse", bare_parse), ("reference gateway", gateway), ("gateway + checks", gateway_and_checks)];
+    let subjects: [(&str, fn(&[(ScriptSpec, Script)])); 3] = [
+        ("bare serde_json parse", bare_parse),
+        ("reference gateway", gateway),
+        ("gateway + checks", gateway_and_checks),
+    ];
     for _ in 0..ROUNDS {
         for (i, (_, f)) in subjects.iter().enumerate() {
             let t = Instant::now();
@@ -72,12 +78,18 @@ fn main() {
             times[i].push(t.elapsed());
         }
     }
-    println!("{SCRIPTS} generated sessions, {:.1} MiB of stdin, {ROUNDS} interleaved rounds, medians:", bytes as f64 / (1 << 20) as f64);
+    println!(
+        "{SCRIPTS} generated sessions, {:.1} MiB of stdin, {ROUNDS} interleaved rounds, medians:",
+        bytes as f64 / (1 << 20) as f64
+    );
     let base = median(times[0].clone());
     for (i, (name, _)) in subjects.iter().enumerate() {
         let m = median(times[i].clone());
         let rate = SCRIPTS as f64 / m.as_secs_f64();
         let ratio = base.as_secs_f64() / m.as_secs_f64();
-        println!("  {name:<24} {rate:>10.0} sessions/s  {:>8.2} ms  {ratio:.2}× the bare parse", m.as_secs_f64() * 1e3);
+        println!(
+            "  {name:<24} {rate:>10.0} sessions/s  {:>8.2} ms  {ratio:.2}× the bare parse",
+            m.as_secs_f64() * 1e3
+        );
     }
 }
