@@ -17,7 +17,12 @@ use std::time::{Duration, Instant};
 const SCRIPTS: usize = 2_000;
 const ROUNDS: usize = 15;
 
-fn scripts() -> Vec<(ScriptSpec, Script)> {
+/// A generated session: its choices and its rendering.
+type Drawn = (ScriptSpec, Script);
+/// One measured subject.
+type Subject = (&'static str, fn(&[Drawn]));
+
+fn scripts() -> Vec<Drawn> {
     let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[42; 32]);
     let mut runner = TestRunner::new_with_rng(Config::default(), rng);
     let strategy = any_script();
@@ -31,7 +36,7 @@ fn scripts() -> Vec<(ScriptSpec, Script)> {
         .collect()
 }
 
-fn bare_parse(all: &[(ScriptSpec, Script)]) {
+fn bare_parse(all: &[Drawn]) {
     for (_, s) in all {
         for line in s.stdin().split(|b| *b == b'\n') {
             let _ = black_box(serde_json::from_slice::<serde_json::Value>(line));
@@ -39,7 +44,7 @@ fn bare_parse(all: &[(ScriptSpec, Script)]) {
     }
 }
 
-fn gateway(all: &[(ScriptSpec, Script)]) {
+fn gateway(all: &[Drawn]) {
     let target = Reference::strict();
     for (spec, s) in all {
         let session = Session {
@@ -50,7 +55,7 @@ fn gateway(all: &[(ScriptSpec, Script)]) {
     }
 }
 
-fn gateway_and_checks(all: &[(ScriptSpec, Script)]) {
+fn gateway_and_checks(all: &[Drawn]) {
     let target = Reference::strict();
     for (spec, _) in all {
         black_box(session(&target, Policy::KeepOpen, spec, 0).expect("runs"));
@@ -66,7 +71,7 @@ fn main() {
     let all = scripts();
     let bytes: usize = all.iter().map(|(_, s)| s.stdin().len()).sum();
     let mut times = [vec![], vec![], vec![]];
-    let subjects: [(&str, fn(&[(ScriptSpec, Script)])); 3] = [
+    let subjects: [Subject; 3] = [
         ("bare serde_json parse", bare_parse),
         ("reference gateway", gateway),
         ("gateway + checks", gateway_and_checks),
