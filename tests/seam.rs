@@ -1,0 +1,186 @@
+//! The seam: the same properties hold whatever the write boundaries, for
+//! scripts cargo fuzz would build with `arbitrary`, and a user's gateway
+//! adapted in a few lines is caught when it is naive.
+
+use arbitrary::{Arbitrary, Unstructured};
+use portcullis::campaign::{HuntConfig, assert_holds, hunt, session};
+use portcullis::reference::{Reference, ReferenceGateway};
+use portcullis::run::run;
+use portcullis::script::any_script;
+use portcullis::{Catalogue, Exit, Fault, Gateway, Policy, Recorder, ScriptSpec, Session, Target};
+use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
+
+/// The reference, fed one byte per write whatever the script's writes.
+struct ByteByByte(ReferenceGateway);
+
+impl Gateway for ByteByByte {
+    fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
+        bytes
+            .iter()
+            .try_for_each(|b| self.0.write_stdin(std::slice::from_ref(b)))
+    }
+    fn close_stdin(&mut self) -> Result<(), Fault> {
+        self.0.close_stdin()
+    }
+    fn take_stdout(&mut self) -> Vec<u8> {
+        self.0.take_stdout()
+    }
+    fn exit(&mut self) -> Exit {
+        self.0.exit()
+    }
+}
+
+struct Trickle;
+
+impl Target for Trickle {
+    type Gateway = ByteByByte;
+    fn catalogue(&self) -> Catalogue {
+        Catalogue::reference()
+    }
+    fn start(&self, s: &Session, r: Recorder) -> Result<ByteByByte, Fault> {
+        Reference::strict().start(s, r).map(ByteByByte)
+    }
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
+            "proptest-regressions/seam.txt",
+        ))),
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Framing does not depend on how stdin was cut into writes.
+    #[test]
+    fn write_boundaries_do_not_change_what_the_reference_does(spec in any_script(), keep_open in any::<bool>()) {
+        let policy = if keep_open { Policy::KeepOpen } else { Policy::Close };
+        let script = spec.render(&Catalogue::reference(), 3);
+        let s = Session { policy, revision: spec.revision };
+        let whole = run(&Reference::strict(), &s, &script).unwrap();
+        let trickled = run(&Trickle, &s, &script).unwrap();
+        prop_assert_eq!(&whole.stdout, &trickled.stdout);
+        prop_assert_eq!(&whole.effects, &trickled.effects);
+        prop_assert_eq!(&whole.exit, &trickled.exit);
+        let (_, _, v) = session(&Trickle, policy, &spec, 3).unwrap();
+        prop_assert!(v.is_empty(), "{:?}", v);
+    }
+
+    /// Scripts built by `arbitrary` from raw bytes, as cargo fuzz builds
+    /// them, hold against the reference too.
+    #[test]
+    fn arbitrary_scripts_hold_against_the_reference(bytes in proptest::collection::vec(any::<u8>(), 0..4096)) {
+        let Ok(spec) = ScriptSpec::arbitrary(&mut Unstructured::new(&bytes)) else { return Ok(()) };
+        for policy in Policy::ALL {
+            let (script, obs, v) = session(&Reference::strict(), policy, &spec, 9).unwrap();
+            prop_assert!(v.is_empty(), "{}", portcullis::report::session(&script, &obs, &v));
+        }
+    }
+}
+
+/// A gateway that trusts the first JSON value of every line.
+struct Naive {
+    buf: Vec<u8>,
+    out: Vec<u8>,
+    rec: Recorder,
+    done: bool,
+}
+
+impl Gateway for Naive {
+    fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
+        self.buf.extend_from_slice(bytes);
+        while let Some(n) = self.buf.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.buf.drain(..=n).collect();
+            let Ok(msg) = serde_json::from_slice::<serde_json::Value>(&line) else {
+                continue;
+            };
+            if msg["method"] == "tools/call" {
+                let p = &msg["params"];
+                let arguments = p["arguments"].as_object().cloned().unwrap_or_default();
+                let tool = p["name"].as_str().unwrap_or_default().to_owned();
+                self.rec.record(portcullis::Action { tool, arguments });
+            }
+            if let Some(id) = msg.get("id") {
+                let reply = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}});
+                self.out.extend(format!("{reply}\n").into_bytes());
+            }
+        }
+        Ok(())
+    }
+    fn close_stdin(&mut self) -> Result<(), Fault> {
+        self.done = true;
+        Ok(())
+    }
+    fn take_stdout(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out)
+    }
+    fn exit(&mut self) -> Exit {
+        if self.done { Exit::Exited(0) } else { Exit::Running }
+    }
+}
+
+struct NaiveTarget;
+
+impl Target for NaiveTarget {
+    type Gateway = Naive;
+    fn catalogue(&self) -> Catalogue {
+        Catalogue::reference()
+    }
+    fn start(&self, _: &Session, rec: Recorder) -> Result<Naive, Fault> {
+        Ok(Naive {
+            buf: vec![],
+            out: vec![],
+            rec,
+            done: false,
+        })
+    }
+}
+
+#[test]
+fn a_naive_user_gateway_is_caught_with_a_full_report() {
+    let f = hunt(&NaiveTarget, &HuntConfig::default()).unwrap().expect("caught");
+    assert!(
+        f.script.frames.len() <= 4,
+        "shrunk: {}",
+        portcullis::report::finding(&f, None)
+    );
+    let panic = std::panic::catch_unwind(|| assert_holds(&NaiveTarget, &HuntConfig::default())).unwrap_err();
+    let text = panic.downcast_ref::<String>().expect("a report");
+    for part in [
+        "portcullis finding",
+        "seed: 0",
+        "Minimized script",
+        "First offending",
+        "stderr",
+        "exit:",
+    ] {
+        assert!(text.contains(part), "missing {part:?} in {text}");
+    }
+}
+
+#[test]
+fn a_target_without_runnable_tools_is_a_harness_fault_not_a_finding() {
+    struct Empty;
+    impl Target for Empty {
+        type Gateway = Naive;
+        fn catalogue(&self) -> Catalogue {
+            Catalogue {
+                tools: vec![],
+                canary_base: "http://127.0.0.1:9".into(),
+            }
+        }
+        fn start(&self, _: &Session, rec: Recorder) -> Result<Naive, Fault> {
+            Ok(Naive {
+                buf: vec![],
+                out: vec![],
+                rec,
+                done: false,
+            })
+        }
+    }
+    assert!(matches!(hunt(&Empty, &HuntConfig::default()), Err(Fault::Config(_))));
+}
