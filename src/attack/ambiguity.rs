@@ -83,12 +83,8 @@ impl Ambiguity {
         let parts = ctx.parts(self.tool);
         let args = parts.args_json();
         let params = parts.params_with(&args);
-        let (key, value) = parts
-            .arguments
-            .iter()
-            .find(|(_, v)| v.as_str().is_some_and(|s| s.contains(&parts.token)))
-            .map(|(k, v)| (k.clone(), v.to_string()))
-            .expect("a call carries its token");
+        let key = parts.token_key();
+        let value = parts.arguments[&key].to_string();
         // The arguments without the token-carrying one, as `"k":v,` pairs.
         let others: String = parts
             .arguments

@@ -67,6 +67,15 @@ impl CallParts {
         self.request_with(&self.params_with(&self.args_json()))
     }
 
+    /// The name of the argument that carries the token.
+    pub fn token_key(&self) -> String {
+        self.arguments
+            .iter()
+            .find(|(_, v)| v.as_str().is_some_and(|s| s.contains(&self.token)))
+            .map(|(k, _)| k.clone())
+            .expect("a call carries its token in an argument")
+    }
+
     /// The byte offset just after the token in `text`, a rendering of this call.
     pub fn token_end(&self, text: &str) -> usize {
         text.find(&self.token).expect("a call carries its token") + self.token.len()
@@ -84,18 +93,13 @@ impl CallParts {
     /// leaves the call valid: the expected argument changes with it.
     pub fn insert_valid(&mut self, insert: &str) -> String {
         let bytes = self.request_inserting(insert.as_bytes());
-        let token = self.token.clone();
-        if let Some(v) = self
-            .arguments
-            .values_mut()
-            .find(|v| v.as_str().is_some_and(|s| s.contains(&token)))
-        {
-            let replaced = v
-                .as_str()
-                .unwrap_or_default()
-                .replacen(&token, &format!("{token}{insert}"), 1);
-            *v = Value::from(replaced);
-        }
+        let token = &self.token;
+        let key = self.token_key();
+        let value = self.arguments[&key]
+            .as_str()
+            .unwrap_or_default()
+            .replacen(token, &format!("{token}{insert}"), 1);
+        self.arguments.insert(key, Value::from(value));
         String::from_utf8(bytes).expect("valid insert keeps UTF-8")
     }
 

@@ -6,7 +6,6 @@
 use super::{Ctx, json_str, kinds, line};
 use crate::catalogue::ArgKind;
 use crate::frame::{Frame, Rule};
-use crate::protocol::Id;
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -81,12 +80,7 @@ impl Shape {
         };
         let args = parts.args_json();
         let name = json_str(&parts.tool.name);
-        let token_key = parts
-            .arguments
-            .iter()
-            .find(|(_, v)| v.as_str().is_some_and(|s| s.contains(&parts.token)))
-            .map(|(k, _)| k.clone())
-            .expect("a call carries its token");
+        let token_key = parts.token_key();
         let replace = |parts: &super::CallParts, key: &str, raw: String| {
             let mut a = parts.arguments.clone();
             a.remove(key);
@@ -185,14 +179,6 @@ impl Shape {
                 (format!(r#"{{"name":{},"arguments":{args}}}"#, json_str(&name)), rule)
             }
         };
-        let text = parts.request_with(&params);
-        vec![ctx.rejected(
-            line(text),
-            rule,
-            Some(Id::Int(parts.id)),
-            vec![parts.token.clone()],
-            FAMILY,
-            kind,
-        )]
+        vec![ctx.rejected_call(parts.request_with(&params), rule, &parts, FAMILY, kind)]
     }
 }
