@@ -47,10 +47,7 @@ fn bare_parse(all: &[Drawn]) {
 fn gateway(all: &[Drawn]) {
     let target = Reference::strict();
     for (spec, s) in all {
-        let session = Session {
-            policy: Policy::KeepOpen,
-            revision: spec.revision,
-        };
+        let session = Session { policy: Policy::KeepOpen, revision: spec.revision };
         black_box(run(&target, &session, s).expect("runs"));
     }
 }
@@ -92,9 +89,6 @@ fn main() {
         let m = median(times[i].clone());
         let rate = SCRIPTS as f64 / m.as_secs_f64();
         let ratio = base.as_secs_f64() / m.as_secs_f64();
-        println!(
-            "  {name:<24} {rate:>10.0} sessions/s  {:>8.2} ms  {ratio:.2}× the bare parse",
-            m.as_secs_f64() * 1e3
-        );
+        println!("  {name:<24} {rate:>10.0} sessions/s  {:>8.2} ms  {ratio:.2}× the bare parse", m.as_secs_f64() * 1e3);
     }
 }

@@ -31,14 +31,13 @@ pub struct HuntConfig {
     pub persistence: Option<&'static str>,
     /// Only this check counts, when set: a hunt for one kind of bug.
     pub focus: Option<CheckId>,
+    /// Most shrinking steps after a failure (each one a session).
+    pub max_shrink_iters: u32,
 }
 
 impl Default for HuntConfig {
     fn default() -> Self {
-        let cases = std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(256);
+        let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(256);
         HuntConfig {
             cases,
             seed: 0,
@@ -46,6 +45,7 @@ impl Default for HuntConfig {
             revisions: Revision::ALL.to_vec(),
             persistence: None,
             focus: None,
+            max_shrink_iters: 2048,
         }
     }
 }
@@ -65,6 +65,8 @@ pub struct Finding {
     pub observation: Observation,
     /// How many sessions ran until the first failure.
     pub cases_until_caught: u32,
+    /// The salt of the minimized session's tokens.
+    pub salt: u32,
     /// The seed of the hunt.
     pub seed: u64,
     /// The policy of the hunt.
@@ -80,15 +82,10 @@ pub fn session<T: Target>(
 ) -> Result<(Script, Observation, Vec<Violation>), Fault> {
     let catalogue = target.catalogue();
     if catalogue.runnable().is_empty() {
-        return Err(Fault::Config(
-            "the target offers no runnable tool whose arguments can carry a token".into(),
-        ));
+        return Err(Fault::Config("the target offers no runnable tool whose arguments can carry a token".into()));
     }
     let script = spec.render(&catalogue, salt);
-    let session = Session {
-        policy,
-        revision: spec.revision,
-    };
+    let session = Session { policy, revision: spec.revision };
     let obs = run::run(target, &session, &script)?;
     let violations = check::check(&script, &obs, &session);
     Ok((script, obs, violations))
@@ -103,21 +100,28 @@ pub fn strategy(cfg: &HuntConfig) -> BoxedStrategy<ScriptSpec> {
 
 /// Hunts for a failing session; `Ok(None)` when every case held.
 pub fn hunt<T: Target>(target: &T, cfg: &HuntConfig) -> Result<Option<Finding>, Fault> {
-    hunt_with(target, cfg, strategy(cfg))
+    hunt_with(target, cfg, strategy(cfg), &|_| true)
 }
 
-/// Hunts over scripts drawn from `scripts`.
+/// A distinct salt for each session of a hunt, so no late effect of one
+/// session carries a token of another.
+fn salt(seed: u64, session: u32) -> u32 {
+    (seed as u32).wrapping_mul(0x9E37_79B9).rotate_left(16) ^ session
+}
+
+/// Hunts over scripts drawn from `scripts`. `progress` hears the number of
+/// sessions run after each one and stops the hunt (as clean) by returning
+/// false.
 pub fn hunt_with<T: Target>(
     target: &T,
     cfg: &HuntConfig,
     scripts: BoxedStrategy<ScriptSpec>,
+    progress: &dyn Fn(u32) -> bool,
 ) -> Result<Option<Finding>, Fault> {
     let config = Config {
         cases: cfg.cases,
-        failure_persistence: cfg
-            .persistence
-            .map(|p| Box::new(FileFailurePersistence::Direct(p)) as _),
-        max_shrink_iters: 2048,
+        failure_persistence: cfg.persistence.map(|p| Box::new(FileFailurePersistence::Direct(p)) as _),
+        max_shrink_iters: cfg.max_shrink_iters,
         ..Config::default()
     };
     let mut seed = [0u8; 32];
@@ -126,19 +130,27 @@ pub fn hunt_with<T: Target>(
     let caught: Cell<Option<CheckId>> = Cell::new(None);
     let cases = Cell::new(0u32);
     let fault: RefCell<Option<Fault>> = RefCell::new(None);
-    let salt = cfg.seed as u32;
+    let sessions = Cell::new(0u32);
+    let last_salt = Cell::new(0u32);
+    let stopped = Cell::new(false);
     let result = runner.run(&scripts, |spec| {
         if fault.borrow().is_some() {
             return Err(TestCaseError::fail("harness fault"));
         }
+        if stopped.get() {
+            return Ok(());
+        }
         if caught.get().is_none() {
             cases.set(cases.get() + 1);
         }
-        let violations = match session(target, cfg.policy, &spec, salt) {
-            Ok((_, _, v)) => v
-                .into_iter()
-                .filter(|v| cfg.focus.is_none_or(|c| c == v.check))
-                .collect::<Vec<_>>(),
+        sessions.set(sessions.get() + 1);
+        let salt = salt(cfg.seed, sessions.get());
+        let outcome = session(target, cfg.policy, &spec, salt);
+        if caught.get().is_none() && !progress(cases.get()) {
+            stopped.set(true);
+        }
+        let violations = match outcome {
+            Ok((_, _, v)) => v.into_iter().filter(|v| cfg.focus.is_none_or(|c| c == v.check)).collect::<Vec<_>>(),
             Err(f) => {
                 *fault.borrow_mut() = Some(f);
                 return Err(TestCaseError::fail("harness fault"));
@@ -153,6 +165,7 @@ pub fn hunt_with<T: Target>(
         match hit {
             Some(c) => {
                 caught.set(Some(c));
+                last_salt.set(salt);
                 Err(TestCaseError::fail(c.id()))
             }
             None => Ok(()),
@@ -167,6 +180,9 @@ pub fn hunt_with<T: Target>(
         Err(TestError::Abort(why)) => return Err(Fault::Config(format!("proptest aborted: {why}"))),
     };
     let check = caught.get().expect("a failure names its check");
+    // The last failing session was the minimal one; run it again to report
+    // it whole (same salt, same bytes).
+    let salt = last_salt.get();
     let (script, observation, mut violations) = session(target, cfg.policy, &spec, salt)?;
     // The caught check's violations first: they are what the report shows.
     violations.sort_by_key(|v| v.check != check);
@@ -177,6 +193,7 @@ pub fn hunt_with<T: Target>(
         script,
         observation,
         cases_until_caught: cases.get(),
+        salt,
         seed: cfg.seed,
         policy: cfg.policy,
     }))

@@ -15,6 +15,8 @@ pub enum ArgKind {
     Text,
     /// One of a fixed set of strings; never carries a token.
     Enum(Vec<String>),
+    /// Not a string (a number, a boolean, an object); never carries a token.
+    Other,
 }
 
 /// One argument of a tool's input schema. Every argument is a string.
@@ -38,15 +40,69 @@ pub struct ToolSpec {
     pub args: Vec<ArgSpec>,
     /// Whether the test client may run it.
     pub authorized: bool,
+    /// The arguments of a valid call, when the user gave them: every
+    /// `{canary}` in a string becomes the canary URL and every `{token}` the
+    /// bare token. Without one, each required argument gets a value by kind.
+    pub template: Option<Map<String, Value>>,
 }
 
 impl ToolSpec {
     /// A tool with the given arguments, authorized.
     pub fn new(name: &str, args: Vec<ArgSpec>) -> Self {
-        ToolSpec {
-            name: name.to_owned(),
-            args,
-            authorized: true,
+        ToolSpec { name: name.to_owned(), args, authorized: true, template: None }
+    }
+
+    /// Reads one entry of a `tools/list` result: its name and the
+    /// properties of its `inputSchema`.
+    pub fn from_listing(tool: &Value) -> Option<ToolSpec> {
+        let name = tool.get("name")?.as_str()?;
+        let schema = tool.get("inputSchema");
+        let required: Vec<&str> = schema
+            .and_then(|s| s.get("required"))
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let props = schema.and_then(|s| s.get("properties")).and_then(Value::as_object);
+        let args = props
+            .into_iter()
+            .flatten()
+            .map(|(key, p)| {
+                let kind = match (p.get("type").and_then(Value::as_str), p.get("enum").and_then(Value::as_array)) {
+                    (Some("string"), Some(values)) => {
+                        ArgKind::Enum(values.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                    }
+                    (Some("string"), None) if p.get("format") == Some(&Value::from("uri")) => ArgKind::Url,
+                    (Some("string"), None) if key.to_lowercase().contains("url") => ArgKind::Url,
+                    (Some("string"), None) => ArgKind::Text,
+                    _ => ArgKind::Other,
+                };
+                ArgSpec { name: key.clone(), kind, required: required.contains(&key.as_str()) }
+            })
+            .collect();
+        Some(ToolSpec::new(name, args))
+    }
+
+    /// The arguments of a valid call that carries `token`.
+    pub fn arguments_for(&self, token: &str, canary_base: &str) -> Map<String, Value> {
+        match &self.template {
+            Some(template) => template
+                .iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        Value::String(s) => Value::from(
+                            s.replace("{canary}", &format!("{canary_base}/{token}")).replace("{token}", token),
+                        ),
+                        other => other.clone(),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+            None => self
+                .args
+                .iter()
+                .filter(|a| a.required)
+                .map(|a| (a.name.clone(), Value::from(a.value_for(token, canary_base))))
+                .collect(),
         }
     }
 
@@ -55,9 +111,14 @@ impl ToolSpec {
         self.args.iter().find(|a| a.name == name)
     }
 
-    /// The first argument that can carry a token.
-    pub fn token_arg(&self) -> Option<&ArgSpec> {
-        self.args.iter().find(|a| !matches!(a.kind, ArgKind::Enum(_)))
+    /// Whether a valid call of this tool carries a token somewhere.
+    pub fn carries_token(&self) -> bool {
+        match &self.template {
+            Some(t) => t.values().any(|v| v.as_str().is_some_and(|s| s.contains("{canary}") || s.contains("{token}"))),
+            None => {
+                self.args.iter().any(|a| a.required && matches!(a.kind, ArgKind::Url | ArgKind::Path | ArgKind::Text))
+            }
+        }
     }
 
     /// The JSON Schema of the tool's input, as tools/list shows it.
@@ -66,16 +127,12 @@ impl ToolSpec {
         for a in &self.args {
             let schema = match &a.kind {
                 ArgKind::Enum(values) => json!({"type": "string", "enum": values}),
+                ArgKind::Other => json!({}),
                 _ => json!({"type": "string"}),
             };
             props.insert(a.name.clone(), schema);
         }
-        let required: Vec<&str> = self
-            .args
-            .iter()
-            .filter(|a| a.required)
-            .map(|a| a.name.as_str())
-            .collect();
+        let required: Vec<&str> = self.args.iter().filter(|a| a.required).map(|a| a.name.as_str()).collect();
         json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
     }
 }
@@ -83,20 +140,12 @@ impl ToolSpec {
 impl ArgSpec {
     /// A required argument.
     pub fn required(name: &str, kind: ArgKind) -> Self {
-        ArgSpec {
-            name: name.to_owned(),
-            kind,
-            required: true,
-        }
+        ArgSpec { name: name.to_owned(), kind, required: true }
     }
 
     /// An optional argument.
     pub fn optional(name: &str, kind: ArgKind) -> Self {
-        ArgSpec {
-            name: name.to_owned(),
-            kind,
-            required: false,
-        }
+        ArgSpec { name: name.to_owned(), kind, required: false }
     }
 
     /// The value this argument takes in a call that carries `token`.
@@ -106,6 +155,7 @@ impl ArgSpec {
             ArgKind::Path => format!("notes/{token}.txt"),
             ArgKind::Text => format!("note {token}"),
             ArgKind::Enum(values) => values.first().cloned().unwrap_or_default(),
+            ArgKind::Other => String::new(),
         }
     }
 }
@@ -129,17 +179,11 @@ impl Catalogue {
             tools: vec![
                 ToolSpec::new(
                     "fetch",
-                    vec![
-                        ArgSpec::required("url", ArgKind::Url),
-                        ArgSpec::optional("method", method),
-                    ],
+                    vec![ArgSpec::required("url", ArgKind::Url), ArgSpec::optional("method", method)],
                 ),
                 ToolSpec::new(
                     "write_note",
-                    vec![
-                        ArgSpec::required("path", ArgKind::Path),
-                        ArgSpec::required("text", ArgKind::Text),
-                    ],
+                    vec![ArgSpec::required("path", ArgKind::Path), ArgSpec::required("text", ArgKind::Text)],
                 ),
                 ToolSpec {
                     authorized: false,
@@ -157,17 +201,11 @@ impl Catalogue {
 
     /// The tools the test client may run and that can carry a token.
     pub fn runnable(&self) -> Vec<&ToolSpec> {
-        self.tools
-            .iter()
-            .filter(|t| t.authorized && t.token_arg().is_some())
-            .collect()
+        self.tools.iter().filter(|t| t.authorized && t.carries_token()).collect()
     }
 
     /// The tools listed but not authorized, that can carry a token.
     pub fn forbidden(&self) -> Vec<&ToolSpec> {
-        self.tools
-            .iter()
-            .filter(|t| !t.authorized && t.token_arg().is_some())
-            .collect()
+        self.tools.iter().filter(|t| !t.authorized && t.carries_token()).collect()
     }
 }

@@ -43,14 +43,7 @@ impl Row {
 }
 
 fn config(args: &Args, policy: Policy, revisions: Vec<Revision>, focus: Option<CheckId>) -> HuntConfig {
-    HuntConfig {
-        cases: args.cases,
-        seed: args.seed,
-        policy,
-        revisions,
-        persistence: None,
-        focus,
-    }
+    HuntConfig { cases: args.cases, seed: args.seed, policy, revisions, focus, ..HuntConfig::default() }
 }
 
 /// The minimized frame or stdout line a finding points at, escaped and short.
@@ -73,44 +66,27 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     let mut dirty = Vec::new();
     for policy in Policy::ALL {
-        if let Some(f) = hunt(
-            &Reference::strict(),
-            &config(args, policy, Revision::ALL.to_vec(), None),
-        )? {
+        if let Some(f) = hunt(&Reference::strict(), &config(args, policy, Revision::ALL.to_vec(), None))? {
             dirty.push(f);
         }
     }
     let mut rows = Vec::new();
     for m in selected {
         let started = Instant::now();
-        let finding = hunt(
-            &Reference::mutant(m),
-            &config(args, m.policy(), m.revisions(), Some(m.expected())),
-        )?;
-        rows.push(Row {
-            mutant: m,
-            finding,
-            millis: started.elapsed().as_millis(),
-        });
+        let finding = hunt(&Reference::mutant(m), &config(args, m.policy(), m.revisions(), Some(m.expected())))?;
+        rows.push(Row { mutant: m, finding, millis: started.elapsed().as_millis() });
     }
     let caught = rows.iter().filter(|r| r.caught()).count();
     let clean = dirty.is_empty();
-    let summary = format!(
-        "{caught}/{} mutants caught, reference {}",
-        rows.len(),
-        if clean { "clean" } else { "NOT clean" }
-    );
+    let summary =
+        format!("{caught}/{} mutants caught, reference {}", rows.len(), if clean { "clean" } else { "NOT clean" });
     if args.json {
         print_json(&rows, &dirty, &summary);
     } else {
         print_table(args, &rows, &dirty);
         println!("{summary}");
     }
-    Ok(if caught == rows.len() && clean {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(if caught == rows.len() && clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 fn names() -> String {
@@ -118,27 +94,16 @@ fn names() -> String {
 }
 
 fn print_table(args: &Args, rows: &[Row], dirty: &[Finding]) {
-    println!(
-        "{:<26} {:<20} {:>6} {:>8}  minimized frame",
-        "mutant", "caught by", "cases", "time"
-    );
+    println!("{:<26} {:<20} {:>6} {:>8}  minimized frame", "mutant", "caught by", "cases", "time");
     for r in rows {
         let (by, cases, frame) = match &r.finding {
             Some(f) if r.caught() => (f.check.id().to_owned(), f.cases_until_caught.to_string(), frame_text(f)),
-            Some(f) => (
-                format!("{}≠{}", f.check, r.mutant.expected()),
-                f.cases_until_caught.to_string(),
-                frame_text(f),
-            ),
+            Some(f) => {
+                (format!("{}≠{}", f.check, r.mutant.expected()), f.cases_until_caught.to_string(), frame_text(f))
+            }
             None => ("MISSED".to_owned(), "-".to_owned(), String::new()),
         };
-        println!(
-            "{:<26} {:<20} {:>6} {:>6}ms  b\"{frame}\"",
-            r.mutant.name(),
-            by,
-            cases,
-            r.millis
-        );
+        println!("{:<26} {:<20} {:>6} {:>6}ms  b\"{frame}\"", r.mutant.name(), by, cases, r.millis);
         if args.verbose
             && let Some(f) = &r.finding
         {
@@ -151,12 +116,7 @@ fn print_table(args: &Args, rows: &[Row], dirty: &[Finding]) {
 }
 
 fn reproduce(args: &Args, m: Mutant) -> String {
-    format!(
-        "portcullis mutants --only {} --seed {} --cases {} --verbose",
-        m.name(),
-        args.seed,
-        args.cases
-    )
+    format!("portcullis mutants --only {} --seed {} --cases {} --verbose", m.name(), args.seed, args.cases)
 }
 
 fn print_json(rows: &[Row], dirty: &[Finding], summary: &str) {
@@ -176,10 +136,7 @@ fn print_json(rows: &[Row], dirty: &[Finding], summary: &str) {
             })
         })
         .collect();
-    let reference: Vec<_> = dirty
-        .iter()
-        .map(|f| json!({"policy": f.policy.as_str(), "check": f.check.id()}))
-        .collect();
+    let reference: Vec<_> = dirty.iter().map(|f| json!({"policy": f.policy.as_str(), "check": f.check.id()})).collect();
     let doc = json!({"mutants": mutants, "reference_findings": reference, "summary": summary});
     println!("{}", serde_json::to_string_pretty(&doc).expect("JSON values serialize"));
 }

@@ -8,26 +8,26 @@ use std::str::FromStr;
 ///
 /// The checks depend on it: only 2025-03-26 has JSON-RPC batches, which a
 /// receiver must then accept; every other revision forbids them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, arbitrary::Arbitrary)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
 pub enum Revision {
     /// 2024-11-05, the first published revision.
+    #[serde(rename = "2024-11-05")]
     R2024_11_05,
     /// 2025-03-26: adds JSON-RPC batches.
+    #[serde(rename = "2025-03-26")]
     R2025_03_26,
     /// 2025-06-18: removes batches again.
+    #[serde(rename = "2025-06-18")]
     R2025_06_18,
     /// 2025-11-25: tool argument failures may come back as `isError` results.
+    #[serde(rename = "2025-11-25")]
     R2025_11_25,
 }
 
 impl Revision {
     /// Every revision the suite speaks, oldest first.
-    pub const ALL: [Revision; 4] = [
-        Revision::R2024_11_05,
-        Revision::R2025_03_26,
-        Revision::R2025_06_18,
-        Revision::R2025_11_25,
-    ];
+    pub const ALL: [Revision; 4] =
+        [Revision::R2024_11_05, Revision::R2025_03_26, Revision::R2025_06_18, Revision::R2025_11_25];
 
     /// The `protocolVersion` string of this revision.
     pub fn as_str(self) -> &'static str {
@@ -68,7 +68,8 @@ impl FromStr for Revision {
 }
 
 /// What a gateway does after a malformed or invalid frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, arbitrary::Arbitrary)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Policy {
     /// The safer default: the session ends; nothing after the frame may act.
     Close,

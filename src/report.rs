@@ -42,11 +42,7 @@ pub fn escape(bytes: &[u8], max: usize) -> String {
 pub fn label(expect: &Expect) -> String {
     match expect {
         Expect::Inert { .. } => "valid (no action)".to_owned(),
-        Expect::Act(calls) => format!(
-            "valid ({} call{})",
-            calls.len(),
-            if calls.len() == 1 { "" } else { "s" }
-        ),
+        Expect::Act(calls) => format!("valid ({} call{})", calls.len(), if calls.len() == 1 { "" } else { "s" }),
         Expect::Reject(rule) => format!("must-reject: {} ({:?})", rule.id(), rule.class()),
     }
 }
@@ -84,28 +80,14 @@ pub fn finding(f: &Finding, reproduce: Option<&str>) -> String {
 pub fn session(script: &Script, obs: &Observation, violations: &[Violation]) -> String {
     let mut out = String::new();
     let eof = if script.eof { ", then EOF" } else { "" };
-    let _ = writeln!(
-        out,
-        "\nMinimized script ({} frames, {} writes{eof}):",
-        script.frames.len(),
-        script.write_ends.len()
-    );
+    let _ =
+        writeln!(out, "\nMinimized script ({} frames, {} writes{eof}):", script.frames.len(), script.write_ends.len());
     for (i, frame) in script.frames.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "  #{i:<2} {}/{}  {}",
-            frame.family,
-            frame.kind,
-            label(&frame.expect)
-        );
+        let _ = writeln!(out, "  #{i:<2} {}/{}  {}", frame.family, frame.kind, label(&frame.expect));
         let _ = writeln!(out, "      b\"{}\"", escape(&frame.bytes, SHOWN));
     }
     if let Some((stream, bytes)) = offending(script, obs, violations) {
-        let which = if stream == Stream::Stdin {
-            "stdin frame"
-        } else {
-            "stdout line"
-        };
+        let which = if stream == Stream::Stdin { "stdin frame" } else { "stdout line" };
         let _ = writeln!(out, "\nFirst offending {which}:\n  b\"{}\"", escape(bytes, SHOWN));
     }
     if let Some(first) = violations.first() {
@@ -114,18 +96,8 @@ pub fn session(script: &Script, obs: &Observation, violations: &[Violation]) -> 
     for v in violations {
         let _ = writeln!(out, "  {v}");
     }
-    let _ = writeln!(
-        out,
-        "\nstdout ({} bytes):\n  b\"{}\"",
-        obs.stdout.len(),
-        escape(&obs.stdout, SHOWN * 2)
-    );
-    let _ = writeln!(
-        out,
-        "stderr ({} bytes):\n  b\"{}\"",
-        obs.stderr.len(),
-        escape(&obs.stderr, SHOWN)
-    );
+    let _ = writeln!(out, "\nstdout ({} bytes):\n  b\"{}\"", obs.stdout.len(), escape(&obs.stdout, SHOWN * 2));
+    let _ = writeln!(out, "stderr ({} bytes):\n  b\"{}\"", obs.stderr.len(), escape(&obs.stderr, SHOWN));
     let _ = writeln!(out, "exit: {:?}", obs.exit);
     out
 }

@@ -1,5 +1,6 @@
 //! The driver: writes a script through the seam and records what came back.
 
+use crate::protocol::Policy;
 use crate::script::Script;
 use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -63,17 +64,35 @@ pub fn run<T: Target>(target: &T, session: &Session, script: &Script) -> Result<
             break;
         }
     }
+    if crashed.is_none() {
+        gateway.settle(must_close(script, session))?;
+        collect(&mut gateway, &mut obs);
+    }
     obs.exit_before_eof = crashed.clone().map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
+    if obs.exit_before_eof.ended() {
+        obs.ended_at.get_or_insert(stdin.len());
+    }
     if script.eof && crashed.is_none() {
         obs.eof_sent = true;
-        if let Err(p) = catch_unwind(AssertUnwindSafe(|| gateway.close_stdin())) {
-            crashed = Some(panic_text(p));
+        match catch_unwind(AssertUnwindSafe(|| gateway.close_stdin())) {
+            Ok(r) => r?,
+            Err(p) => crashed = Some(panic_text(p)),
+        }
+        if crashed.is_none() {
+            gateway.settle(true)?;
         }
         collect(&mut gateway, &mut obs);
     }
     obs.exit = crashed.map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
     obs.effects = recorder.actions();
     Ok(obs)
+}
+
+/// Whether the policy requires the gateway to have ended before EOF: under
+/// `close`, once a complete frame that closes the session was written.
+fn must_close(script: &Script, session: &Session) -> bool {
+    session.policy == Policy::Close
+        && script.frames.iter().any(|f| f.expect.rule().is_some_and(|r| r.class().closes()) && f.bytes.ends_with(b"\n"))
 }
 
 fn collect<G: Gateway>(gateway: &mut G, obs: &mut Observation) {

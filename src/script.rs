@@ -13,7 +13,7 @@ use proptest::prelude::*;
 use std::ops::Range;
 
 /// The choices a script is built from.
-#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary)]
+#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
 pub struct ScriptSpec {
     /// The revision the client asks for in `initialize`.
     pub revision: Revision,
@@ -75,12 +75,7 @@ impl ScriptSpec {
             frames.extend(step.render(&mut ctx));
         }
         let write_ends = self.write_ends(&frames);
-        Script {
-            revision: self.revision,
-            frames,
-            write_ends,
-            eof,
-        }
+        Script { revision: self.revision, frames, write_ends, eof }
     }
 
     fn write_ends(&self, frames: &[Frame]) -> Vec<usize> {
@@ -92,18 +87,9 @@ impl ScriptSpec {
         }
         let total = at;
         let n = ends.len();
-        let joined: Vec<usize> = self
-            .joins
-            .iter()
-            .map(|j| *j as usize % n)
-            .filter(|j| *j + 1 < n)
-            .collect();
-        let mut ends: Vec<usize> = ends
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| !joined.contains(i))
-            .map(|(_, e)| e)
-            .collect();
+        let joined: Vec<usize> = self.joins.iter().map(|j| *j as usize % n).filter(|j| *j + 1 < n).collect();
+        let mut ends: Vec<usize> =
+            ends.into_iter().enumerate().filter(|(i, _)| !joined.contains(i)).map(|(_, e)| e).collect();
         if total > 0 {
             ends.extend(self.splits.iter().map(|s| *s as usize % total).filter(|s| *s > 0));
         }
@@ -182,30 +168,13 @@ pub fn scripts(revision: BoxedStrategy<Revision>, step: BoxedStrategy<Step>) -> 
     let joins = prop_oneof![3 => Just(vec![]), 1 => proptest::collection::vec(any::<u8>(), 1..4)];
     // A cut at EOF must come last to be one, so it gets its own draw.
     let cut = (any::<u8>(), any::<u16>()).prop_map(|(tool, cut)| {
-        Step::Truncate(attack::truncate::Truncate {
-            kind: attack::truncate::Kind::AtEof,
-            tool,
-            cut,
-        })
+        Step::Truncate(attack::truncate::Truncate { kind: attack::truncate::Kind::AtEof, tool, cut })
     });
     let tail = proptest::option::weighted(0.1, cut);
-    (
-        revision,
-        proptest::collection::vec(step, 1..8),
-        tail,
-        splits,
-        joins,
-        proptest::bool::weighted(0.9),
-    )
+    (revision, proptest::collection::vec(step, 1..8), tail, splits, joins, proptest::bool::weighted(0.9))
         .prop_map(|(revision, mut steps, tail, splits, joins, eof)| {
             steps.extend(tail);
-            ScriptSpec {
-                revision,
-                steps,
-                splits,
-                joins,
-                eof,
-            }
+            ScriptSpec { revision, steps, splits, joins, eof }
         })
         .boxed()
 }

@@ -13,7 +13,9 @@
 //! 2. calls [`Gateway::close_stdin`] when the script ends with EOF;
 //! 3. collects [`Gateway::take_stdout`] (and `take_stderr`) after every call,
 //!    concatenating what they return;
-//! 4. reads [`Gateway::exit`] after every call.
+//! 4. reads [`Gateway::exit`] after every call, and calls
+//!    [`Gateway::settle`] after the last write and after EOF, so a gateway
+//!    that runs apart (a child process) can catch up before it is judged.
 //!
 //! The gateway must route every external action through
 //! [`Recorder::record`] instead of performing it, as one typed [`Action`]
@@ -108,6 +110,23 @@ pub struct Action {
     pub arguments: Map<String, Value>,
 }
 
+impl Action {
+    /// The prefix of the `tool` of an effect an out-of-band probe observed.
+    pub const OBSERVED: &'static str = "probe:";
+
+    /// An effect a probe observed (an HTTP request, a file), not a typed
+    /// call: `probe` names the probe, `arguments` what it saw.
+    pub fn observed(probe: &str, arguments: Map<String, Value>) -> Self {
+        Action { tool: format!("{}{probe}", Action::OBSERVED), arguments }
+    }
+
+    /// Whether a probe observed it, so only its tokens and count are known,
+    /// not the tool and arguments that caused it.
+    pub fn is_observed(&self) -> bool {
+        self.tool.starts_with(Action::OBSERVED)
+    }
+}
+
 /// The executor handed to a gateway under test: it logs each action and
 /// performs nothing. Clones share one log.
 #[derive(Clone, Debug, Default)]
@@ -200,6 +219,14 @@ pub trait Gateway {
     }
     /// Whether the gateway is still running.
     fn exit(&mut self) -> Exit;
+    /// Waits, bounded, until the gateway has caught up with what it was sent:
+    /// its output and effects have settled, or it has exited when
+    /// `expect_exit` says it should. In-process gateways are synchronous and
+    /// keep the default, which returns at once.
+    fn settle(&mut self, expect_exit: bool) -> Result<(), Fault> {
+        let _ = expect_exit;
+        Ok(())
+    }
 }
 
 /// Something that starts gateways: one per session.

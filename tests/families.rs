@@ -21,13 +21,7 @@ fn draw(family: Family) -> Vec<Script> {
     let mut runner = TestRunner::new_with_rng(Config::default(), rng);
     let catalogue = Catalogue::reference();
     (0..DRAWS)
-        .map(|i| {
-            strategy
-                .new_tree(&mut runner)
-                .expect("strategy draws")
-                .current()
-                .render(&catalogue, i as u32)
-        })
+        .map(|i| strategy.new_tree(&mut runner).expect("strategy draws").current().render(&catalogue, i as u32))
         .collect()
 }
 
@@ -42,19 +36,12 @@ fn shows_what_it_generates(family: Family) {
             }
             if let Err(e) = oracle(script, i) {
                 let bytes = String::from_utf8_lossy(&frame.bytes);
-                panic!(
-                    "{}/{}: label {:?} is wrong: {e}\nbytes: {bytes:?}",
-                    frame.family, frame.kind, frame.expect
-                );
+                panic!("{}/{}: label {:?} is wrong: {e}\nbytes: {bytes:?}", frame.family, frame.kind, frame.expect);
             }
         }
     }
     let missing: Vec<_> = family.kind_names().into_iter().filter(|k| !seen.contains(k)).collect();
-    assert!(
-        missing.is_empty(),
-        "family {} never drew {missing:?} in {DRAWS} scripts",
-        family.name()
-    );
+    assert!(missing.is_empty(), "family {} never drew {missing:?} in {DRAWS} scripts", family.name());
 }
 
 macro_rules! family_tests {
@@ -151,10 +138,7 @@ fn oracle(script: &Script, index: usize) -> Result<(), String> {
     }
     match &frame.expect {
         Expect::Inert { .. } => {
-            let blank = frame
-                .bytes
-                .strip_suffix(b"\n")
-                .is_some_and(|l| l.iter().all(|b| *b == b' ' || *b == b'\t'));
+            let blank = frame.bytes.strip_suffix(b"\n").is_some_and(|l| l.iter().all(|b| *b == b' ' || *b == b'\t'));
             (blank || one_strict_line(&frame.bytes).is_some())
                 .then_some(())
                 .ok_or("inert frame is neither blank nor one JSON line".into())
@@ -222,9 +206,7 @@ fn reject_oracle(script: &Script, index: usize, frame: &Frame, rule: Rule) -> Re
                 }
                 Rule::UnknownTool => params["name"].is_string() && tool.is_none(),
                 Rule::UnauthorizedTool => tool.is_some_and(|t| !t.authorized),
-                Rule::UnknownArgument => tool
-                    .zip(args)
-                    .is_some_and(|(t, a)| a.keys().any(|k| t.arg(k).is_none())),
+                Rule::UnknownArgument => tool.zip(args).is_some_and(|(t, a)| a.keys().any(|k| t.arg(k).is_none())),
                 Rule::MistypedArgument => tool.zip(args).is_some_and(|(t, a)| {
                     a.iter().any(|(k, v)| match (t.arg(k).map(|s| &s.kind), v.as_str()) {
                         (_, None) => true,
@@ -232,15 +214,13 @@ fn reject_oracle(script: &Script, index: usize, frame: &Frame, rule: Rule) -> Re
                         _ => false,
                     })
                 }),
-                Rule::MissingArgument => tool
-                    .zip(args)
-                    .is_some_and(|(t, a)| t.args.iter().any(|s| s.required && !a.contains_key(&s.name))),
+                Rule::MissingArgument => {
+                    tool.zip(args).is_some_and(|(t, a)| t.args.iter().any(|s| s.required && !a.contains_key(&s.name)))
+                }
                 Rule::NotificationCall => v["method"] == "tools/call" && v.get("id").is_none(),
                 _ => false,
             }
         }
     };
-    holds
-        .then_some(())
-        .ok_or_else(|| format!("the bytes do not show {}", rule.id()))
+    holds.then_some(()).ok_or_else(|| format!("the bytes do not show {}", rule.id()))
 }

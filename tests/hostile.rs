@@ -14,13 +14,7 @@ use portcullis::{CheckId, Session, Target};
 /// The handshake, then `bytes` as one must-reject frame, written in
 /// `chunk`-byte writes, then EOF.
 fn script_with(bytes: Vec<u8>, rule: Rule, chunk: usize) -> Script {
-    let spec = ScriptSpec {
-        revision: Revision::R2025_11_25,
-        steps: vec![],
-        splits: vec![],
-        joins: vec![],
-        eof: true,
-    };
+    let spec = ScriptSpec { revision: Revision::R2025_11_25, steps: vec![], splits: vec![], joins: vec![], eof: true };
     let mut script = spec.render(&Catalogue::reference(), 0);
     let start = script.stdin().len();
     let end = start + bytes.len();
@@ -39,10 +33,7 @@ fn script_with(bytes: Vec<u8>, rule: Rule, chunk: usize) -> Script {
 
 fn through_reference(script: &Script) {
     for policy in Policy::ALL {
-        let s = Session {
-            policy,
-            revision: script.revision,
-        };
+        let s = Session { policy, revision: script.revision };
         let obs = run(&Reference::strict(), &s, script).expect("the harness runs");
         let violations = check(script, &obs, &s);
         assert!(violations.is_empty(), "{violations:?}");
@@ -70,12 +61,7 @@ fn sixteen_mebibyte_lines_in_one_write_and_in_many() {
 
 #[test]
 fn invalid_utf8_everywhere() {
-    let bad: Vec<u8> = (0..=255u8)
-        .cycle()
-        .take(1 << 20)
-        .filter(|b| *b != b'\n')
-        .chain([b'\n'])
-        .collect();
+    let bad: Vec<u8> = (0..=255u8).cycle().take(1 << 20).filter(|b| *b != b'\n').chain([b'\n']).collect();
     through_reference(&script_with(bad, Rule::InvalidUtf8, 1000));
 }
 
@@ -83,26 +69,14 @@ fn invalid_utf8_everywhere() {
 fn generated_deep_and_huge_steps_run_clean() {
     use portcullis::attack::{Step, ambiguity, terminator};
     let steps = vec![
-        Step::Ambiguity(ambiguity::Ambiguity {
-            kind: ambiguity::Kind::DeepNesting,
-            tool: 0,
-            depth: 2,
-        }),
-        Step::Terminator(terminator::Terminator {
-            kind: terminator::Kind::Huge,
-            tool: 1,
-        }),
+        Step::Ambiguity(ambiguity::Ambiguity { kind: ambiguity::Kind::DeepNesting, tool: 0, depth: 2 }),
+        Step::Terminator(terminator::Terminator { kind: terminator::Kind::Huge, tool: 1 }),
         Step::Control(0),
     ];
     for policy in Policy::ALL {
         for revision in Revision::ALL {
-            let spec = ScriptSpec {
-                revision,
-                steps: steps.clone(),
-                splits: vec![7, 1 << 19],
-                joins: vec![],
-                eof: true,
-            };
+            let spec =
+                ScriptSpec { revision, steps: steps.clone(), splits: vec![7, 1 << 19], joins: vec![], eof: true };
             let (_, _, v) = session(&Reference::strict(), policy, &spec, 1).unwrap();
             assert!(v.is_empty(), "{v:?}");
         }
@@ -145,18 +119,8 @@ impl Target for SpewTarget {
 
 #[test]
 fn hostile_stdout_is_flagged_not_fatal() {
-    let spec = ScriptSpec {
-        revision: Revision::R2025_06_18,
-        steps: vec![],
-        splits: vec![],
-        joins: vec![],
-        eof: true,
-    };
+    let spec = ScriptSpec { revision: Revision::R2025_06_18, steps: vec![], splits: vec![], joins: vec![], eof: true };
     let (_, _, v) = session(&SpewTarget, Policy::Close, &spec, 0).unwrap();
     let clean: Vec<_> = v.iter().filter(|v| v.check == CheckId::StdoutClean).collect();
-    assert_eq!(
-        clean.len(),
-        4,
-        "deep line, huge line, invalid UTF-8, fragment: {clean:?}"
-    );
+    assert_eq!(clean.len(), 4, "deep line, huge line, invalid UTF-8, fragment: {clean:?}");
 }

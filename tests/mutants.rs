@@ -10,10 +10,7 @@ use portcullis::report;
 fn the_catalogue_has_at_least_fifteen_mutants_and_every_check_bites() {
     assert!(Mutant::ALL.len() >= 15);
     for check in portcullis::CheckId::ALL {
-        assert!(
-            Mutant::ALL.iter().any(|m| m.expected() == check),
-            "no mutant exercises {check}"
-        );
+        assert!(Mutant::ALL.iter().any(|m| m.expected() == check), "no mutant exercises {check}");
     }
 }
 
@@ -43,13 +40,8 @@ fn every_mutant_is_caught_by_its_expected_check() {
 
 #[test]
 fn a_caught_mutant_shrinks_to_a_minimal_script_with_escaped_bounded_bytes() {
-    let cfg = HuntConfig {
-        policy: Mutant::ReplaceInvalidUtf8.policy(),
-        ..HuntConfig::default()
-    };
-    let f = hunt(&Reference::mutant(Mutant::ReplaceInvalidUtf8), &cfg)
-        .unwrap()
-        .expect("caught");
+    let cfg = HuntConfig { policy: Mutant::ReplaceInvalidUtf8.policy(), ..HuntConfig::default() };
+    let f = hunt(&Reference::mutant(Mutant::ReplaceInvalidUtf8), &cfg).unwrap().expect("caught");
     // Handshake plus the one offending frame.
     assert_eq!(f.script.frames.len(), 3, "{}", report::finding(&f, None));
     let text = report::finding(&f, Some("portcullis mutants --only replace-invalid-utf8"));

@@ -12,9 +12,7 @@ use proptest::test_runner::FileFailurePersistence;
 
 fn config() -> ProptestConfig {
     ProptestConfig {
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
-            "proptest-regressions/reference.txt",
-        ))),
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("proptest-regressions/reference.txt"))),
         ..ProptestConfig::default()
     }
 }
@@ -50,12 +48,7 @@ fn reference_is_clean_per_revision_and_policy() {
     use portcullis::campaign::{HuntConfig, hunt};
     for revision in Revision::ALL {
         for policy in Policy::ALL {
-            let cfg = HuntConfig {
-                revisions: vec![revision],
-                policy,
-                cases: 128,
-                ..HuntConfig::default()
-            };
+            let cfg = HuntConfig { revisions: vec![revision], policy, cases: 128, ..HuntConfig::default() };
             if let Some(f) = hunt(&Reference::strict(), &cfg).expect("the harness runs") {
                 panic!("{}", report::finding(&f, None));
             }

@@ -16,9 +16,7 @@ struct ByteByByte(ReferenceGateway);
 
 impl Gateway for ByteByByte {
     fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
-        bytes
-            .iter()
-            .try_for_each(|b| self.0.write_stdin(std::slice::from_ref(b)))
+        bytes.iter().try_for_each(|b| self.0.write_stdin(std::slice::from_ref(b)))
     }
     fn close_stdin(&mut self) -> Result<(), Fault> {
         self.0.close_stdin()
@@ -45,9 +43,7 @@ impl Target for Trickle {
 
 fn config() -> ProptestConfig {
     ProptestConfig {
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
-            "proptest-regressions/seam.txt",
-        ))),
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("proptest-regressions/seam.txt"))),
         ..ProptestConfig::default()
     }
 }
@@ -131,33 +127,17 @@ impl Target for NaiveTarget {
         Catalogue::reference()
     }
     fn start(&self, _: &Session, rec: Recorder) -> Result<Naive, Fault> {
-        Ok(Naive {
-            buf: vec![],
-            out: vec![],
-            rec,
-            done: false,
-        })
+        Ok(Naive { buf: vec![], out: vec![], rec, done: false })
     }
 }
 
 #[test]
 fn a_naive_user_gateway_is_caught_with_a_full_report() {
     let f = hunt(&NaiveTarget, &HuntConfig::default()).unwrap().expect("caught");
-    assert!(
-        f.script.frames.len() <= 4,
-        "shrunk: {}",
-        portcullis::report::finding(&f, None)
-    );
+    assert!(f.script.frames.len() <= 4, "shrunk: {}", portcullis::report::finding(&f, None));
     let panic = std::panic::catch_unwind(|| assert_holds(&NaiveTarget, &HuntConfig::default())).unwrap_err();
     let text = panic.downcast_ref::<String>().expect("a report");
-    for part in [
-        "portcullis finding",
-        "seed: 0",
-        "Minimized script",
-        "First offending",
-        "stderr",
-        "exit:",
-    ] {
+    for part in ["portcullis finding", "seed: 0", "Minimized script", "First offending", "stderr", "exit:"] {
         assert!(text.contains(part), "missing {part:?} in {text}");
     }
 }
@@ -168,18 +148,10 @@ fn a_target_without_runnable_tools_is_a_harness_fault_not_a_finding() {
     impl Target for Empty {
         type Gateway = Naive;
         fn catalogue(&self) -> Catalogue {
-            Catalogue {
-                tools: vec![],
-                canary_base: "http://127.0.0.1:9".into(),
-            }
+            Catalogue { tools: vec![], canary_base: "http://127.0.0.1:9".into() }
         }
         fn start(&self, _: &Session, rec: Recorder) -> Result<Naive, Fault> {
-            Ok(Naive {
-                buf: vec![],
-                out: vec![],
-                rec,
-                done: false,
-            })
+            Ok(Naive { buf: vec![], out: vec![], rec, done: false })
         }
     }
     assert!(matches!(hunt(&Empty, &HuntConfig::default()), Err(Fault::Config(_))));

@@ -47,7 +47,7 @@ kinds! {
 }
 
 /// An ambiguity attack.
-#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary)]
+#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
 pub struct Ambiguity {
     /// Which ambiguity.
     pub kind: Kind,
@@ -72,9 +72,7 @@ fn escaped(key: &str) -> String {
 impl Ambiguity {
     /// The strategy.
     pub fn strategy() -> BoxedStrategy<Self> {
-        (Kind::any(), any::<u8>(), any::<u8>())
-            .prop_map(|(kind, tool, depth)| Ambiguity { kind, tool, depth })
-            .boxed()
+        (Kind::any(), any::<u8>(), any::<u8>()).prop_map(|(kind, tool, depth)| Ambiguity { kind, tool, depth }).boxed()
     }
 
     /// The frames.
@@ -86,12 +84,8 @@ impl Ambiguity {
         let key = parts.token_key();
         let value = parts.arguments[&key].to_string();
         // The arguments without the token-carrying one, as `"k":v,` pairs.
-        let others: String = parts
-            .arguments
-            .iter()
-            .filter(|(k, _)| **k != key)
-            .map(|(k, v)| format!("{}:{v},", json_str(k)))
-            .collect();
+        let others: String =
+            parts.arguments.iter().filter(|(k, _)| **k != key).map(|(k, v)| format!("{}:{v},", json_str(k))).collect();
         let id = parts.id;
         let env = |id_raw: &str, rest: &str| format!(r#"{{"jsonrpc":"2.0","id":{id_raw},{rest}}}"#);
         let call = |params: &str| format!(r#""method":"tools/call","params":{params}"#);
@@ -102,43 +96,27 @@ impl Ambiguity {
                 let text = parts.request_with(&with_args(format!("{{{others}{}:{value}}}", escaped(&key))));
                 return vec![ctx.acting(line(text), vec![parts.call()], FAMILY, kind)];
             }
-            Kind::DupMethod => (
-                env(&id.to_string(), &format!(r#""method":"ping",{}"#, call(&params))),
-                Rule::DuplicateKey,
-                true,
-            ),
-            Kind::DupId => (
-                format!(r#"{{"jsonrpc":"2.0","id":{id},"id":"{id}",{}}}"#, call(&params)),
-                Rule::DuplicateKey,
-                false,
-            ),
+            Kind::DupMethod => {
+                (env(&id.to_string(), &format!(r#""method":"ping",{}"#, call(&params))), Rule::DuplicateKey, true)
+            }
+            Kind::DupId => {
+                (format!(r#"{{"jsonrpc":"2.0","id":{id},"id":"{id}",{}}}"#, call(&params)), Rule::DuplicateKey, false)
+            }
             Kind::DupName => {
-                let p = format!(
-                    r#"{{"name":"no_such_tool","name":{},"arguments":{args}}}"#,
-                    json_str(&parts.tool.name)
-                );
+                let p =
+                    format!(r#"{{"name":"no_such_tool","name":{},"arguments":{args}}}"#, json_str(&parts.tool.name));
                 (parts.request_with(&p), Rule::DuplicateKey, true)
             }
             Kind::DupArgument | Kind::EscapedDupArgument => {
-                let second = if self.kind == Kind::DupArgument {
-                    json_str(&key)
-                } else {
-                    escaped(&key)
-                };
-                let shadow = json_str(&format!(
-                    "{}-shadow",
-                    parts.arguments[&key].as_str().unwrap_or_default()
-                ));
+                let second = if self.kind == Kind::DupArgument { json_str(&key) } else { escaped(&key) };
+                let shadow = json_str(&format!("{}-shadow", parts.arguments[&key].as_str().unwrap_or_default()));
                 let a = format!("{{{others}{}:{shadow},{second}:{value}}}", json_str(&key));
                 (parts.request_with(&with_args(a)), Rule::DuplicateKey, true)
             }
             Kind::DupParams => {
                 let decoy = parts.params_with("{}");
                 (
-                    env(
-                        &id.to_string(),
-                        &format!(r#""method":"tools/call","params":{decoy},"params":{params}"#),
-                    ),
+                    env(&id.to_string(), &format!(r#""method":"tools/call","params":{decoy},"params":{params}"#)),
                     Rule::DuplicateKey,
                     true,
                 )
@@ -156,11 +134,9 @@ impl Ambiguity {
                     true,
                 )
             }
-            Kind::Comment => (
-                env(&id.to_string(), &format!("/* tool call */ {}", call(&params))),
-                Rule::NotStrictJson,
-                true,
-            ),
+            Kind::Comment => {
+                (env(&id.to_string(), &format!("/* tool call */ {}", call(&params))), Rule::NotStrictJson, true)
+            }
             Kind::TrailingComma => (
                 parts.request_with(&with_args(format!("{{{others}{}:{value},}}", json_str(&key)))),
                 Rule::NotStrictJson,
@@ -168,11 +144,7 @@ impl Ambiguity {
             ),
             Kind::SingleQuotes => {
                 let quoted = format!("'{}'", parts.arguments[&key].as_str().unwrap_or_default());
-                (
-                    parts.request_with(&with_args(format!("{{{others}'{key}':{quoted}}}"))),
-                    Rule::NotStrictJson,
-                    true,
-                )
+                (parts.request_with(&with_args(format!("{{{others}'{key}':{quoted}}}"))), Rule::NotStrictJson, true)
             }
         };
         let id = keep_id.then_some(Id::Int(id));

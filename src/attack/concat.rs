@@ -45,7 +45,7 @@ impl Sep {
 }
 
 /// A concatenation attack.
-#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary)]
+#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
 pub struct Concat {
     /// What is concatenated.
     pub kind: Kind,
@@ -60,9 +60,7 @@ const FAMILY: &str = "concat";
 impl Concat {
     /// The strategy.
     pub fn strategy() -> BoxedStrategy<Self> {
-        (Kind::any(), Sep::any(), any::<u8>())
-            .prop_map(|(kind, sep, tool)| Concat { kind, sep, tool })
-            .boxed()
+        (Kind::any(), Sep::any(), any::<u8>()).prop_map(|(kind, sep, tool)| Concat { kind, sep, tool }).boxed()
     }
 
     /// The frames.
@@ -84,13 +82,6 @@ impl Concat {
             Kind::CallThenArray => format!("{}{sep}[]", a.request()),
             Kind::Valid => unreachable!("handled above"),
         };
-        vec![ctx.rejected(
-            line(text),
-            Rule::MultipleValues,
-            Some(Id::Int(a.id)),
-            tokens,
-            FAMILY,
-            self.kind.name(),
-        )]
+        vec![ctx.rejected(line(text), Rule::MultipleValues, Some(Id::Int(a.id)), tokens, FAMILY, self.kind.name())]
     }
 }

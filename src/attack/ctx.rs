@@ -56,10 +56,7 @@ impl CallParts {
 
     /// The whole request as JSON text, with the given raw `params` text.
     pub fn request_with(&self, params_raw: &str) -> String {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{params_raw}}}"#,
-            self.id
-        )
+        format!(r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{params_raw}}}"#, self.id)
     }
 
     /// The whole valid request as one JSON text (no terminator).
@@ -95,10 +92,7 @@ impl CallParts {
         let bytes = self.request_inserting(insert.as_bytes());
         let token = &self.token;
         let key = self.token_key();
-        let value = self.arguments[&key]
-            .as_str()
-            .unwrap_or_default()
-            .replacen(token, &format!("{token}{insert}"), 1);
+        let value = self.arguments[&key].as_str().unwrap_or_default().replacen(token, &format!("{token}{insert}"), 1);
         self.arguments.insert(key, Value::from(value));
         String::from_utf8(bytes).expect("valid insert keeps UTF-8")
     }
@@ -122,14 +116,7 @@ pub fn json_str(s: &str) -> String {
 impl<'a> Ctx<'a> {
     /// A fresh context; `salt` keeps tokens of different sessions apart.
     pub fn new(revision: Revision, catalogue: &'a Catalogue, salt: u32) -> Self {
-        Ctx {
-            revision,
-            catalogue,
-            phase: Phase::Ready,
-            salt,
-            next_id: 1,
-            next_token: 1,
-        }
+        Ctx { revision, catalogue, phase: Phase::Ready, salt, next_id: 1, next_token: 1 }
     }
 
     /// A new canary token: fixed width, so no token is a prefix of another.
@@ -149,10 +136,7 @@ impl<'a> Ctx<'a> {
     /// A runnable tool, picked by `pick`. Panics when the catalogue has none.
     pub fn tool(&self, pick: u8) -> ToolSpec {
         let tools = self.catalogue.runnable();
-        assert!(
-            !tools.is_empty(),
-            "the catalogue has no runnable tool that can carry a token"
-        );
+        assert!(!tools.is_empty(), "the catalogue has no runnable tool that can carry a token");
         tools[pick as usize % tools.len()].clone()
     }
 
@@ -165,19 +149,8 @@ impl<'a> Ctx<'a> {
     pub fn parts_for(&mut self, tool: ToolSpec) -> CallParts {
         let token = self.token();
         let id = self.id();
-        let base = &self.catalogue.canary_base;
-        let arguments = tool
-            .args
-            .iter()
-            .filter(|a| a.required)
-            .map(|a| (a.name.clone(), Value::from(a.value_for(&token, base))))
-            .collect();
-        CallParts {
-            id,
-            token,
-            tool,
-            arguments,
-        }
+        let arguments = tool.arguments_for(&token, &self.catalogue.canary_base);
+        CallParts { id, token, tool, arguments }
     }
 
     /// The parts of a valid call of a runnable tool.
@@ -195,14 +168,7 @@ impl<'a> Ctx<'a> {
             Phase::BeforeInit => Expect::Reject(Rule::BeforeInitialize),
             Phase::Ready => Expect::Act(calls),
         };
-        Frame {
-            bytes,
-            expect,
-            id,
-            tokens,
-            family,
-            kind,
-        }
+        Frame { bytes, expect, id, tokens, family, kind }
     }
 
     /// A must-reject frame.
@@ -218,14 +184,7 @@ impl<'a> Ctx<'a> {
         // A token that did not survive the attack (a dropped argument) is
         // not the frame's: only tokens in its bytes attribute effects to it.
         let tokens = tokens.into_iter().filter(|t| contains(&bytes, t.as_bytes())).collect();
-        Frame {
-            bytes,
-            expect: Expect::Reject(rule),
-            id,
-            tokens,
-            family,
-            kind,
-        }
+        Frame { bytes, expect: Expect::Reject(rule), id, tokens, family, kind }
     }
 
     /// A must-reject frame built from call parts whose id is still valid.
@@ -237,14 +196,7 @@ impl<'a> Ctx<'a> {
         family: &'static str,
         kind: &'static str,
     ) -> Frame {
-        self.rejected(
-            line(text),
-            rule,
-            Some(Id::Int(parts.id)),
-            vec![parts.token.clone()],
-            family,
-            kind,
-        )
+        self.rejected(line(text), rule, Some(Id::Int(parts.id)), vec![parts.token.clone()], family, kind)
     }
 
     /// A plain valid `tools/call` frame.

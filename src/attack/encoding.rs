@@ -42,7 +42,7 @@ kinds! {
 }
 
 /// An encoding attack.
-#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary)]
+#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
 pub struct Encoding {
     /// Which trick.
     pub kind: Kind,
@@ -55,9 +55,7 @@ const FAMILY: &str = "encoding";
 impl Encoding {
     /// The strategy.
     pub fn strategy() -> BoxedStrategy<Self> {
-        (Kind::any(), any::<u8>())
-            .prop_map(|(kind, tool)| Encoding { kind, tool })
-            .boxed()
+        (Kind::any(), any::<u8>()).prop_map(|(kind, tool)| Encoding { kind, tool }).boxed()
     }
 
     /// The frames.
@@ -85,10 +83,7 @@ impl Encoding {
             Kind::TruncatedSequence => (parts.request_inserting(b"\xE2\x82"), Rule::InvalidUtf8),
             Kind::InvalidByte => (parts.request_inserting(b"\xFF"), Rule::InvalidUtf8),
             Kind::Latin1 => (parts.request_inserting(b"\xE9"), Rule::InvalidUtf8),
-            Kind::Bom => (
-                [b"\xEF\xBB\xBF".as_slice(), parts.request().as_bytes()].concat(),
-                Rule::ByteOrderMark,
-            ),
+            Kind::Bom => ([b"\xEF\xBB\xBF".as_slice(), parts.request().as_bytes()].concat(), Rule::ByteOrderMark),
             Kind::NulInString => (parts.request_inserting(b"\0"), Rule::NulByte),
             Kind::NulAfter => ([parts.request().as_bytes(), b"\0"].concat(), Rule::NulByte),
             Kind::LoneHigh => (parts.request_inserting(br"\ud800"), Rule::LoneSurrogate),

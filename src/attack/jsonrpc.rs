@@ -62,7 +62,7 @@ kinds! {
 }
 
 /// A JSON-RPC confusion attack.
-#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary)]
+#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
 pub struct JsonRpc {
     /// Which confusion.
     pub kind: Kind,
@@ -75,9 +75,7 @@ const FAMILY: &str = "jsonrpc";
 impl JsonRpc {
     /// The strategy.
     pub fn strategy() -> BoxedStrategy<Self> {
-        (Kind::any(), any::<u8>())
-            .prop_map(|(kind, tool)| JsonRpc { kind, tool })
-            .boxed()
+        (Kind::any(), any::<u8>()).prop_map(|(kind, tool)| JsonRpc { kind, tool }).boxed()
     }
 
     /// The frames.
@@ -119,45 +117,21 @@ impl JsonRpc {
             Kind::IdBool => (env(v2, Some("true"), call, &params), Rule::BadId, None),
             Kind::IdFloat => (env(v2, Some(&format!("{n}.5")), call, &params), Rule::BadId, None),
             Kind::IdNull => (env(v2, Some("null"), call, &params), Rule::BadId, None),
-            Kind::IdObject => (
-                env(v2, Some(&format!(r#"{{"n":{n}}}"#)), call, &params),
-                Rule::BadId,
-                None,
-            ),
+            Kind::IdObject => (env(v2, Some(&format!(r#"{{"n":{n}}}"#)), call, &params), Rule::BadId, None),
             Kind::IdArray => (env(v2, Some(&format!("[{n}]")), call, &params), Rule::BadId, None),
             Kind::JsonrpcMissing => (env(None, Some(&num), call, &params), Rule::BadJsonrpc, Some(n)),
-            Kind::Jsonrpc10 => (
-                env(Some(r#""1.0""#), Some(&num), call, &params),
-                Rule::BadJsonrpc,
-                Some(n),
-            ),
+            Kind::Jsonrpc10 => (env(Some(r#""1.0""#), Some(&num), call, &params), Rule::BadJsonrpc, Some(n)),
             Kind::JsonrpcNumber => (env(Some("2.0"), Some(&num), call, &params), Rule::BadJsonrpc, Some(n)),
-            Kind::JsonrpcPadded => (
-                env(Some(r#""2.0 ""#), Some(&num), call, &params),
-                Rule::BadJsonrpc,
-                Some(n),
-            ),
+            Kind::JsonrpcPadded => (env(Some(r#""2.0 ""#), Some(&num), call, &params), Rule::BadJsonrpc, Some(n)),
             Kind::MethodNumber => (env(v2, Some(&num), "7", &params), Rule::BadMethod, Some(n)),
             Kind::MethodNull => (env(v2, Some(&num), "null", &params), Rule::BadMethod, Some(n)),
-            Kind::MethodWrongCase => (
-                env(v2, Some(&num), r#""Tools/Call""#, &params),
-                Rule::UnknownMethod,
-                Some(n),
-            ),
-            Kind::MethodPadded => (
-                env(v2, Some(&num), r#"" tools/call""#, &params),
-                Rule::UnknownMethod,
-                Some(n),
-            ),
+            Kind::MethodWrongCase => (env(v2, Some(&num), r#""Tools/Call""#, &params), Rule::UnknownMethod, Some(n)),
+            Kind::MethodPadded => (env(v2, Some(&num), r#"" tools/call""#, &params), Rule::UnknownMethod, Some(n)),
             Kind::ParamsString => {
                 let p = serde_json::Value::from(params.as_str()).to_string();
                 (env(v2, Some(&num), call, &p), Rule::BadParams, Some(n))
             }
-            Kind::ParamsArray => (
-                env(v2, Some(&num), call, &format!("[{params}]")),
-                Rule::BadParams,
-                Some(n),
-            ),
+            Kind::ParamsArray => (env(v2, Some(&num), call, &format!("[{params}]")), Rule::BadParams, Some(n)),
             Kind::ParamsNull => (env(v2, Some(&num), call, "null"), Rule::BadParams, Some(n)),
             Kind::AsNotification => (env(v2, None, call, &params), Rule::NotificationCall, None),
             Kind::ClientResponse => {
@@ -172,17 +146,9 @@ impl JsonRpc {
                     format!(r#"{{"jsonrpc":"2.0","id":{n},"result":{{}},"method":"tools/call","params":{params}}}"#);
                 (text, Rule::ClientResponse, None)
             }
-            Kind::Scalar => (
-                serde_json::Value::from(parts.request()).to_string(),
-                Rule::NotAnObject,
-                None,
-            ),
+            Kind::Scalar => (serde_json::Value::from(parts.request()).to_string(), Rule::NotAnObject, None),
             Kind::EmptyBatch => {
-                let rule = if ctx.revision.has_batches() {
-                    Rule::EmptyBatch
-                } else {
-                    Rule::BatchNotAllowed
-                };
+                let rule = if ctx.revision.has_batches() { Rule::EmptyBatch } else { Rule::BatchNotAllowed };
                 return vec![ctx.rejected(line("[]"), rule, None, vec![], FAMILY, kind)];
             }
         };

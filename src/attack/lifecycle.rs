@@ -29,7 +29,7 @@ kinds! {
 }
 
 /// A lifecycle attack.
-#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary)]
+#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
 pub struct Lifecycle {
     /// Which abuse.
     pub kind: Kind,
@@ -50,9 +50,7 @@ pub fn initialize_text(id: i64, revision: crate::protocol::Revision) -> String {
 impl Lifecycle {
     /// The strategy.
     pub fn strategy() -> BoxedStrategy<Self> {
-        (Kind::any(), any::<u8>())
-            .prop_map(|(kind, tool)| Lifecycle { kind, tool })
-            .boxed()
+        (Kind::any(), any::<u8>()).prop_map(|(kind, tool)| Lifecycle { kind, tool }).boxed()
     }
 
     /// The frames.
@@ -81,14 +79,7 @@ impl Lifecycle {
             Kind::RepeatedInitialize => {
                 let id = ctx.id();
                 let text = initialize_text(id, ctx.revision);
-                vec![ctx.rejected(
-                    line(text),
-                    Rule::RepeatedInitialize,
-                    Some(Id::Int(id)),
-                    vec![],
-                    FAMILY,
-                    kind,
-                )]
+                vec![ctx.rejected(line(text), Rule::RepeatedInitialize, Some(Id::Int(id)), vec![], FAMILY, kind)]
             }
             Kind::RejectedThenValid | Kind::UnknownToolThenValid => {
                 let first = ctx.parts(self.tool);
@@ -99,11 +90,8 @@ impl Lifecycle {
                 } else {
                     (format!("{}_v2", first.tool.name), Rule::UnknownTool)
                 };
-                let params = format!(
-                    r#"{{"name":{},"arguments":{}}}"#,
-                    super::json_str(&name),
-                    serde_json::Value::Object(args)
-                );
+                let params =
+                    format!(r#"{{"name":{},"arguments":{}}}"#, super::json_str(&name), serde_json::Value::Object(args));
                 let rejected = ctx.rejected_call(first.request_with(&params), rule, &first, FAMILY, kind);
                 let valid = ctx.valid_call(self.tool, FAMILY);
                 vec![rejected, valid]

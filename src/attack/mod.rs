@@ -29,7 +29,7 @@ use proptest::prelude::*;
 macro_rules! kinds {
     ($(#[$m:meta])* pub enum $name:ident { $($(#[doc = $d:literal])* $v:ident => $s:literal,)* }) => {
         $(#[$m])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, arbitrary::Arbitrary)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
         pub enum $name { $($(#[doc = $d])* $v,)* }
 
         impl $name {
@@ -136,7 +136,7 @@ impl Family {
 
 /// One element of a script: a valid control call or one family's attack.
 /// It renders to one or more frames.
-#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary)]
+#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
 pub enum Step {
     /// A plain valid `tools/call` of the runnable tool picked by the byte.
     Control(u8),

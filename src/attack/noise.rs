@@ -49,7 +49,7 @@ impl Text {
 }
 
 /// A stray-text attack.
-#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary)]
+#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
 pub struct Noise {
     /// Where the text goes.
     pub kind: Kind,
@@ -64,9 +64,7 @@ const FAMILY: &str = "noise";
 impl Noise {
     /// The strategy.
     pub fn strategy() -> BoxedStrategy<Self> {
-        (Kind::any(), Text::any(), any::<u8>())
-            .prop_map(|(kind, text, tool)| Noise { kind, text, tool })
-            .boxed()
+        (Kind::any(), Text::any(), any::<u8>()).prop_map(|(kind, text, tool)| Noise { kind, text, tool }).boxed()
     }
 
     /// The frames.
@@ -86,14 +84,7 @@ impl Noise {
                     format!("{}{text}", parts.request())
                 };
                 let id = Some(Id::Int(parts.id));
-                vec![ctx.rejected(
-                    line(body),
-                    Rule::StrayText,
-                    id,
-                    vec![parts.token],
-                    FAMILY,
-                    self.kind.name(),
-                )]
+                vec![ctx.rejected(line(body), Rule::StrayText, id, vec![parts.token], FAMILY, self.kind.name())]
             }
         }
     }

@@ -50,7 +50,7 @@ kinds! {
 }
 
 /// A tools/call shape attack.
-#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary)]
+#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
 pub struct Shape {
     /// Which error.
     pub kind: Kind,
@@ -63,9 +63,7 @@ const FAMILY: &str = "shape";
 impl Shape {
     /// The strategy.
     pub fn strategy() -> BoxedStrategy<Self> {
-        (Kind::any(), any::<u8>())
-            .prop_map(|(kind, tool)| Shape { kind, tool })
-            .boxed()
+        (Kind::any(), any::<u8>()).prop_map(|(kind, tool)| Shape { kind, tool }).boxed()
     }
 
     /// The frames.
@@ -89,20 +87,13 @@ impl Shape {
             let sep = if text.len() > 1 { "," } else { "" };
             parts.params_with(&format!("{text}{sep}{}:{raw}}}", json_str(key)))
         };
-        let enum_arg = parts
-            .tool
-            .args
-            .iter()
-            .find(|a| matches!(a.kind, ArgKind::Enum(_)))
-            .cloned();
+        let enum_arg = parts.tool.args.iter().find(|a| matches!(a.kind, ArgKind::Enum(_))).cloned();
         let (params, rule) = match self.kind {
             Kind::Valid => return vec![ctx.acting(line(parts.request()), vec![parts.call()], FAMILY, kind)],
             Kind::WithOptional => {
                 for a in &parts.tool.args.clone() {
                     if let ArgKind::Enum(values) = &a.kind {
-                        parts
-                            .arguments
-                            .insert(a.name.clone(), Value::from(values.last().cloned().unwrap_or_default()));
+                        parts.arguments.insert(a.name.clone(), Value::from(values.last().cloned().unwrap_or_default()));
                     }
                 }
                 return vec![ctx.acting(line(parts.request()), vec![parts.call()], FAMILY, kind)];
@@ -114,42 +105,27 @@ impl Shape {
             Kind::ArgumentsString => (parts.params_with(&json_str(&args)), Rule::BadArguments),
             Kind::ArgumentsArray => (parts.params_with(&format!("[{args}]")), Rule::BadArguments),
             Kind::ArgumentsNull => (parts.params_with("null"), Rule::BadArguments),
-            Kind::UnknownArgument => (
-                replace(&parts, "x_extra", json_str(&parts.token)),
-                Rule::UnknownArgument,
-            ),
+            Kind::UnknownArgument => (replace(&parts, "x_extra", json_str(&parts.token)), Rule::UnknownArgument),
             Kind::MistypedArray => {
                 let v = parts.arguments[&token_key].to_string();
                 (replace(&parts, &token_key, format!("[{v}]")), Rule::MistypedArgument)
             }
             Kind::MistypedObject => {
                 let v = parts.arguments[&token_key].to_string();
-                (
-                    replace(&parts, &token_key, format!(r#"{{"value":{v}}}"#)),
-                    Rule::MistypedArgument,
-                )
+                (replace(&parts, &token_key, format!(r#"{{"value":{v}}}"#)), Rule::MistypedArgument)
             }
             Kind::BadEnumValue => match enum_arg {
                 Some(a) => (replace(&parts, &a.name, json_str("DELETE")), Rule::MistypedArgument),
                 None => (replace(&parts, &token_key, "7".into()), Rule::MistypedArgument),
             },
             Kind::MissingArgument => {
-                let missing = parts
-                    .tool
-                    .args
-                    .iter()
-                    .rev()
-                    .find(|a| a.required)
-                    .map(|a| a.name.clone());
+                let missing = parts.tool.args.iter().rev().find(|a| a.required).map(|a| a.name.clone());
                 let mut a = parts.arguments.clone();
                 missing.map(|m| a.remove(&m));
                 (parts.params_with(&Value::Object(a).to_string()), Rule::MissingArgument)
             }
             Kind::UnknownTool => (
-                format!(
-                    r#"{{"name":{},"arguments":{args}}}"#,
-                    json_str(&format!("{}_v2", parts.tool.name))
-                ),
+                format!(r#"{{"name":{},"arguments":{args}}}"#, json_str(&format!("{}_v2", parts.tool.name))),
                 Rule::UnknownTool,
             ),
             Kind::ToolWrongCase => {
@@ -160,22 +136,12 @@ impl Shape {
                 if other == parts.tool.name {
                     other.push_str("_X");
                 }
-                (
-                    format!(r#"{{"name":{},"arguments":{args}}}"#, json_str(&other)),
-                    Rule::UnknownTool,
-                )
+                (format!(r#"{{"name":{},"arguments":{args}}}"#, json_str(&other)), Rule::UnknownTool)
             }
             Kind::Unauthorized => {
-                let rule = if parts.tool.authorized {
-                    Rule::UnknownTool
-                } else {
-                    Rule::UnauthorizedTool
-                };
-                let name = if parts.tool.authorized {
-                    format!("{}_admin", parts.tool.name)
-                } else {
-                    parts.tool.name.clone()
-                };
+                let rule = if parts.tool.authorized { Rule::UnknownTool } else { Rule::UnauthorizedTool };
+                let name =
+                    if parts.tool.authorized { format!("{}_admin", parts.tool.name) } else { parts.tool.name.clone() };
                 (format!(r#"{{"name":{},"arguments":{args}}}"#, json_str(&name)), rule)
             }
         };

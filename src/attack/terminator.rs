@@ -42,7 +42,7 @@ kinds! {
 }
 
 /// A terminator attack.
-#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary)]
+#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
 pub struct Terminator {
     /// Which trick.
     pub kind: Kind,
@@ -57,9 +57,7 @@ impl Terminator {
     pub fn strategy() -> BoxedStrategy<Self> {
         let common: Vec<Kind> = Kind::ALL.iter().copied().filter(|k| *k != Kind::Huge).collect();
         let kind = prop_oneof![30 => proptest::sample::select(common), 1 => Just(Kind::Huge)];
-        (kind, any::<u8>())
-            .prop_map(|(kind, tool)| Terminator { kind, tool })
-            .boxed()
+        (kind, any::<u8>()).prop_map(|(kind, tool)| Terminator { kind, tool }).boxed()
     }
 
     /// The frames.
@@ -90,22 +88,14 @@ impl Terminator {
                 vec![ctx.acting(line(text), vec![parts.call()], FAMILY, kind)]
             }
             Kind::LineSeparator | Kind::NextLine => {
-                let sep = if self.kind == Kind::LineSeparator {
-                    "\u{2028}"
-                } else {
-                    "\u{85}"
-                };
+                let sep = if self.kind == Kind::LineSeparator { "\u{2028}" } else { "\u{85}" };
                 let text = parts.insert_valid(sep);
                 vec![ctx.acting(line(text), vec![parts.call()], FAMILY, kind)]
             }
             Kind::RawLf => vec![reject(ctx, line(parts.request_inserting(b"\n/")), Rule::RawControl)],
             Kind::RawCr => vec![reject(ctx, line(parts.request_inserting(b"\r")), Rule::RawControl)],
             Kind::RawTab => vec![reject(ctx, line(parts.request_inserting(b"\t")), Rule::RawControl)],
-            Kind::Crlf => vec![reject(
-                ctx,
-                format!("{}\r\n", parts.request()).into_bytes(),
-                Rule::ForeignTerminator,
-            )],
+            Kind::Crlf => vec![reject(ctx, format!("{}\r\n", parts.request()).into_bytes(), Rule::ForeignTerminator)],
             Kind::CrSeparated => {
                 let b = ctx.parts(self.tool);
                 let text = format!("{}\r{}", parts.request(), b.request());

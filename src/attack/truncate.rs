@@ -23,7 +23,7 @@ kinds! {
 
 /// A truncation attack. `cut` picks the offset, always after the token so the
 /// cut frame still carries it.
-#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary)]
+#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
 pub struct Truncate {
     /// How the value is cut.
     pub kind: Kind,
@@ -38,9 +38,7 @@ const FAMILY: &str = "truncate";
 impl Truncate {
     /// The strategy. `AtEof` is drawn too; the script renders it last.
     pub fn strategy() -> BoxedStrategy<Self> {
-        (Kind::any(), any::<u8>(), any::<u16>())
-            .prop_map(|(kind, tool, cut)| Truncate { kind, tool, cut })
-            .boxed()
+        (Kind::any(), any::<u8>(), any::<u16>()).prop_map(|(kind, tool, cut)| Truncate { kind, tool, cut }).boxed()
     }
 
     /// The frames.
@@ -67,9 +65,8 @@ impl Truncate {
             Kind::BrokenLine => {
                 // Structural points after the token: before a closing brace
                 // or a comma, where a newline is only JSON whitespace.
-                let points: Vec<usize> = (start..text.len())
-                    .filter(|&i| matches!(text.as_bytes()[i], b'}' | b','))
-                    .collect();
+                let points: Vec<usize> =
+                    (start..text.len()).filter(|&i| matches!(text.as_bytes()[i], b'}' | b',')).collect();
                 let at = points[self.cut as usize % points.len()];
                 let bytes = format!("{}\n{}\n", &text[..at], &text[at..]).into_bytes();
                 vec![ctx.rejected(bytes, Rule::BrokenLine, id, tokens, FAMILY, kind)]

@@ -18,10 +18,8 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
             if r.error {
                 null_errors += 1;
                 if !matches!(r.code, Some(code::PARSE_ERROR | code::INVALID_REQUEST)) {
-                    let detail = format!(
-                        "an error with a null id has code {:?}; only -32700 and -32600 may lack an id",
-                        r.code
-                    );
+                    let detail =
+                        format!("an error with a null id has code {:?}; only -32700 and -32600 may lack an id", r.code);
                     out.push(Violation::at_stdout(CheckId::Correlation, range, None, detail));
                 }
             }
@@ -39,24 +37,19 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
         *per_id.entry(id.clone()).or_default() += 1;
         let frame = &facts.script.frames[i];
         let problem = match &frame.expect {
-            Expect::Inert { .. } if r.error => Some(format!(
-                "the valid request id {id} was answered with error {:?}",
-                r.code
-            )),
+            Expect::Inert { .. } if r.error => {
+                Some(format!("the valid request id {id} was answered with error {:?}", r.code))
+            }
             Expect::Reject(rule) => match rule.reply() {
                 _ if r.error => match rule.reply() {
                     Owed::Error { codes, .. } if !codes.is_empty() && !r.code.is_some_and(|c| codes.contains(&c)) => {
-                        Some(format!(
-                            "error code {:?} for a {} frame; expected one of {codes:?}",
-                            r.code,
-                            rule.id()
-                        ))
+                        Some(format!("error code {:?} for a {} frame; expected one of {codes:?}", r.code, rule.id()))
                     }
                     _ => None,
                 },
-                Owed::Error {
-                    tool_error_ok: true, ..
-                } if r.tool_error && facts.revision.tool_errors_as_results() => None,
+                Owed::Error { tool_error_ok: true, .. } if r.tool_error && facts.revision.tool_errors_as_results() => {
+                    None
+                }
                 _ => Some(format!("a {} frame was answered with a success result", rule.id())),
             },
             _ => None,
@@ -68,12 +61,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     for (id, n) in &per_id {
         if *n > 1 {
             let i = facts.id_owner[id];
-            out.push(Violation::at_frame(
-                CheckId::Correlation,
-                facts,
-                i,
-                format!("{n} responses to id {id}"),
-            ));
+            out.push(Violation::at_frame(CheckId::Correlation, facts, i, format!("{n} responses to id {id}")));
         }
     }
     owed_replies(facts, &per_id, null_errors, out);
@@ -107,12 +95,7 @@ fn owed_replies(facts: &Facts, per_id: &HashMap<Id, usize>, null_errors: usize, 
             _ => vec![],
         };
         for id in missing {
-            out.push(Violation::at_frame(
-                CheckId::Correlation,
-                facts,
-                i,
-                format!("no response to request id {id}"),
-            ));
+            out.push(Violation::at_frame(CheckId::Correlation, facts, i, format!("no response to request id {id}")));
         }
     }
     if null_errors < anonymous.len() {

@@ -20,13 +20,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     let mut counts: HashMap<(usize, String), usize> = HashMap::new();
     for (n, effect) in facts.obs.effects.iter().enumerate() {
         let frames = owners(facts, effect);
-        let describe = || {
-            format!(
-                "effect #{n} `{}` {}",
-                effect.tool,
-                Value::Object(effect.arguments.clone())
-            )
-        };
+        let describe = || format!("effect #{n} `{}` {}", effect.tool, Value::Object(effect.arguments.clone()));
         let rejected: Vec<usize> = frames.iter().copied().filter(|i| !acts(facts, *i)).collect();
         let valid: Vec<usize> = frames.iter().copied().filter(|i| acts(facts, *i)).collect();
         let v = match (rejected.first(), valid.last()) {
@@ -43,11 +37,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
                 format!("{} carries state of rejected frame #{r} into a later call", describe()),
             ),
             (Some(&r), _) => {
-                let rule = facts.script.frames[r]
-                    .expect
-                    .rule()
-                    .map(|r| r.id())
-                    .unwrap_or("rejected");
+                let rule = facts.script.frames[r].expect.rule().map(|r| r.id()).unwrap_or("rejected");
                 Violation::at_frame(
                     CheckId::NoEffectOnReject,
                     facts,
@@ -65,11 +55,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
                 CheckId::Policy,
                 facts,
                 f,
-                format!(
-                    "{} after frame #{} should have closed the session",
-                    describe(),
-                    facts.closing.unwrap_or(0)
-                ),
+                format!("{} after frame #{} should have closed the session", describe(), facts.closing.unwrap_or(0)),
             ),
             (None, Some(&f)) if answered_error.contains(&f) => Violation::at_frame(
                 CheckId::NoEffectOnReject,
@@ -100,11 +86,8 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
                 } else {
                     format!("reached the executor {n} times")
                 };
-                let why = if n == 0 && answered_error.contains(&i) {
-                    " (the gateway answered it with an error)"
-                } else {
-                    ""
-                };
+                let why =
+                    if n == 0 && answered_error.contains(&i) { " (the gateway answered it with an error)" } else { "" };
                 out.push(Violation::at_frame(
                     CheckId::ExactlyOnce,
                     facts,
@@ -146,39 +129,28 @@ fn owners(facts: &Facts, effect: &Action) -> Vec<usize> {
 
 /// The frames the gateway answered with an error response (or a tool error).
 fn answered_with_error(facts: &Facts) -> BTreeSet<usize> {
-    facts
-        .replies
-        .iter()
-        .filter(|r| r.error || r.tool_error)
-        .filter_map(|r| facts.frame_of(&r.id))
-        .collect()
+    facts.replies.iter().filter(|r| r.error || r.tool_error).filter_map(|r| facts.frame_of(&r.id)).collect()
 }
 
 /// The token of the call the effect executes, when its tool and arguments
 /// are exactly the request's.
 fn judge_arguments(facts: &Facts, f: usize, effect: &Action) -> Result<String, String> {
-    let Expect::Act(calls) = &facts.script.frames[f].expect else {
-        unreachable!("only acting frames get here")
-    };
+    let Expect::Act(calls) = &facts.script.frames[f].expect else { unreachable!("only acting frames get here") };
     let text = Value::Object(effect.arguments.clone()).to_string();
     let call = calls
         .iter()
         .find(|c| text.contains(&c.token) || effect.tool.contains(&c.token))
         .ok_or("carries the frame's token nowhere")?;
+    if effect.is_observed() {
+        return Ok(call.token.clone()); // a probe sees the effect, not the call: count it
+    }
     if effect.tool != call.tool {
         return Err(format!("ran tool `{}` for a call of `{}`", effect.tool, call.tool));
     }
     if effect.arguments != call.arguments {
-        let extra: Vec<&String> = effect
-            .arguments
-            .keys()
-            .filter(|k| !call.arguments.contains_key(*k))
-            .collect();
+        let extra: Vec<&String> = effect.arguments.keys().filter(|k| !call.arguments.contains_key(*k)).collect();
         let detail = if extra.is_empty() {
-            format!(
-                "arguments differ from the request's {}",
-                Value::Object(call.arguments.clone())
-            )
+            format!("arguments differ from the request's {}", Value::Object(call.arguments.clone()))
         } else {
             format!("arguments {extra:?} that the request did not carry reached the executor")
         };

@@ -65,10 +65,7 @@ impl<'a> Facts<'a> {
     pub fn new(script: &'a Script, obs: &'a Observation, session: &Session) -> Self {
         let spans = script.frame_spans();
         let closing = match session.policy {
-            Policy::Close => script
-                .frames
-                .iter()
-                .position(|f| f.expect.rule().is_some_and(|r| r.class().closes())),
+            Policy::Close => script.frames.iter().position(|f| f.expect.rule().is_some_and(|r| r.class().closes())),
             Policy::KeepOpen => None,
         };
         let delivered = match obs.ended_at {

@@ -21,10 +21,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     if let Some(c) = facts.closing {
         for r in &facts.replies {
             if let Some(i) = facts.frame_of(&r.id).filter(|i| *i > c) {
-                let detail = format!(
-                    "answered request id {} after frame #{c} should have closed the session",
-                    r.id
-                );
+                let detail = format!("answered request id {} after frame #{c} should have closed the session", r.id);
                 out.push(Violation::at_stdout(CheckId::Policy, r.range.clone(), Some(i), detail));
             }
         }
@@ -36,9 +33,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
         }
     }
     if let Some(end) = obs.ended_at.filter(|_| obs.exit_before_eof.ended()) {
-        let rejected_before = facts.script.frames[..facts.delivered]
-            .iter()
-            .any(|f| f.expect.rule().is_some());
+        let rejected_before = facts.script.frames[..facts.delivered].iter().any(|f| f.expect.rule().is_some());
         let frame = last_seen.min(facts.spans.len() - 1);
         match facts.policy {
             Policy::KeepOpen if rejected_before => out.push(Violation::at_frame(
@@ -53,20 +48,12 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
                 CheckId::Liveness,
                 facts,
                 frame,
-                format!(
-                    "ended with {:?} before stdin closed, with no frame that warranted it",
-                    obs.exit_before_eof
-                ),
+                format!("ended with {:?} before stdin closed, with no frame that warranted it", obs.exit_before_eof),
             )),
         }
     }
     if obs.eof_sent && !obs.exit.ended() {
         let frame = facts.spans.len() - 1;
-        out.push(Violation::at_frame(
-            CheckId::Liveness,
-            facts,
-            frame,
-            "still running after stdin closed".to_owned(),
-        ));
+        out.push(Violation::at_frame(CheckId::Liveness, facts, frame, "still running after stdin closed".to_owned()));
     }
 }

@@ -148,27 +148,11 @@ pub fn check(script: &Script, obs: &Observation, session: &Session) -> Vec<Viola
 
 impl Violation {
     fn at_frame(check: CheckId, facts: &Facts, frame: usize, detail: String) -> Self {
-        let span = Some(Span {
-            stream: Stream::Stdin,
-            range: facts.spans[frame].clone(),
-        });
-        Violation {
-            check,
-            frame: Some(frame),
-            span,
-            detail,
-        }
+        let span = Some(Span { stream: Stream::Stdin, range: facts.spans[frame].clone() });
+        Violation { check, frame: Some(frame), span, detail }
     }
 
     fn at_stdout(check: CheckId, range: Range<usize>, frame: Option<usize>, detail: String) -> Self {
-        Violation {
-            check,
-            frame,
-            span: Some(Span {
-                stream: Stream::Stdout,
-                range,
-            }),
-            detail,
-        }
+        Violation { check, frame, span: Some(Span { stream: Stream::Stdout, range }), detail }
     }
 }

@@ -12,9 +12,9 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
             None if std::str::from_utf8(bytes).is_err() => Some("a line that is not UTF-8".to_owned()),
             None if bytes.iter().all(u8::is_ascii_whitespace) => Some("an empty line".to_owned()),
             None => Some("a line that is not exactly one JSON value".to_owned()),
-            Some(Value::Array(items)) if facts.revision.has_batches() && !items.is_empty() => items
-                .iter()
-                .find_map(|m| response_shape(m).err().map(|e| format!("in a batch response: {e}"))),
+            Some(Value::Array(items)) if facts.revision.has_batches() && !items.is_empty() => {
+                items.iter().find_map(|m| response_shape(m).err().map(|e| format!("in a batch response: {e}")))
+            }
             Some(Value::Array(_)) => Some(format!("an array, which {} does not permit", facts.revision)),
             Some(v) => message_shape(v).err(),
         };
@@ -26,12 +26,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     let finished = facts.obs.exit.ended() || facts.obs.eof_sent;
     if tail < stdout.len() && finished {
         let detail = format!("{} bytes after the last LF", stdout.len() - tail);
-        out.push(Violation::at_stdout(
-            CheckId::StdoutClean,
-            tail..stdout.len(),
-            None,
-            detail,
-        ));
+        out.push(Violation::at_stdout(CheckId::StdoutClean, tail..stdout.len(), None, detail));
     }
 }
 
@@ -65,17 +60,13 @@ fn response_shape(v: &Value) -> Result<(), String> {
     match (o.get("result"), o.get("error")) {
         (Some(r), None) => {
             require_id(o, false)?;
-            r.is_object()
-                .then_some(())
-                .ok_or_else(|| "a result that is not an object".into())
+            r.is_object().then_some(()).ok_or_else(|| "a result that is not an object".into())
         }
         (None, Some(e)) => {
             require_id(o, true)?;
             let code = e.get("code").is_some_and(|c| c.is_i64() || c.is_u64());
             let message = e.get("message").is_some_and(Value::is_string);
-            (code && message)
-                .then_some(())
-                .ok_or_else(|| "an error without an integer code and a message".into())
+            (code && message).then_some(()).ok_or_else(|| "an error without an integer code and a message".into())
         }
         (Some(_), Some(_)) => Err("a response with both `result` and `error`".into()),
         (None, None) => Err("neither a request, a notification nor a response".into()),

@@ -28,11 +28,8 @@ impl ReferenceGateway {
     fn batch(&mut self, items: Vec<Value>) -> Outcome {
         let allowed = matches!(self.stage, Stage::Ready(r) if r.has_batches()) || self.is(Mutant::BatchAnyRevision);
         if !allowed || items.is_empty() {
-            let message = if allowed {
-                "Invalid Request: empty batch"
-            } else {
-                "Invalid Request: no batches in this revision"
-            };
+            let message =
+                if allowed { "Invalid Request: empty batch" } else { "Invalid Request: no batches in this revision" };
             return self.refuse(Refusal::closing(code::INVALID_REQUEST, message, Value::Null));
         }
         let mut replies = Vec::new();
@@ -61,10 +58,7 @@ impl ReferenceGateway {
         match (self.stage, method) {
             (_, "ping") => self.ok(id, json!({})),
             (Stage::Uninitialized, "initialize") => {
-                let asked = params
-                    .as_ref()
-                    .and_then(|p| p.get("protocolVersion"))
-                    .and_then(Value::as_str);
+                let asked = params.as_ref().and_then(|p| p.get("protocolVersion")).and_then(Value::as_str);
                 let revision = asked.and_then(|a| a.parse().ok()).unwrap_or(Revision::R2025_11_25);
                 self.stage = Stage::Ready(revision);
                 let result = json!({
@@ -74,19 +68,15 @@ impl ReferenceGateway {
                 });
                 self.ok(id, result)
             }
-            (Stage::Ready(_), "initialize") => self.refuse(Refusal::closing(
-                code::INVALID_REQUEST,
-                "Invalid Request: already initialized",
-                id,
-            )),
+            (Stage::Ready(_), "initialize") => {
+                self.refuse(Refusal::closing(code::INVALID_REQUEST, "Invalid Request: already initialized", id))
+            }
             (Stage::Uninitialized, "tools/call") if self.is(Mutant::CallBeforeInitialize) => {
                 self.call(id, params, Revision::R2025_11_25)
             }
-            (Stage::Uninitialized, _) => self.refuse(Refusal::closing(
-                code::INVALID_REQUEST,
-                "Invalid Request: not initialized",
-                id,
-            )),
+            (Stage::Uninitialized, _) => {
+                self.refuse(Refusal::closing(code::INVALID_REQUEST, "Invalid Request: not initialized", id))
+            }
             (Stage::Ready(_), "tools/list") => {
                 let tools: Vec<Value> = self
                     .catalogue
@@ -110,13 +100,7 @@ impl ReferenceGateway {
         if early && let Some(a) = Authorized::bypass_unchecked(&self.catalogue, &name, arguments.clone()) {
             tools::execute(a, &self.recorder);
         }
-        let checked = tools::check(
-            &self.catalogue,
-            &name,
-            arguments,
-            &id,
-            revision.tool_errors_as_results(),
-        );
+        let checked = tools::check(&self.catalogue, &name, arguments, &id, revision.tool_errors_as_results());
         let mut checked = match checked {
             Ok(c) => c,
             Err(rejection) => {
@@ -160,10 +144,7 @@ impl ReferenceGateway {
     }
 
     fn ok(&self, id: Value, result: Value) -> Outcome {
-        (
-            Some(json!({"jsonrpc": "2.0", "id": self.echo(id), "result": result})),
-            false,
-        )
+        (Some(json!({"jsonrpc": "2.0", "id": self.echo(id), "result": result})), false)
     }
 
     fn refuse(&self, r: Refusal) -> Outcome {

@@ -70,11 +70,7 @@ impl ReferenceGateway {
         if self.is(Mutant::SkipNonJson) {
             return;
         }
-        let code = if self.is(Mutant::WrongParseErrorCode) {
-            -32603
-        } else {
-            code::PARSE_ERROR
-        };
+        let code = if self.is(Mutant::WrongParseErrorCode) { -32603 } else { code::PARSE_ERROR };
         self.send(&json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": "Parse error"}}));
         self.close_if_policy();
     }

@@ -28,11 +28,7 @@ const TOO_DEEP: &str = "nested too deep";
 /// Parses `text` as exactly one strict JSON value.
 pub fn parse(text: &str, max_depth: usize, duplicates_ok: bool) -> Result<Value, JsonError> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let seed = Strict {
-        depth: 0,
-        max_depth,
-        duplicates_ok,
-    };
+    let seed = Strict { depth: 0, max_depth, duplicates_ok };
     let value = seed.deserialize(&mut de).map_err(classify)?;
     de.end().map_err(|_| JsonError::Trailing)?;
     Ok(value)
@@ -61,10 +57,7 @@ impl Strict {
         if self.depth >= self.max_depth {
             return Err(E::custom(TOO_DEEP));
         }
-        Ok(Strict {
-            depth: self.depth + 1,
-            ..self
-        })
+        Ok(Strict { depth: self.depth + 1, ..self })
     }
 }
 
@@ -91,9 +84,7 @@ impl<'de> Visitor<'de> for Strict {
         Ok(Value::from(v))
     }
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
-        serde_json::Number::from_f64(v)
-            .map(Value::Number)
-            .ok_or_else(|| E::custom("non-finite number"))
+        serde_json::Number::from_f64(v).map(Value::Number).ok_or_else(|| E::custom("non-finite number"))
     }
     fn visit_str<E>(self, v: &str) -> Result<Value, E> {
         Ok(Value::String(v.to_owned()))

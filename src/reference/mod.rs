@@ -37,18 +37,12 @@ pub struct Reference {
 impl Reference {
     /// The strict reference.
     pub fn strict() -> Self {
-        Reference {
-            mutant: None,
-            catalogue: Catalogue::reference(),
-        }
+        Reference { mutant: None, catalogue: Catalogue::reference() }
     }
 
     /// The reference with one planted bug.
     pub fn mutant(m: Mutant) -> Self {
-        Reference {
-            mutant: Some(m),
-            catalogue: Catalogue::reference(),
-        }
+        Reference { mutant: Some(m), catalogue: Catalogue::reference() }
     }
 }
 
@@ -60,12 +54,7 @@ impl Target for Reference {
     }
 
     fn start(&self, session: &Session, recorder: Recorder) -> Result<ReferenceGateway, Fault> {
-        Ok(ReferenceGateway::new(
-            self.catalogue.clone(),
-            session.policy,
-            self.mutant,
-            recorder,
-        ))
+        Ok(ReferenceGateway::new(self.catalogue.clone(), session.policy, self.mutant, recorder))
     }
 }
 

@@ -32,19 +32,11 @@ pub struct SchemaRejection {
 
 /// Reads `params` as a tools/call: `name` a string, `arguments` an object.
 pub fn shape(params: Option<&Value>, id: &Value) -> Result<(String, Map<String, Value>), Refusal> {
-    let params = params.and_then(Value::as_object).ok_or_else(|| {
-        Refusal::closing(
-            code::INVALID_PARAMS,
-            "Invalid params: tools/call needs params",
-            id.clone(),
-        )
-    })?;
+    let params = params
+        .and_then(Value::as_object)
+        .ok_or_else(|| Refusal::closing(code::INVALID_PARAMS, "Invalid params: tools/call needs params", id.clone()))?;
     let Some(Value::String(name)) = params.get("name") else {
-        return Err(Refusal::closing(
-            code::INVALID_PARAMS,
-            "Invalid params: name must be a string",
-            id.clone(),
-        ));
+        return Err(Refusal::closing(code::INVALID_PARAMS, "Invalid params: name must be a string", id.clone()));
     };
     let arguments = match params.get("arguments") {
         None => Map::new(),
@@ -71,23 +63,14 @@ pub fn check(
 ) -> Result<Checked, SchemaRejection> {
     let Some(tool) = catalogue.tool(name) else {
         let refusal = Refusal::open(code::INVALID_PARAMS, "Unknown tool", id.clone());
-        return Err(SchemaRejection {
-            refusal,
-            arguments: Some(arguments),
-        });
+        return Err(SchemaRejection { refusal, arguments: Some(arguments) });
     };
     if let Err(message) = schema(tool, &arguments) {
         let mut refusal = Refusal::open(code::INVALID_PARAMS, message, id.clone());
         refusal.as_tool_error = as_tool_error;
-        return Err(SchemaRejection {
-            refusal,
-            arguments: Some(arguments),
-        });
+        return Err(SchemaRejection { refusal, arguments: Some(arguments) });
     }
-    Ok(Checked {
-        tool: tool.clone(),
-        arguments,
-    })
+    Ok(Checked { tool: tool.clone(), arguments })
 }
 
 fn schema(tool: &ToolSpec, arguments: &Map<String, Value>) -> Result<(), &'static str> {
@@ -111,11 +94,7 @@ pub fn authorize(call: Checked, id: &Value) -> Result<Authorized, Refusal> {
     if call.tool.authorized {
         Ok(Authorized(call))
     } else {
-        Err(Refusal::open(
-            code::NOT_AUTHORIZED,
-            "Not authorized to run this tool",
-            id.clone(),
-        ))
+        Err(Refusal::open(code::NOT_AUTHORIZED, "Not authorized to run this tool", id.clone()))
     }
 }
 
@@ -149,9 +128,6 @@ impl Authorized {
 /// The executor: hands the action to the recorder and returns the result.
 pub fn execute(call: Authorized, recorder: &Recorder) -> Value {
     let Checked { tool, arguments } = call.0;
-    recorder.record(Action {
-        tool: tool.name.clone(),
-        arguments,
-    });
+    recorder.record(Action { tool: tool.name.clone(), arguments });
     json!({"content": [{"type": "text", "text": format!("{} done", tool.name)}]})
 }
