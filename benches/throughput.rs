@@ -47,7 +47,7 @@ fn bare_parse(all: &[Drawn]) {
 fn gateway(all: &[Drawn]) {
     let target = Reference::strict();
     for (spec, s) in all {
-        let session = Session { policy: Policy::KeepOpen, revision: spec.revision };
+        let session = Session { policy: Policy::KeepOpen, revision: spec.revision, salt: 0 };
         black_box(run(&target, &session, s).expect("runs"));
     }
 }

@@ -85,7 +85,7 @@ pub fn session<T: Target>(
         return Err(Fault::Config("the target offers no runnable tool whose arguments can carry a token".into()));
     }
     let script = spec.render(&catalogue, salt);
-    let session = Session { policy, revision: spec.revision };
+    let session = Session { policy, revision: spec.revision, salt };
     let obs = run::run(target, &session, &script)?;
     let violations = check::check(&script, &obs, &session);
     Ok((script, obs, violations))

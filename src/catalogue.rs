@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 /// What kind of string an argument holds, which decides where a canary token
 /// goes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ArgKind {
     /// A URL: the token goes in its path, under the canary base.
     Url,
@@ -20,7 +20,7 @@ pub enum ArgKind {
 }
 
 /// One argument of a tool's input schema. Every argument is a string.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ArgSpec {
     /// The property name.
     pub name: String,
@@ -32,7 +32,7 @@ pub struct ArgSpec {
 
 /// One tool: its name, its arguments (no others are allowed) and whether the
 /// test client is authorized to run it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolSpec {
     /// The tool name.
     pub name: String,
@@ -161,7 +161,7 @@ impl ArgSpec {
 }
 
 /// The tools of a target, plus the canary base URL tokens are put under.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Catalogue {
     /// The tools, in the order tools/list shows them.
     pub tools: Vec<ToolSpec>,

@@ -33,11 +33,14 @@
 
 #![deny(missing_docs)]
 
+pub mod artifact;
 pub mod attack;
 pub mod campaign;
 pub mod catalogue;
 pub mod check;
+pub mod child;
 pub mod frame;
+pub mod probe;
 pub mod protocol;
 pub mod reference;
 pub mod report;

@@ -1,6 +1,11 @@
 //! The `portcullis` command line.
 
+mod fuzz;
 mod mutants;
+mod outputs;
+mod replay;
+mod serve;
+mod setup;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -15,14 +20,23 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Fuzz a stdio MCP server: `portcullis fuzz [FLAGS] -- COMMAND [ARG]...`.
+    Fuzz(fuzz::Args),
+    /// Run a saved finding again: `portcullis replay FILE -- COMMAND`.
+    Replay(replay::Args),
     /// Hunt every built-in planted bug and check the reference stays clean.
     Mutants(mutants::Args),
+    /// Serve the reference gateway (or a mutant) on stdio; `fetch` makes a real HTTP GET.
+    ReferenceGateway(serve::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
+        Command::Fuzz(args) => fuzz::run(&args),
+        Command::Replay(args) => replay::run(&args),
         Command::Mutants(args) => mutants::run(&args),
+        Command::ReferenceGateway(args) => serve::run(&args),
     };
     match outcome {
         Ok(code) => code,

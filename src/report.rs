@@ -98,6 +98,9 @@ pub fn session(script: &Script, obs: &Observation, violations: &[Violation]) -> 
     }
     let _ = writeln!(out, "\nstdout ({} bytes):\n  b\"{}\"", obs.stdout.len(), escape(&obs.stdout, SHOWN * 2));
     let _ = writeln!(out, "stderr ({} bytes):\n  b\"{}\"", obs.stderr.len(), escape(&obs.stderr, SHOWN));
+    if obs.cut != (0, 0) {
+        let _ = writeln!(out, "cut: {} stdout and {} stderr bytes beyond the capture bound", obs.cut.0, obs.cut.1);
+    }
     let _ = writeln!(out, "exit: {:?}", obs.exit);
     out
 }

@@ -23,6 +23,8 @@ pub struct Observation {
     pub ended_at: Option<usize>,
     /// Whether stdin was closed.
     pub eof_sent: bool,
+    /// Bytes of stdout and of stderr written but not kept.
+    pub cut: (u64, u64),
 }
 
 /// The panic message of a caught panic.
@@ -46,6 +48,7 @@ pub fn run<T: Target>(target: &T, session: &Session, script: &Script) -> Result<
         exit: Exit::Running,
         ended_at: None,
         eof_sent: false,
+        cut: (0, 0),
     };
     let stdin = script.stdin();
     let mut crashed = None;
@@ -85,6 +88,7 @@ pub fn run<T: Target>(target: &T, session: &Session, script: &Script) -> Result<
     }
     obs.exit = crashed.map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
     obs.effects = recorder.actions();
+    obs.cut = gateway.cut();
     Ok(obs)
 }
 

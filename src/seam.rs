@@ -202,6 +202,9 @@ pub struct Session {
     pub policy: Policy,
     /// The revision the script asks for.
     pub revision: Revision,
+    /// The salt of the session's canary tokens (`pc` and 8 hex digits start
+    /// each), which tells its late effects from another session's.
+    pub salt: u32,
 }
 
 /// A gateway under test, seen from its stdio. See the module docs for the
@@ -219,6 +222,11 @@ pub trait Gateway {
     }
     /// Whether the gateway is still running.
     fn exit(&mut self) -> Exit;
+    /// Bytes of stdout and of stderr the gateway wrote that the harness did
+    /// not keep (bounded captures); none by default.
+    fn cut(&self) -> (u64, u64) {
+        (0, 0)
+    }
     /// Waits, bounded, until the gateway has caught up with what it was sent:
     /// its output and effects have settled, or it has exited when
     /// `expect_exit` says it should. In-process gateways are synchronous and

@@ -33,7 +33,7 @@ fn script_with(bytes: Vec<u8>, rule: Rule, chunk: usize) -> Script {
 
 fn through_reference(script: &Script) {
     for policy in Policy::ALL {
-        let s = Session { policy, revision: script.revision };
+        let s = Session { policy, revision: script.revision, salt: 0 };
         let obs = run(&Reference::strict(), &s, script).expect("the harness runs");
         let violations = check(script, &obs, &s);
         assert!(violations.is_empty(), "{violations:?}");

@@ -56,7 +56,7 @@ proptest! {
     fn write_boundaries_do_not_change_what_the_reference_does(spec in any_script(), keep_open in any::<bool>()) {
         let policy = if keep_open { Policy::KeepOpen } else { Policy::Close };
         let script = spec.render(&Catalogue::reference(), 3);
-        let s = Session { policy, revision: spec.revision };
+        let s = Session { policy, revision: spec.revision, salt: 3 };
         let whole = run(&Reference::strict(), &s, &script).unwrap();
         let trickled = run(&Trickle, &s, &script).unwrap();
         prop_assert_eq!(&whole.stdout, &trickled.stdout);

@@ -1,0 +1,119 @@
+//! Saved findings: everything needed to replay one — the check, the policy,
+//! the script's choices and salt, the tool it called — plus the frames and
+//! violations escaped for a human. Written atomically (a temporary file,
+//! then a rename) and never over an existing file.
+
+use crate::campaign::Finding;
+use crate::catalogue::ToolSpec;
+use crate::protocol::Policy;
+use crate::report::{SHOWN, escape};
+use crate::script::ScriptSpec;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The artifact format's version.
+pub const VERSION: u32 = 1;
+
+/// One saved finding.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Artifact {
+    /// The format version.
+    pub portcullis_artifact: u32,
+    /// The id of the check it fails.
+    pub check: String,
+    /// The policy the gateway was held to.
+    pub policy: Policy,
+    /// The seed of the hunt.
+    pub seed: u64,
+    /// The salt of the session's tokens.
+    pub salt: u32,
+    /// The tool the script calls.
+    pub tool: ToolSpec,
+    /// The script's choices.
+    pub spec: ScriptSpec,
+    /// The command it ran against, as given.
+    pub command: Vec<String>,
+    /// Each violation, as text.
+    pub violations: Vec<String>,
+    /// Each frame's bytes, escaped and bounded.
+    pub frames: Vec<String>,
+    /// The gateway's stderr, escaped and bounded.
+    pub stderr: String,
+}
+
+/// Why an artifact could not be read or written.
+#[derive(Debug)]
+pub enum ArtifactError {
+    /// Reading or writing the file failed.
+    Io(PathBuf, std::io::Error),
+    /// The file is not an artifact of a version this build reads.
+    Format(PathBuf, String),
+}
+
+impl fmt::Display for ArtifactError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArtifactError::Io(p, e) => write!(f, "{}: {e}", p.display()),
+            ArtifactError::Format(p, e) => write!(f, "{}: not a portcullis artifact: {e}", p.display()),
+        }
+    }
+}
+
+impl std::error::Error for ArtifactError {}
+
+impl Artifact {
+    /// The artifact of a finding against a target that called `tool`.
+    pub fn new(f: &Finding, tool: ToolSpec, command: Vec<String>) -> Self {
+        Artifact {
+            portcullis_artifact: VERSION,
+            check: f.check.id().to_owned(),
+            policy: f.policy,
+            seed: f.seed,
+            salt: f.salt,
+            tool,
+            spec: f.spec.clone(),
+            command,
+            violations: f.violations.iter().map(|v| v.to_string()).collect(),
+            frames: f.script.frames.iter().map(|fr| escape(&fr.bytes, SHOWN)).collect(),
+            stderr: escape(&f.observation.stderr, SHOWN),
+        }
+    }
+
+    /// Saves it in `dir` (created if missing) under a fresh name, atomically.
+    pub fn save(&self, dir: &Path) -> Result<PathBuf, ArtifactError> {
+        let io = |e| ArtifactError::Io(dir.to_path_buf(), e);
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let text = serde_json::to_string_pretty(self).expect("artifacts serialize");
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+        tmp.write_all(text.as_bytes()).and_then(|_| tmp.as_file().sync_all()).map_err(io)?;
+        for n in 0u32.. {
+            let name = format!(
+                "finding-{}-seed{}-{:08x}{}.json",
+                self.check,
+                self.seed,
+                self.salt,
+                if n == 0 { String::new() } else { format!("-{n}") }
+            );
+            let path = dir.join(name);
+            match tmp.persist_noclobber(&path) {
+                Ok(_) => return Ok(path),
+                Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => tmp = e.file,
+                Err(e) => return Err(ArtifactError::Io(path, e.error)),
+            }
+        }
+        unreachable!("some name is free")
+    }
+
+    /// Reads one.
+    pub fn load(path: &Path) -> Result<Artifact, ArtifactError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ArtifactError::Io(path.to_path_buf(), e))?;
+        let a: Artifact =
+            serde_json::from_str(&text).map_err(|e| ArtifactError::Format(path.to_path_buf(), e.to_string()))?;
+        if a.portcullis_artifact != VERSION {
+            return Err(ArtifactError::Format(path.to_path_buf(), format!("version {}", a.portcullis_artifact)));
+        }
+        Ok(a)
+    }
+}

@@ -1,0 +1,57 @@
+//! Ending a child's whole process group: stdin is already closed; then
+//! SIGTERM, then SIGKILL, each with a bounded wait, so nothing the session
+//! started is left behind.
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use std::process::{Child, ExitStatus};
+use std::time::{Duration, Instant};
+
+/// Polls `child` until it exits or `wait` runs out.
+pub fn wait_for(child: &mut Child, wait: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + wait;
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Whether any process of group `pgid` is alive.
+fn group_alive(pgid: Pid) -> bool {
+    killpg(pgid, None).is_ok()
+}
+
+/// Waits for the group to empty, up to `wait`.
+fn group_gone(pgid: Pid, wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
+    while group_alive(pgid) {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    true
+}
+
+/// Ends the group led by `child`: waits `grace` for the leader to exit on its
+/// own, then sends SIGTERM to the group, waits `grace`, then SIGKILL. Returns
+/// the leader's status when it could be reaped.
+pub fn end(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
+    let pgid = Pid::from_raw(child.id() as i32);
+    let mut status = wait_for(child, grace);
+    if status.is_none() || group_alive(pgid) {
+        let _ = killpg(pgid, Signal::SIGTERM);
+        status = status.or_else(|| wait_for(child, grace));
+        if !group_gone(pgid, grace) || status.is_none() {
+            let _ = killpg(pgid, Signal::SIGKILL);
+            status = status.or_else(|| wait_for(child, Duration::from_secs(5)));
+            group_gone(pgid, Duration::from_secs(5));
+        }
+    }
+    status
+}

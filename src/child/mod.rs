@@ -1,0 +1,258 @@
+//! A child process behind the gateway seam, over real pipes.
+//!
+//! Each session spawns the command in its own process group, with a scrubbed
+//! environment (PATH, LANG, HOME set to a fresh temporary folder, plus what
+//! the user passes through). stdin is written on its own thread; stdout and
+//! stderr are drained on theirs into bounded captures; every wait is
+//! bounded; and the session ends with stdin closed, then SIGTERM, then
+//! SIGKILL to the whole group, so no process is left behind and no target
+//! that stops reading or floods its output can stall the harness.
+//!
+//! Effect probes play the executor recorder: whatever they observe while the
+//! session runs is handed to the session's [`Recorder`] when it settles.
+
+mod capture;
+mod discover;
+mod group;
+
+pub use capture::Capture;
+pub use discover::list_tools;
+
+use crate::attack::tokens_in;
+use crate::catalogue::Catalogue;
+use crate::probe::Probes;
+use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The command to run and the environment it gets.
+#[derive(Clone, Debug)]
+pub struct Command {
+    /// The program.
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables for the child besides PATH, LANG and HOME: a value, or
+    /// `None` to pass the harness's own value through.
+    pub env: Vec<(String, Option<String>)>,
+}
+
+/// The bounds of one session.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// The longest any one wait may take.
+    pub timeout: Duration,
+    /// How long output and effects must stay quiet to count as settled.
+    pub quiet: Duration,
+    /// Bytes of stdout, and of stderr, kept per session.
+    pub capture: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { timeout: Duration::from_secs(5), quiet: Duration::from_millis(40), capture: 8 << 20 }
+    }
+}
+
+/// Starts one child per session.
+pub struct ChildTarget {
+    /// What to run.
+    pub command: Command,
+    /// The bounds.
+    pub limits: Limits,
+    /// The tools to call.
+    pub catalogue: Catalogue,
+    /// The probes that observe effects.
+    pub probes: Arc<Probes>,
+    /// Effects set aside because they carry only another session's tokens.
+    pub late_effects: Arc<AtomicUsize>,
+}
+
+impl Target for ChildTarget {
+    type Gateway = ChildGateway;
+
+    fn catalogue(&self) -> Catalogue {
+        self.catalogue.clone()
+    }
+
+    fn start(&self, session: &Session, recorder: Recorder) -> Result<ChildGateway, Fault> {
+        // Effects still arriving from an earlier session are not this one's.
+        let stale = self.probes.settle(Duration::ZERO, Duration::ZERO);
+        self.late_effects.fetch_add(stale.len(), Ordering::Relaxed);
+        ChildGateway::spawn(self, session.salt, recorder)
+    }
+}
+
+/// One running child.
+pub struct ChildGateway {
+    child: Child,
+    writer: Option<mpsc::Sender<Vec<u8>>>,
+    stdout: Capture,
+    stderr: Capture,
+    out_taken: usize,
+    err_taken: usize,
+    status: Option<ExitStatus>,
+    last_write: Instant,
+    limits: Limits,
+    probes: Arc<Probes>,
+    recorder: Recorder,
+    salt: u32,
+    late_effects: Arc<AtomicUsize>,
+    _home: tempfile::TempDir,
+}
+
+impl ChildGateway {
+    fn spawn(target: &ChildTarget, salt: u32, recorder: Recorder) -> Result<ChildGateway, Fault> {
+        let home = tempfile::tempdir().map_err(|e| Fault::Spawn(format!("temporary HOME: {e}")))?;
+        let cmd = &target.command;
+        let mut command = std::process::Command::new(&cmd.program);
+        command.args(&cmd.args).env_clear().env("HOME", home.path());
+        command.env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()));
+        command.env("LANG", std::env::var_os("LANG").unwrap_or_else(|| "C.UTF-8".into()));
+        for (key, value) in &cmd.env {
+            match value {
+                Some(v) => command.env(key, v),
+                None => match std::env::var_os(key) {
+                    Some(v) => command.env(key, v),
+                    None => &mut command,
+                },
+            };
+        }
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+        let mut child = command.spawn().map_err(|e| Fault::Spawn(format!("{}: {e}", cmd.program)))?;
+        let (stdin, out, err) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        let (Some(mut stdin), Some(out), Some(err)) = (stdin, out, err) else {
+            return Err(Fault::Spawn("the child's pipes were not set up".into()));
+        };
+        let (stdout, _) = Capture::start(out, target.limits.capture);
+        let (stderr, _) = Capture::start(err, target.limits.capture);
+        let (tx, rx) = mpsc::channel::<Vec<u8>>();
+        // The writer runs apart: a child that stops reading blocks it, not
+        // the harness. It ends when the channel closes or a write fails.
+        std::thread::spawn(move || {
+            use std::io::Write;
+            for chunk in rx {
+                if stdin.write_all(&chunk).and_then(|_| stdin.flush()).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(ChildGateway {
+            child,
+            writer: Some(tx),
+            stdout,
+            stderr,
+            out_taken: 0,
+            err_taken: 0,
+            status: None,
+            last_write: Instant::now(),
+            limits: target.limits,
+            probes: target.probes.clone(),
+            recorder,
+            salt,
+            late_effects: target.late_effects.clone(),
+            _home: home,
+        })
+    }
+
+    fn poll(&mut self) -> Option<ExitStatus> {
+        if self.status.is_none() {
+            self.status = self.child.try_wait().ok().flatten();
+        }
+        self.status
+    }
+
+    /// Hands the probes' effects to the recorder, setting aside those that
+    /// carry only tokens of other sessions.
+    fn collect_effects(&mut self) {
+        let own = format!("pc{:08x}", self.salt);
+        for effect in self.probes.settle(self.limits.quiet, self.limits.timeout) {
+            let text = serde_json::Value::Object(effect.arguments.clone()).to_string();
+            let mut tokens = tokens_in(&text).peekable();
+            let foreign = tokens.peek().is_some() && tokens.all(|t| !t.starts_with(&own));
+            if foreign {
+                self.late_effects.fetch_add(1, Ordering::Relaxed);
+            } else {
+                self.recorder.record(Action { tool: effect.tool, arguments: effect.arguments });
+            }
+        }
+    }
+}
+
+impl Gateway for ChildGateway {
+    fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
+        self.last_write = Instant::now();
+        if let Some(w) = &self.writer {
+            // A closed channel means the writer saw the pipe break: the child
+            // stopped reading or ended, which is the child's business.
+            let _ = w.send(bytes.to_vec());
+        }
+        Ok(())
+    }
+
+    fn close_stdin(&mut self) -> Result<(), Fault> {
+        self.writer = None;
+        self.last_write = Instant::now();
+        Ok(())
+    }
+
+    fn take_stdout(&mut self) -> Vec<u8> {
+        let new = self.stdout.since(self.out_taken);
+        self.out_taken += new.len();
+        new
+    }
+
+    fn take_stderr(&mut self) -> Vec<u8> {
+        let new = self.stderr.since(self.err_taken);
+        self.err_taken += new.len();
+        new
+    }
+
+    fn exit(&mut self) -> Exit {
+        match self.poll() {
+            None => Exit::Running,
+            Some(s) => match (s.code(), s.signal()) {
+                (Some(code), _) => Exit::Exited(code),
+                (None, Some(sig)) => Exit::Crashed(format!("killed by signal {sig}")),
+                (None, None) => Exit::Crashed("ended without a status".into()),
+            },
+        }
+    }
+
+    fn cut(&self) -> (u64, u64) {
+        (self.stdout.cut(), self.stderr.cut())
+    }
+
+    fn settle(&mut self, expect_exit: bool) -> Result<(), Fault> {
+        let deadline = Instant::now() + self.limits.timeout;
+        let quiet = self.limits.quiet;
+        while Instant::now() < deadline {
+            if self.poll().is_some() {
+                // Let the pipes drain: they close once every holder is gone.
+                while !(self.stdout.closed() && self.stderr.closed()) && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                break;
+            }
+            let calm = self.stdout.last().max(self.stderr.last()).max(self.last_write).elapsed() >= quiet;
+            if calm && !expect_exit {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        self.collect_effects();
+        Ok(())
+    }
+}
+
+impl Drop for ChildGateway {
+    fn drop(&mut self) {
+        self.writer = None;
+        let grace = self.limits.quiet.max(Duration::from_millis(100)).min(self.limits.timeout);
+        group::end(&mut self.child, grace);
+    }
+}

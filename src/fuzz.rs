@@ -1,0 +1,224 @@
+//! `portcullis fuzz -- COMMAND`: a positive control, then a campaign of
+//! attack scripts against a real child process, findings minimized, saved as
+//! replayable artifacts, and reported for a human, as JSON and as JUnit.
+
+use crate::outputs;
+use crate::setup::{ChildFlags, Setup, choose_tool, parse_args};
+use anyhow::{Result, bail};
+use portcullis::artifact::Artifact;
+use portcullis::attack::Step;
+use portcullis::campaign::{Finding, HuntConfig, hunt_with, session, strategy};
+use portcullis::catalogue::ToolSpec;
+use portcullis::{Policy, Revision, ScriptSpec, report};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+/// Flags of `portcullis fuzz`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The tool to call; without it, the server's tools are listed and one
+    /// whose arguments can carry a canary is picked.
+    #[arg(long, value_name = "NAME")]
+    tool: Option<String>,
+    /// The arguments of a valid call, as JSON: "{canary}" becomes a fresh
+    /// sink URL per frame, "{token}" the bare token.
+    #[arg(long, value_name = "JSON")]
+    args: Option<String>,
+    /// What the server must do after a malformed or invalid frame.
+    #[arg(long, default_value = "close")]
+    policy: Policy,
+    /// Sessions to run.
+    #[arg(long, default_value_t = 256)]
+    cases: u32,
+    /// RNG seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Sessions run in parallel.
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// Only this protocol revision (default: every one).
+    #[arg(long)]
+    revision: Option<Revision>,
+    /// Write the findings as JSON here.
+    #[arg(long, value_name = "FILE.json")]
+    report: Option<PathBuf>,
+    /// Write the findings as JUnit XML here.
+    #[arg(long, value_name = "FILE.xml")]
+    junit: Option<PathBuf>,
+    /// Where finding artifacts are saved.
+    #[arg(long, default_value = "portcullis-findings", value_name = "DIR")]
+    artifacts: PathBuf,
+    #[command(flatten)]
+    child: ChildFlags,
+}
+
+/// What a campaign ended with.
+pub struct Outcome {
+    pub finding: Option<(Finding, PathBuf)>,
+    pub sessions: u32,
+    pub late_effects: usize,
+}
+
+pub fn run(args: &Args) -> Result<ExitCode> {
+    if args.jobs == 0 {
+        bail!("--jobs must be at least 1");
+    }
+    let template = args.args.as_deref().map(parse_args).transpose()?;
+    let revisions = args.revision.map(|r| vec![r]).unwrap_or_else(|| Revision::ALL.to_vec());
+    let first = args.child.setup()?;
+    let tool = choose_tool(&first, args.tool.as_deref(), template, revisions[revisions.len() - 1])?;
+    if args.tool.is_none() || args.args.is_none() {
+        let t = serde_json::Value::Object(tool.template.clone().unwrap_or_default());
+        eprintln!("portcullis: calling tool `{}` with --args '{t}'", tool.name);
+    }
+    let control = control(&first, &tool, args, revisions[revisions.len() - 1])?;
+    let outcome = match control {
+        Some(finding) => Outcome { finding: Some(save(&finding, &tool, args)?), sessions: 1, late_effects: 0 },
+        None => campaign(args, first, &tool, &revisions)?,
+    };
+    outputs::write(args.report.as_deref(), args.junit.as_deref(), &outcome, &args.child.command)?;
+    match &outcome.finding {
+        Some((f, path)) => {
+            let replay = format!("portcullis replay {} -- {}", path.display(), args.child.command.join(" "));
+            println!("{}", report::finding(f, Some(&replay)));
+            println!("Saved: {}", path.display());
+            println!("1 finding ({}) in {} sessions", f.check, outcome.sessions);
+            Ok(ExitCode::from(1))
+        }
+        None => {
+            let late = if outcome.late_effects > 0 {
+                format!(" ({} late effects set aside)", outcome.late_effects)
+            } else {
+                String::new()
+            };
+            println!("no finding in {} sessions against `{}`{late}", outcome.sessions, args.child.command.join(" "));
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// One valid call must cause exactly one observed effect before the
+/// campaign means anything. A control that breaks a check is a finding.
+fn control(setup: &Setup, tool: &ToolSpec, args: &Args, revision: Revision) -> Result<Option<Finding>> {
+    let target = setup.target(tool.clone());
+    let spec = ScriptSpec { revision, steps: vec![Step::Control(0)], splits: vec![], joins: vec![], eof: true };
+    let salt = 0x0C04_7A01_u32;
+    let (script, obs, violations) = session(&target, args.policy, &spec, salt).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if obs.effects.is_empty() {
+        bail!(
+            "positive control failed: a valid call of `{}` caused no observed effect.\n  \
+             Check that --tool names a tool that acts, that --args puts \"{{canary}}\" where the server \
+             will fetch it (the sink is {}), or that --watch-dir/--watch-file point where it writes.\n  \
+             stdout: {}\n  stderr: {}",
+            tool.name,
+            setup.probes.http_base(),
+            report::escape(&obs.stdout, 300),
+            report::escape(&obs.stderr, 300)
+        );
+    }
+    if violations.is_empty() {
+        return Ok(None);
+    }
+    let check = violations[0].check;
+    Ok(Some(Finding {
+        check,
+        violations,
+        spec,
+        script,
+        observation: obs,
+        cases_until_caught: 0,
+        seed: args.seed,
+        policy: args.policy,
+        salt,
+    }))
+}
+
+fn campaign(args: &Args, first: Setup, tool: &ToolSpec, revisions: &[Revision]) -> Result<Outcome> {
+    let stop = AtomicBool::new(false);
+    let done = AtomicU32::new(0);
+    let found: Mutex<Option<Finding>> = Mutex::new(None);
+    let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let late = AtomicU32::new(0);
+    let bar = progress(args.cases);
+    let jobs = args.jobs.min(args.cases.max(1) as usize);
+    let mut setups = vec![first];
+    for _ in 1..jobs {
+        setups.push(args.child.setup()?);
+    }
+    std::thread::scope(|scope| {
+        for (j, setup) in setups.into_iter().enumerate() {
+            let (stop, done, found, errors, late, bar) = (&stop, &done, &found, &errors, &late, &bar);
+            let share = args.cases / jobs as u32 + u32::from((j as u32) < args.cases % jobs as u32);
+            scope.spawn(move || {
+                let target = setup.target(tool.clone());
+                let cfg = HuntConfig {
+                    cases: share,
+                    seed: args.seed.wrapping_add(j as u64),
+                    policy: args.policy,
+                    revisions: revisions.to_vec(),
+                    max_shrink_iters: 200,
+                    ..HuntConfig::default()
+                };
+                let tick = |_| {
+                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    bar(n);
+                    !stop.load(Ordering::Relaxed)
+                };
+                match hunt_with(&target, &cfg, strategy(&cfg), &tick) {
+                    Ok(Some(f)) => {
+                        stop.store(true, Ordering::Relaxed);
+                        found.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(f);
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        stop.store(true, Ordering::Relaxed);
+                        errors.lock().unwrap_or_else(|e| e.into_inner()).push(e.to_string());
+                    }
+                }
+                late.fetch_add(target.late_effects.load(Ordering::Relaxed) as u32, Ordering::Relaxed);
+            });
+        }
+    });
+    if let Some(e) = errors.into_inner().unwrap_or_default().first() {
+        bail!("harness error: {e}");
+    }
+    let finding = match found.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(f) => Some(save(&f, tool, args)?),
+        None => None,
+    };
+    Ok(Outcome { finding, sessions: done.load(Ordering::Relaxed), late_effects: late.load(Ordering::Relaxed) as usize })
+}
+
+/// Saves the artifact before anything is reported, so no finding is lost.
+fn save(f: &Finding, tool: &ToolSpec, args: &Args) -> Result<(Finding, PathBuf)> {
+    let artifact = Artifact::new(f, tool.clone(), args.child.command.clone());
+    let path = artifact.save(&args.artifacts).map_err(|e| anyhow::anyhow!("saving the finding failed: {e}"))?;
+    Ok((f.clone(), path))
+}
+
+/// A progress bar on a terminal, a plain line per tenth otherwise.
+fn progress(total: u32) -> Box<dyn Fn(u32) + Sync> {
+    if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(u64::from(total));
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {pos}/{len} sessions {wide_bar} {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Box::new(move |n| {
+            bar.set_position(u64::from(n));
+            if n >= total {
+                bar.finish_and_clear();
+            }
+        })
+    } else {
+        let step = (total / 10).max(1);
+        Box::new(move |n| {
+            if n % step == 0 || n == total {
+                eprintln!("portcullis: {n}/{total} sessions");
+            }
+        })
+    }
+}

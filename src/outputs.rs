@@ -1,0 +1,83 @@
+//! The machine-readable outputs of `portcullis fuzz`: a JSON report and a
+//! JUnit XML file with one test case per check, written atomically.
+
+use crate::fuzz::Outcome;
+use anyhow::{Context, Result};
+use portcullis::CheckId;
+use portcullis::report;
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+use serde_json::json;
+use std::io::Write;
+use std::path::Path;
+
+pub fn write(json_path: Option<&Path>, junit_path: Option<&Path>, outcome: &Outcome, command: &[String]) -> Result<()> {
+    if let Some(p) = json_path {
+        atomic_write(p, serde_json::to_string_pretty(&json(outcome, command)).expect("JSON serializes").as_bytes())?;
+    }
+    if let Some(p) = junit_path {
+        atomic_write(p, junit(outcome).to_string().context("rendering JUnit XML")?.as_bytes())?;
+    }
+    Ok(())
+}
+
+fn json(outcome: &Outcome, command: &[String]) -> serde_json::Value {
+    let findings: Vec<_> = outcome
+        .finding
+        .iter()
+        .map(|(f, path)| {
+            let first = report::offending(&f.script, &f.observation, &f.violations);
+            json!({
+                "check": f.check.id(),
+                "failure": f.check.failure(),
+                "artifact": path.display().to_string(),
+                "policy": f.policy.as_str(),
+                "revision": f.script.revision.as_str(),
+                "seed": f.seed,
+                "violations": f.violations.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
+                "first_offending_bytes": first.map(|(_, b)| report::escape(b, report::SHOWN)),
+                "frames": f.script.frames.iter().map(|fr| json!({
+                    "family": fr.family, "kind": fr.kind, "label": report::label(&fr.expect),
+                    "bytes": report::escape(&fr.bytes, report::SHOWN),
+                })).collect::<Vec<_>>(),
+                "stderr": report::escape(&f.observation.stderr, report::SHOWN),
+                "cut": {"stdout": f.observation.cut.0, "stderr": f.observation.cut.1},
+            })
+        })
+        .collect();
+    json!({
+        "command": command,
+        "sessions": outcome.sessions,
+        "late_effects": outcome.late_effects,
+        "findings": findings,
+    })
+}
+
+fn junit(outcome: &Outcome) -> Report {
+    let mut suite = TestSuite::new("portcullis fuzz");
+    for check in CheckId::ALL {
+        let status = match &outcome.finding {
+            Some((f, path)) if f.check == check => {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                s.set_message(check.failure());
+                let details: Vec<String> = f.violations.iter().map(|v| v.to_string()).collect();
+                s.set_description(format!("{}\nartifact: {}", details.join("\n"), path.display()));
+                s
+            }
+            _ => TestCaseStatus::success(),
+        };
+        suite.add_test_case(TestCase::new(check.id(), status));
+    }
+    let mut report = Report::new("portcullis");
+    report.add_test_suite(suite);
+    report
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder and
+/// a rename, so a reader never sees half a file.
+fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("writing {}", path.display()))?;
+    tmp.write_all(bytes).with_context(|| format!("writing {}", path.display()))?;
+    tmp.persist(path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}

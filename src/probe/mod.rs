@@ -1,0 +1,93 @@
+//! Effect probes: out-of-band observers that play the executor recorder for
+//! a child process. An HTTP sink and a raw TCP sink on 127.0.0.1 (ephemeral
+//! ports), and watchers of a directory or a file. Every effect they see
+//! becomes an observed [`Action`]; the checks attribute it to frames by the
+//! canary tokens it carries.
+
+mod http;
+mod tcp;
+mod watch;
+
+use crate::seam::{Action, Fault};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Most bytes of a request body, a connection or a file a probe keeps.
+pub const KEEP: usize = 64 << 10;
+
+/// Which probes to run besides the HTTP sink.
+#[derive(Clone, Debug, Default)]
+pub struct ProbeConfig {
+    /// Run the raw TCP sink too.
+    pub tcp: bool,
+    /// Directories to watch for files whose name or content holds a token.
+    pub watch_dirs: Vec<PathBuf>,
+    /// Files to watch for a token appearing in their content.
+    pub watch_files: Vec<PathBuf>,
+}
+
+/// Effects seen so far, with when they were seen.
+type Log = Arc<Mutex<Vec<(Instant, Action)>>>;
+
+/// The running probes of one job.
+pub struct Probes {
+    http: http::HttpSink,
+    tcp: Option<tcp::TcpSink>,
+    watches: Mutex<Vec<watch::Watch>>,
+    log: Log,
+}
+
+impl Probes {
+    /// Starts the sinks and takes the watchers' baselines.
+    pub fn start(cfg: &ProbeConfig) -> Result<Probes, Fault> {
+        let log: Log = Arc::default();
+        let http = http::HttpSink::start(log.clone())?;
+        let tcp = if cfg.tcp { Some(tcp::TcpSink::start(log.clone())?) } else { None };
+        let mut watches = Vec::new();
+        for d in &cfg.watch_dirs {
+            watches.push(watch::Watch::dir(d.clone())?);
+        }
+        for f in &cfg.watch_files {
+            watches.push(watch::Watch::file(f.clone())?);
+        }
+        Ok(Probes { http, tcp, watches: Mutex::new(watches), log })
+    }
+
+    /// The HTTP sink's base URL, `http://127.0.0.1:PORT`.
+    pub fn http_base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.http.port())
+    }
+
+    /// The TCP sink's address, `127.0.0.1:PORT`, when it runs.
+    pub fn tcp_addr(&self) -> Option<String> {
+        self.tcp.as_ref().map(|t| format!("127.0.0.1:{}", t.port()))
+    }
+
+    /// Waits until no new effect has arrived for `quiet` (at most `bound`),
+    /// polls the watchers, and hands over every effect since the last call.
+    pub fn settle(&self, quiet: Duration, bound: Duration) -> Vec<Action> {
+        let deadline = Instant::now() + bound;
+        loop {
+            let last = self.log.lock().unwrap_or_else(|e| e.into_inner()).last().map(|(t, _)| *t);
+            let calm = last.is_none_or(|t| t.elapsed() >= quiet);
+            if calm || Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let mut effects: Vec<Action> = std::mem::take(&mut *self.log.lock().unwrap_or_else(|e| e.into_inner()))
+            .into_iter()
+            .map(|(_, a)| a)
+            .collect();
+        for w in self.watches.lock().unwrap_or_else(|e| e.into_inner()).iter_mut() {
+            effects.extend(w.poll());
+        }
+        effects
+    }
+}
+
+/// `bytes` as text for an observed action, lossy and bounded.
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(&bytes[..bytes.len().min(KEEP)]).into_owned()
+}

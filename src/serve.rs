@@ -1,0 +1,113 @@
+//! `portcullis reference-gateway`: the reference gateway, or one of its
+//! mutants, as a real stdio MCP server whose `fetch` tool performs a real
+//! HTTP GET of its `url` — a target for `portcullis fuzz` whose effects can
+//! only be seen out of band.
+
+use anyhow::{Context, Result, bail};
+use portcullis::reference::{Mutant, ReferenceGateway};
+use portcullis::{Action, Catalogue, Exit, Gateway, Policy, Recorder};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Flags of `portcullis reference-gateway`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// What to do after a malformed or invalid frame: close or keep-open.
+    #[arg(long, default_value = "close")]
+    policy: Policy,
+    /// Plant one of the built-in bugs (see `portcullis mutants`).
+    #[arg(long, value_name = "NAME")]
+    mutant: Option<String>,
+    /// Where `write_note` writes its files; without it, it writes nothing.
+    #[arg(long, value_name = "DIR")]
+    notes_dir: Option<PathBuf>,
+}
+
+/// Performs the actions the gateway decided on since `done`.
+struct Executor {
+    agent: ureq::Agent,
+    notes_dir: Option<PathBuf>,
+    done: usize,
+}
+
+impl Executor {
+    fn perform(&mut self, recorder: &Recorder) {
+        let actions = recorder.actions();
+        for action in &actions[self.done..] {
+            self.one(action);
+        }
+        self.done = actions.len();
+    }
+
+    fn one(&self, action: &Action) {
+        let arg = |k: &str| action.arguments.get(k).and_then(|v| v.as_str()).unwrap_or_default();
+        match action.tool.as_str() {
+            "fetch" if arg("method") == "HEAD" => drop(self.agent.head(&encode(arg("url"))).call()),
+            "fetch" => drop(self.agent.get(&encode(arg("url"))).call()),
+            "write_note" => {
+                if let Some(dir) = &self.notes_dir {
+                    let name = std::path::Path::new(arg("path")).file_name().unwrap_or_default();
+                    let _ = std::fs::write(dir.join(name), arg("text"));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Percent-encodes what a URL may not carry raw (non-ASCII bytes, controls,
+/// spaces), as a browser or an HTTP library's quoting would.
+fn encode(url: &str) -> String {
+    let mut out = String::with_capacity(url.len());
+    for b in url.bytes() {
+        if b.is_ascii_graphic() {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+pub fn run(args: &Args) -> Result<ExitCode> {
+    let mutant = match &args.mutant {
+        Some(name) => match Mutant::from_name(name) {
+            Some(m) => Some(m),
+            None => bail!("unknown mutant {name:?} (see `portcullis mutants`)"),
+        },
+        None => None,
+    };
+    let recorder = Recorder::new();
+    let mut gateway = ReferenceGateway::new(Catalogue::reference(), args.policy, mutant, recorder.clone());
+    let config = ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(2))).build();
+    let mut executor = Executor { agent: config.into(), notes_dir: args.notes_dir.clone(), done: 0 };
+    let mut stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        stdout.write_all(&gateway.take_stdout()).context("writing stdout")?;
+        stdout.flush().context("flushing stdout")?;
+        if let Exit::Exited(code) = gateway.exit() {
+            return Ok(ExitCode::from(code as u8));
+        }
+        let n = stdin.read(&mut buf).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        gateway.write_stdin(&buf[..n]).map_err(|e| anyhow::anyhow!("{e}"))?;
+        executor.perform(&recorder);
+    }
+    gateway.close_stdin().map_err(|e| anyhow::anyhow!("{e}"))?;
+    executor.perform(&recorder);
+    stdout.write_all(&gateway.take_stdout()).context("writing stdout")?;
+    stdout.flush().context("flushing stdout")?;
+    loop {
+        match gateway.exit() {
+            Exit::Exited(code) => return Ok(ExitCode::from(code as u8)),
+            // The no-exit-on-eof mutant: linger until signalled.
+            _ => std::thread::sleep(Duration::from_secs(1)),
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! Turning command-line flags into a child target: probes, templates, the
+//! scrubbed environment, and the tool to call (given, or found by
+//! tools/list).
+
+use anyhow::{Context, Result, bail};
+use portcullis::Revision;
+use portcullis::catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
+use portcullis::child::{ChildTarget, Command, Limits, list_tools};
+use portcullis::probe::{ProbeConfig, Probes};
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
+
+/// The flags every command that runs a child shares.
+#[derive(clap::Args, Clone)]
+pub struct ChildFlags {
+    /// Bound on every wait of the harness, in milliseconds.
+    #[arg(long, default_value_t = 5000, value_name = "N")]
+    pub timeout_ms: u64,
+    /// Watch a directory for files whose name or content holds a token.
+    #[arg(long, value_name = "DIR")]
+    pub watch_dir: Vec<PathBuf>,
+    /// Watch a file for a token appearing in its content.
+    #[arg(long, value_name = "FILE")]
+    pub watch_file: Vec<PathBuf>,
+    /// Pass a variable to the child: KEY takes the harness's value, KEY=VALUE sets it ({sink} expands).
+    #[arg(long, value_name = "KEY[=VALUE]")]
+    pub env: Vec<String>,
+    /// Also run a raw TCP sink; its address replaces {tcp-sink}.
+    #[arg(long)]
+    pub tcp_sink: bool,
+    /// The server to fuzz and its arguments ({sink} expands to the HTTP sink's URL).
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// Everything one job needs to start sessions.
+pub struct Setup {
+    pub probes: Arc<Probes>,
+    pub command: Command,
+    pub limits: Limits,
+}
+
+impl ChildFlags {
+    /// Starts a job's probes and expands the templates of its command.
+    pub fn setup(&self) -> Result<Setup> {
+        for d in &self.watch_dir {
+            if !d.is_dir() {
+                bail!("--watch-dir {}: not a directory", d.display());
+            }
+        }
+        let cfg = ProbeConfig {
+            tcp: self.tcp_sink,
+            watch_dirs: self.watch_dir.clone(),
+            watch_files: self.watch_file.clone(),
+        };
+        let probes = Arc::new(Probes::start(&cfg).map_err(|e| anyhow::anyhow!("{e}"))?);
+        let sink = probes.http_base();
+        let tcp = probes.tcp_addr().unwrap_or_default();
+        let expand = |s: &str| s.replace("{sink}", &sink).replace("{tcp-sink}", &tcp);
+        let (program, args) = self.command.split_first().context("no COMMAND after --")?;
+        let env = self
+            .env
+            .iter()
+            .map(|e| match e.split_once('=') {
+                Some((k, v)) => (k.to_owned(), Some(expand(v))),
+                None => (e.clone(), None),
+            })
+            .collect();
+        let command = Command { program: expand(program), args: args.iter().map(|a| expand(a)).collect(), env };
+        let timeout = Duration::from_millis(self.timeout_ms.max(1));
+        let limits = Limits { timeout, ..Limits::default() };
+        Ok(Setup { probes, command, limits })
+    }
+}
+
+impl Setup {
+    /// A target calling `tool`, its canary URLs on this job's sink.
+    pub fn target(&self, tool: ToolSpec) -> ChildTarget {
+        ChildTarget {
+            command: self.command.clone(),
+            limits: self.limits,
+            catalogue: Catalogue { tools: vec![tool], canary_base: self.probes.http_base() },
+            probes: self.probes.clone(),
+            late_effects: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+}
+
+/// Reads `--args`: a JSON object with `{canary}` or `{token}` in a string.
+pub fn parse_args(text: &str) -> Result<Map<String, Value>> {
+    let v: Value = serde_json::from_str(text).with_context(|| format!("--args is not JSON: {text}"))?;
+    let Value::Object(map) = v else { bail!("--args must be a JSON object, got {text}") };
+    let carries = map.values().any(|v| v.as_str().is_some_and(|s| s.contains("{canary}") || s.contains("{token}")));
+    if !carries {
+        bail!("--args must put \"{{canary}}\" or \"{{token}}\" in a string value, so effects can be traced to frames");
+    }
+    Ok(map)
+}
+
+/// A template for `tool` when the user gave none: URL arguments get the
+/// canary URL, other required strings the bare token.
+fn default_template(tool: &ToolSpec) -> Option<Map<String, Value>> {
+    let mut t = Map::new();
+    for a in tool.args.iter().filter(|a| a.required) {
+        let v = match a.kind {
+            ArgKind::Url => "{canary}",
+            ArgKind::Text | ArgKind::Path => "{token}",
+            ArgKind::Enum(_) | ArgKind::Other => return None,
+        };
+        t.insert(a.name.clone(), Value::from(v));
+    }
+    let url = tool.args.iter().find(|a| a.kind == ArgKind::Url && !a.required);
+    if let Some(a) = url.filter(|_| t.is_empty()) {
+        t.insert(a.name.clone(), Value::from("{canary}"));
+    }
+    t.values().any(|v| v == "{canary}" || v == "{token}").then_some(t)
+}
+
+/// The tool to call: `--tool` (with `--args` or a default template), or the
+/// first listed tool whose arguments can carry a canary, preferring URLs.
+pub fn choose_tool(
+    setup: &Setup,
+    name: Option<&str>,
+    args: Option<Map<String, Value>>,
+    rev: Revision,
+) -> Result<ToolSpec> {
+    let probe = setup.target(ToolSpec::new("-", vec![]));
+    let listing = list_tools(&probe, rev);
+    let listed: Vec<ToolSpec> = match &listing {
+        Ok(tools) => tools.iter().filter_map(ToolSpec::from_listing).collect(),
+        Err(_) => vec![],
+    };
+    let mut tool = match name {
+        Some(n) => match listed.iter().find(|t| t.name == n) {
+            Some(t) => t.clone(),
+            None if args.is_some() => {
+                // Not listed (or no listing): the arguments are the schema.
+                let keys = args.iter().flat_map(|a| a.keys());
+                ToolSpec::new(n, keys.map(|k| ArgSpec::required(k, ArgKind::Text)).collect())
+            }
+            None => match &listing {
+                Ok(_) => bail!("the server lists no tool {n:?}; it has: {}", names(&listed)),
+                Err(e) => bail!("could not list the server's tools ({e}); pass --args for {n:?}"),
+            },
+        },
+        None => {
+            if let Err(e) = &listing {
+                bail!("could not list the server's tools ({e}); pass --tool and --args");
+            }
+            let pick = |want: fn(&ArgKind) -> bool| {
+                listed.iter().find(|t| t.args.iter().any(|a| want(&a.kind)) && default_template(t).is_some())
+            };
+            let found = pick(|k| *k == ArgKind::Url).or_else(|| pick(|k| *k == ArgKind::Text));
+            match found {
+                Some(t) => t.clone(),
+                None => bail!(
+                    "no listed tool has a string argument to carry a canary; pass --tool and --args (tools: {})",
+                    names(&listed)
+                ),
+            }
+        }
+    };
+    tool.template = match args {
+        Some(a) => Some(a),
+        None => match default_template(&tool) {
+            Some(t) => Some(t),
+            None => bail!("cannot build a call of {:?} that carries a canary; pass --args", tool.name),
+        },
+    };
+    Ok(tool)
+}
+
+fn names(tools: &[ToolSpec]) -> String {
+    tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
+}

@@ -1,0 +1,111 @@
+//! Hostile child processes: each ends in a clear finding or harness error
+//! within bounded time and memory, and leaves no process behind.
+
+use portcullis::campaign::session;
+use portcullis::catalogue::Catalogue;
+use portcullis::child::{ChildTarget, Command, Limits};
+use portcullis::probe::{ProbeConfig, Probes};
+use portcullis::{CheckId, Policy, Revision, ScriptSpec, attack::Step};
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::{Duration, Instant};
+
+fn target(script: &str) -> ChildTarget {
+    let probes = Arc::new(Probes::start(&ProbeConfig::default()).expect("probes start"));
+    ChildTarget {
+        command: Command { program: "sh".into(), args: vec!["-c".into(), script.into()], env: vec![] },
+        limits: Limits { timeout: Duration::from_millis(700), quiet: Duration::from_millis(30), capture: 1 << 20 },
+        catalogue: Catalogue { canary_base: probes.http_base(), ..Catalogue::reference() },
+        probes,
+        late_effects: Arc::new(AtomicUsize::new(0)),
+    }
+}
+
+fn spec() -> ScriptSpec {
+    ScriptSpec {
+        revision: Revision::R2025_06_18,
+        steps: vec![Step::Control(0)],
+        splits: vec![],
+        joins: vec![],
+        eof: true,
+    }
+}
+
+/// Runs one session and returns the ids of the checks that failed.
+fn checks_of(script: &str) -> Vec<CheckId> {
+    let started = Instant::now();
+    let (_, obs, v) = session(&target(script), Policy::Close, &spec(), 1).expect("the harness runs");
+    assert!(started.elapsed() < Duration::from_secs(10), "bounded: took {:?}", started.elapsed());
+    assert!(obs.stdout.len() <= 1 << 20, "bounded capture");
+    v.into_iter().map(|v| v.check).collect()
+}
+
+/// Whether a process with this pid is alive (and not a zombie).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+#[test]
+fn a_flood_on_stdout_is_cut_and_flagged() {
+    let c = checks_of("yes 'not json'");
+    assert!(c.contains(&CheckId::StdoutClean), "{c:?}");
+}
+
+#[test]
+fn a_target_that_never_exits_or_reads_is_ended() {
+    let c = checks_of("sleep 1000");
+    assert!(c.contains(&CheckId::Liveness), "{c:?}");
+}
+
+#[test]
+fn a_target_that_ignores_sigterm_is_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let script = format!("trap '' TERM; echo $$ > {}; cat >/dev/null; sleep 1000", pidfile.display());
+    let c = checks_of(&script);
+    assert!(c.contains(&CheckId::Liveness), "{c:?}");
+    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    assert!(!alive(pid), "the process ignoring SIGTERM was left behind");
+}
+
+#[test]
+fn a_child_left_running_is_ended_with_its_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let script = format!("sleep 1000 & echo $! > {}; exec cat >/dev/null", pidfile.display());
+    checks_of(&script);
+    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    assert!(!alive(pid), "the background child was left behind");
+}
+
+#[test]
+fn a_target_that_closes_stdout_at_once_is_flagged() {
+    let c = checks_of("exec >&-; cat >/dev/null");
+    assert!(c.contains(&CheckId::Correlation) || c.contains(&CheckId::ExactlyOnce), "{c:?}");
+}
+
+#[test]
+fn binary_garbage_is_flagged() {
+    let c = checks_of("head -c 100000 /dev/urandom; cat >/dev/null");
+    assert!(c.contains(&CheckId::StdoutClean), "{c:?}");
+}
+
+#[test]
+fn a_line_stopped_midway_is_a_fragment() {
+    let c = checks_of(r#"printf '{"jsonrpc":"2.0","id":1,"res'; cat >/dev/null"#);
+    assert!(c.contains(&CheckId::StdoutClean), "{c:?}");
+}
+
+#[test]
+fn a_target_that_exits_immediately_is_flagged() {
+    let c = checks_of("exit 3");
+    assert!(c.contains(&CheckId::Liveness), "{c:?}");
+}
+
+#[test]
+fn a_command_that_does_not_start_is_a_harness_fault() {
+    let mut t = target("true");
+    t.command.program = "/nonexistent/portcullis-no-such-server".into();
+    let r = session(&t, Policy::Close, &spec(), 1);
+    assert!(matches!(r, Err(portcullis::Fault::Spawn(_))), "{:?}", r.map(|(_, _, v)| v));
+}
