@@ -29,8 +29,9 @@ pub struct Artifact {
     pub seed: u64,
     /// The salt of the session's tokens.
     pub salt: u32,
-    /// The tool the script calls.
-    pub tool: ToolSpec,
+    /// The tools the script calls: the one it may run first, then any it
+    /// must not.
+    pub tools: Vec<ToolSpec>,
     /// The script's choices.
     pub spec: ScriptSpec,
     /// The command it ran against, as given.
@@ -65,14 +66,14 @@ impl std::error::Error for ArtifactError {}
 
 impl Artifact {
     /// The artifact of a finding against a target that called `tool`.
-    pub fn new(f: &Finding, tool: ToolSpec, command: Vec<String>) -> Self {
+    pub fn new(f: &Finding, tools: Vec<ToolSpec>, command: Vec<String>) -> Self {
         Artifact {
             portcullis_artifact: VERSION,
             check: f.check.id().to_owned(),
             policy: f.policy,
             seed: f.seed,
             salt: f.salt,
-            tool,
+            tools,
             spec: f.spec.clone(),
             command,
             violations: f.violations.iter().map(|v| v.to_string()).collect(),

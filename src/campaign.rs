@@ -33,6 +33,8 @@ pub struct HuntConfig {
     pub focus: Option<CheckId>,
     /// Most shrinking steps after a failure (each one a session).
     pub max_shrink_iters: u32,
+    /// Most time spent shrinking, in milliseconds; 0 for no bound.
+    pub max_shrink_ms: u32,
 }
 
 impl Default for HuntConfig {
@@ -46,6 +48,7 @@ impl Default for HuntConfig {
             persistence: None,
             focus: None,
             max_shrink_iters: 2048,
+            max_shrink_ms: 0,
         }
     }
 }
@@ -122,6 +125,7 @@ pub fn hunt_with<T: Target>(
         cases: cfg.cases,
         failure_persistence: cfg.persistence.map(|p| Box::new(FileFailurePersistence::Direct(p)) as _),
         max_shrink_iters: cfg.max_shrink_iters,
+        max_shrink_time: cfg.max_shrink_ms,
         ..Config::default()
     };
     let mut seed = [0u8; 32];

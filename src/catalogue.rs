@@ -128,6 +128,7 @@ impl ToolSpec {
             let schema = match &a.kind {
                 ArgKind::Enum(values) => json!({"type": "string", "enum": values}),
                 ArgKind::Other => json!({}),
+                ArgKind::Url => json!({"type": "string", "format": "uri"}),
                 _ => json!({"type": "string"}),
             };
             props.insert(a.name.clone(), schema);
@@ -171,7 +172,8 @@ pub struct Catalogue {
 
 impl Catalogue {
     /// The reference gateway's tools: `fetch` (HTTP GET of a URL),
-    /// `write_note` (a file write) and `rotate_keys`, which it lists but the
+    /// `write_note` (a file write) and `rotate_keys` (a POST to its
+    /// `webhook`), which it lists but the
     /// test client may not run.
     pub fn reference() -> Self {
         let method = ArgKind::Enum(vec!["GET".into(), "HEAD".into()]);
@@ -187,7 +189,7 @@ impl Catalogue {
                 ),
                 ToolSpec {
                     authorized: false,
-                    ..ToolSpec::new("rotate_keys", vec![ArgSpec::required("reason", ArgKind::Text)])
+                    ..ToolSpec::new("rotate_keys", vec![ArgSpec::required("webhook", ArgKind::Url)])
                 },
             ],
             canary_base: "http://127.0.0.1:9".to_owned(),

@@ -3,13 +3,13 @@
 //! replayable artifacts, and reported for a human, as JSON and as JUnit.
 
 use crate::outputs;
-use crate::setup::{ChildFlags, Setup, choose_tool, parse_args};
+use crate::setup::{ChildFlags, Setup, choose_tools, parse_args};
 use anyhow::{Result, bail};
 use portcullis::artifact::Artifact;
 use portcullis::attack::Step;
 use portcullis::campaign::{Finding, HuntConfig, hunt_with, session, strategy};
 use portcullis::catalogue::ToolSpec;
-use portcullis::{Policy, Revision, ScriptSpec, report};
+use portcullis::{CheckId, Policy, Revision, ScriptSpec, report};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,6 +30,10 @@ pub struct Args {
     /// What the server must do after a malformed or invalid frame.
     #[arg(long, default_value = "close")]
     policy: Policy,
+    /// A listed tool the client is not authorized to run: calls of it must
+    /// have no effect. Repeatable.
+    #[arg(long, value_name = "NAME")]
+    forbidden_tool: Vec<String>,
     /// Sessions to run.
     #[arg(long, default_value_t = 256)]
     cases: u32,
@@ -39,6 +43,9 @@ pub struct Args {
     /// Sessions run in parallel.
     #[arg(long, default_value_t = 1)]
     jobs: usize,
+    /// Hunt for this check only (default: every check).
+    #[arg(long, value_name = "ID", value_parser = parse_check)]
+    check: Option<CheckId>,
     /// Only this protocol revision (default: every one).
     #[arg(long)]
     revision: Option<Revision>,
@@ -55,6 +62,13 @@ pub struct Args {
     child: ChildFlags,
 }
 
+fn parse_check(id: &str) -> Result<CheckId, String> {
+    CheckId::from_id(id).ok_or_else(|| {
+        let known: Vec<&str> = CheckId::ALL.iter().map(|c| c.id()).collect();
+        format!("unknown check {id:?} (known: {})", known.join(", "))
+    })
+}
+
 /// What a campaign ended with.
 pub struct Outcome {
     pub finding: Option<(Finding, PathBuf)>,
@@ -69,15 +83,16 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let template = args.args.as_deref().map(parse_args).transpose()?;
     let revisions = args.revision.map(|r| vec![r]).unwrap_or_else(|| Revision::ALL.to_vec());
     let first = args.child.setup()?;
-    let tool = choose_tool(&first, args.tool.as_deref(), template, revisions[revisions.len() - 1])?;
+    let latest = revisions[revisions.len() - 1];
+    let tools = choose_tools(&first, args.tool.as_deref(), template, &args.forbidden_tool, latest)?;
     if args.tool.is_none() || args.args.is_none() {
-        let t = serde_json::Value::Object(tool.template.clone().unwrap_or_default());
-        eprintln!("portcullis: calling tool `{}` with --args '{t}'", tool.name);
+        let t = serde_json::Value::Object(tools[0].template.clone().unwrap_or_default());
+        eprintln!("portcullis: calling tool `{}` with --args '{t}'", tools[0].name);
     }
-    let control = control(&first, &tool, args, revisions[revisions.len() - 1])?;
+    let control = control(&first, &tools, args, latest)?;
     let outcome = match control {
-        Some(finding) => Outcome { finding: Some(save(&finding, &tool, args)?), sessions: 1, late_effects: 0 },
-        None => campaign(args, first, &tool, &revisions)?,
+        Some(finding) => Outcome { finding: Some(save(&finding, &tools, args)?), sessions: 1, late_effects: 0 },
+        None => campaign(args, first, &tools, &revisions)?,
     };
     outputs::write(args.report.as_deref(), args.junit.as_deref(), &outcome, &args.child.command)?;
     match &outcome.finding {
@@ -102,8 +117,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 
 /// One valid call must cause exactly one observed effect before the
 /// campaign means anything. A control that breaks a check is a finding.
-fn control(setup: &Setup, tool: &ToolSpec, args: &Args, revision: Revision) -> Result<Option<Finding>> {
-    let target = setup.target(tool.clone());
+fn control(setup: &Setup, tools: &[ToolSpec], args: &Args, revision: Revision) -> Result<Option<Finding>> {
+    let target = setup.target(tools.to_vec());
     let spec = ScriptSpec { revision, steps: vec![Step::Control(0)], splits: vec![], joins: vec![], eof: true };
     let salt = 0x0C04_7A01_u32;
     let (script, obs, violations) = session(&target, args.policy, &spec, salt).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -113,7 +128,7 @@ fn control(setup: &Setup, tool: &ToolSpec, args: &Args, revision: Revision) -> R
              Check that --tool names a tool that acts, that --args puts \"{{canary}}\" where the server \
              will fetch it (the sink is {}), or that --watch-dir/--watch-file point where it writes.\n  \
              stdout: {}\n  stderr: {}",
-            tool.name,
+            tools[0].name,
             setup.probes.http_base(),
             report::escape(&obs.stdout, 300),
             report::escape(&obs.stderr, 300)
@@ -136,7 +151,7 @@ fn control(setup: &Setup, tool: &ToolSpec, args: &Args, revision: Revision) -> R
     }))
 }
 
-fn campaign(args: &Args, first: Setup, tool: &ToolSpec, revisions: &[Revision]) -> Result<Outcome> {
+fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision]) -> Result<Outcome> {
     let stop = AtomicBool::new(false);
     let done = AtomicU32::new(0);
     let found: Mutex<Option<Finding>> = Mutex::new(None);
@@ -153,13 +168,15 @@ fn campaign(args: &Args, first: Setup, tool: &ToolSpec, revisions: &[Revision]) 
             let (stop, done, found, errors, late, bar) = (&stop, &done, &found, &errors, &late, &bar);
             let share = args.cases / jobs as u32 + u32::from((j as u32) < args.cases % jobs as u32);
             scope.spawn(move || {
-                let target = setup.target(tool.clone());
+                let target = setup.target(tools.to_vec());
                 let cfg = HuntConfig {
                     cases: share,
                     seed: args.seed.wrapping_add(j as u64),
                     policy: args.policy,
                     revisions: revisions.to_vec(),
                     max_shrink_iters: 200,
+                    max_shrink_ms: 30_000,
+                    focus: args.check,
                     ..HuntConfig::default()
                 };
                 let tick = |_| {
@@ -186,15 +203,15 @@ fn campaign(args: &Args, first: Setup, tool: &ToolSpec, revisions: &[Revision]) 
         bail!("harness error: {e}");
     }
     let finding = match found.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        Some(f) => Some(save(&f, tool, args)?),
+        Some(f) => Some(save(&f, tools, args)?),
         None => None,
     };
     Ok(Outcome { finding, sessions: done.load(Ordering::Relaxed), late_effects: late.load(Ordering::Relaxed) as usize })
 }
 
 /// Saves the artifact before anything is reported, so no finding is lost.
-fn save(f: &Finding, tool: &ToolSpec, args: &Args) -> Result<(Finding, PathBuf)> {
-    let artifact = Artifact::new(f, tool.clone(), args.child.command.clone());
+fn save(f: &Finding, tools: &[ToolSpec], args: &Args) -> Result<(Finding, PathBuf)> {
+    let artifact = Artifact::new(f, tools.to_vec(), args.child.command.clone());
     let path = artifact.save(&args.artifacts).map_err(|e| anyhow::anyhow!("saving the finding failed: {e}"))?;
     Ok((f.clone(), path))
 }

@@ -21,7 +21,7 @@ pub struct Args {
 pub fn run(args: &Args) -> Result<ExitCode> {
     let artifact = Artifact::load(&args.artifact)?;
     let setup = args.child.setup()?;
-    let target = setup.target(artifact.tool.clone());
+    let target = setup.target(artifact.tools.clone());
     let (script, obs, violations) =
         session(&target, artifact.policy, &artifact.spec, artifact.salt).map_err(|e| anyhow::anyhow!("{e}"))?;
     let still: Vec<_> = violations.iter().filter(|v| v.check.id() == artifact.check).cloned().collect();

@@ -1,7 +1,10 @@
 //! `portcullis reference-gateway`: the reference gateway, or one of its
 //! mutants, as a real stdio MCP server whose `fetch` tool performs a real
 //! HTTP GET of its `url` — a target for `portcullis fuzz` whose effects can
-//! only be seen out of band.
+//! only be seen out of band. So that what reaches the executor shows in the
+//! effect, every request carries the call's whole arguments in an
+//! `x-mcp-arguments` header; `rotate_keys` (never authorized) POSTs to its
+//! `webhook`.
 
 use anyhow::{Context, Result, bail};
 use portcullis::reference::{Mutant, ReferenceGateway};
@@ -43,9 +46,15 @@ impl Executor {
 
     fn one(&self, action: &Action) {
         let arg = |k: &str| action.arguments.get(k).and_then(|v| v.as_str()).unwrap_or_default();
+        let all = encode(&serde_json::Value::Object(action.arguments.clone()).to_string());
         match action.tool.as_str() {
-            "fetch" if arg("method") == "HEAD" => drop(self.agent.head(&encode(arg("url"))).call()),
-            "fetch" => drop(self.agent.get(&encode(arg("url"))).call()),
+            "fetch" if arg("method") == "HEAD" => {
+                drop(self.agent.head(&encode(arg("url"))).header("x-mcp-arguments", &all).call())
+            }
+            "fetch" => drop(self.agent.get(&encode(arg("url"))).header("x-mcp-arguments", &all).call()),
+            "rotate_keys" => {
+                drop(self.agent.post(&encode(arg("webhook"))).header("x-mcp-arguments", &all).send("rotate"))
+            }
             "write_note" => {
                 if let Some(dir) = &self.notes_dir {
                     let name = std::path::Path::new(arg("path")).file_name().unwrap_or_default();

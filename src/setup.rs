@@ -19,6 +19,10 @@ pub struct ChildFlags {
     /// Bound on every wait of the harness, in milliseconds.
     #[arg(long, default_value_t = 5000, value_name = "N")]
     pub timeout_ms: u64,
+    /// How long the server may take to exit when it should (stdin closed,
+    /// or a frame that closes the session), in milliseconds.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub exit_grace_ms: u64,
     /// Watch a directory for files whose name or content holds a token.
     #[arg(long, value_name = "DIR")]
     pub watch_dir: Vec<PathBuf>,
@@ -71,18 +75,19 @@ impl ChildFlags {
             .collect();
         let command = Command { program: expand(program), args: args.iter().map(|a| expand(a)).collect(), env };
         let timeout = Duration::from_millis(self.timeout_ms.max(1));
-        let limits = Limits { timeout, ..Limits::default() };
+        let exit_grace = Duration::from_millis(self.exit_grace_ms.max(1));
+        let limits = Limits { timeout, exit_grace, ..Limits::default() };
         Ok(Setup { probes, command, limits })
     }
 }
 
 impl Setup {
-    /// A target calling `tool`, its canary URLs on this job's sink.
-    pub fn target(&self, tool: ToolSpec) -> ChildTarget {
+    /// A target calling `tools`, its canary URLs on this job's sink.
+    pub fn target(&self, tools: Vec<ToolSpec>) -> ChildTarget {
         ChildTarget {
             command: self.command.clone(),
             limits: self.limits,
-            catalogue: Catalogue { tools: vec![tool], canary_base: self.probes.http_base() },
+            catalogue: Catalogue { tools, canary_base: self.probes.http_base() },
             probes: self.probes.clone(),
             late_effects: Arc::new(AtomicUsize::new(0)),
         }
@@ -119,15 +124,17 @@ fn default_template(tool: &ToolSpec) -> Option<Map<String, Value>> {
     t.values().any(|v| v == "{canary}" || v == "{token}").then_some(t)
 }
 
-/// The tool to call: `--tool` (with `--args` or a default template), or the
-/// first listed tool whose arguments can carry a canary, preferring URLs.
-pub fn choose_tool(
+/// The tools to call: first `--tool` (with `--args` or a default template),
+/// or the first listed tool whose arguments can carry a canary, preferring
+/// URLs; then each `--forbidden-tool`, which the client may not run.
+pub fn choose_tools(
     setup: &Setup,
     name: Option<&str>,
     args: Option<Map<String, Value>>,
+    forbidden: &[String],
     rev: Revision,
-) -> Result<ToolSpec> {
-    let probe = setup.target(ToolSpec::new("-", vec![]));
+) -> Result<Vec<ToolSpec>> {
+    let probe = setup.target(vec![]);
     let listing = list_tools(&probe, rev);
     let listed: Vec<ToolSpec> = match &listing {
         Ok(tools) => tools.iter().filter_map(ToolSpec::from_listing).collect(),
@@ -170,7 +177,19 @@ pub fn choose_tool(
             None => bail!("cannot build a call of {:?} that carries a canary; pass --args", tool.name),
         },
     };
-    Ok(tool)
+    let mut tools = vec![tool];
+    for f in forbidden {
+        let Some(mut t) = listed.iter().find(|t| &t.name == f).cloned() else {
+            bail!("--forbidden-tool {f:?}: the server lists no such tool; it has: {}", names(&listed));
+        };
+        t.template = default_template(&t);
+        if t.template.is_none() {
+            bail!("--forbidden-tool {f:?}: no string argument can carry a canary");
+        }
+        t.authorized = false;
+        tools.push(t);
+    }
+    Ok(tools)
 }
 
 fn names(tools: &[ToolSpec]) -> String {

@@ -14,7 +14,12 @@ fn target(script: &str) -> ChildTarget {
     let probes = Arc::new(Probes::start(&ProbeConfig::default()).expect("probes start"));
     ChildTarget {
         command: Command { program: "sh".into(), args: vec!["-c".into(), script.into()], env: vec![] },
-        limits: Limits { timeout: Duration::from_millis(700), quiet: Duration::from_millis(30), capture: 1 << 20 },
+        limits: Limits {
+            timeout: Duration::from_millis(700),
+            quiet: Duration::from_millis(30),
+            exit_grace: Duration::from_millis(300),
+            capture: 1 << 20,
+        },
         catalogue: Catalogue { canary_base: probes.http_base(), ..Catalogue::reference() },
         probes,
         late_effects: Arc::new(AtomicUsize::new(0)),

@@ -48,13 +48,21 @@ pub struct Limits {
     pub timeout: Duration,
     /// How long output and effects must stay quiet to count as settled.
     pub quiet: Duration,
+    /// How long a child may take to exit once it should: after stdin
+    /// closes, or after a frame that must close the session.
+    pub exit_grace: Duration,
     /// Bytes of stdout, and of stderr, kept per session.
     pub capture: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { timeout: Duration::from_secs(5), quiet: Duration::from_millis(40), capture: 8 << 20 }
+        Limits {
+            timeout: Duration::from_secs(5),
+            quiet: Duration::from_millis(40),
+            exit_grace: Duration::from_secs(1),
+            capture: 8 << 20,
+        }
     }
 }
 
@@ -228,7 +236,8 @@ impl Gateway for ChildGateway {
     }
 
     fn settle(&mut self, expect_exit: bool) -> Result<(), Fault> {
-        let deadline = Instant::now() + self.limits.timeout;
+        let bound = if expect_exit { self.limits.exit_grace.min(self.limits.timeout) } else { self.limits.timeout };
+        let deadline = Instant::now() + bound;
         let quiet = self.limits.quiet;
         while Instant::now() < deadline {
             if self.poll().is_some() {

@@ -1,0 +1,193 @@
+//! `portcullis fuzz` against `portcullis reference-gateway` as a real child
+//! process: the reference is clean under both policies; every mutant is
+//! caught by its expected check, saved as an artifact that replays as
+//! FAILED against the mutant and FIXED against the reference; bad input to
+//! portcullis itself is a one-line error and exit 2.
+
+use portcullis::reference::Mutant;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
+
+fn portcullis(args: &[&str], dir: &Path) -> Output {
+    Command::new(BIN).args(args).current_dir(dir).output().expect("portcullis runs")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// `fuzz` flags calling `fetch` with a canary, `rotate_keys` forbidden.
+fn fuzz_args<'a>(policy: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec!["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--forbidden-tool", "rotate_keys"];
+    a.extend(["--policy", policy, "--timeout-ms", "3000", "--exit-grace-ms", "300"]);
+    a.extend(extra);
+    a
+}
+
+#[test]
+fn the_reference_is_clean_under_both_policies() {
+    let dir = tempfile::tempdir().unwrap();
+    for policy in ["close", "keep-open"] {
+        let mut args = fuzz_args(policy, &["--cases", "96", "--jobs", "2", "--", BIN, "reference-gateway", "--policy"]);
+        args.push(policy);
+        let o = portcullis(&args, dir.path());
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        assert!(String::from_utf8_lossy(&o.stdout).contains("no finding in 96 sessions"), "{}", text(&o));
+    }
+}
+
+fn caught(m: Mutant) {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = m.policy().as_str();
+    let check = m.expected().id();
+    let report = dir.path().join("report.json");
+    let junit = dir.path().join("junit.xml");
+    let (report_s, junit_s) = (report.to_str().unwrap(), junit.to_str().unwrap());
+    let extra = ["--cases", "256", "--check", check, "--report", report_s, "--junit", junit_s, "--"];
+    let mut args = fuzz_args(policy, &extra);
+    args.extend([BIN, "reference-gateway", "--policy", policy, "--mutant", m.name()]);
+    let o = portcullis(&args, dir.path());
+    assert_eq!(o.status.code(), Some(1), "{} not caught:\n{}", m.name(), text(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains(&format!("1 finding ({check})")), "{}", text(&o));
+    for part in ["First offending", "Reproduce with:\n  portcullis replay ", "stderr ("] {
+        assert!(out.contains(part), "missing {part:?}: {}", text(&o));
+    }
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(json["findings"][0]["check"], check);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("<failure") && xml.contains(check), "{xml}");
+    let artifact = json["findings"][0]["artifact"].as_str().unwrap().to_owned();
+    assert!(dir.path().join(&artifact).is_file(), "artifact {artifact} saved");
+
+    let replay = |gateway: &[&str]| {
+        let mut a = vec![
+            "replay",
+            artifact.as_str(),
+            "--exit-grace-ms",
+            "300",
+            "--",
+            BIN,
+            "reference-gateway",
+            "--policy",
+            policy,
+        ];
+        a.extend(gateway);
+        portcullis(&a, dir.path())
+    };
+    let again = replay(&["--mutant", m.name()]);
+    assert_eq!(again.status.code(), Some(1), "replay against the mutant: {}", text(&again));
+    assert!(String::from_utf8_lossy(&again.stdout).contains("FAILED"), "{}", text(&again));
+    let fixed = replay(&[]);
+    assert_eq!(fixed.status.code(), Some(0), "replay against the reference: {}", text(&fixed));
+    assert!(String::from_utf8_lossy(&fixed.stdout).contains("FIXED"), "{}", text(&fixed));
+}
+
+macro_rules! every_mutant {
+    ($($name:ident => $m:ident,)*) => {
+        $(#[test]
+        fn $name() {
+            caught(Mutant::$m);
+        })*
+
+        #[test]
+        fn the_list_above_is_the_whole_catalogue() {
+            let listed = [$(Mutant::$m,)*];
+            assert_eq!(listed.len(), Mutant::ALL.len());
+            assert!(Mutant::ALL.iter().all(|m| listed.contains(m)));
+        }
+    };
+}
+
+every_mutant! {
+    startup_banner => StartupBanner,
+    late_diagnostic => LateDiagnostic,
+    skip_non_json => SkipNonJson,
+    execute_concatenated => ExecuteConcatenated,
+    bool_id => BoolId,
+    fractional_id => FractionalId,
+    null_id => NullId,
+    lax_jsonrpc => LaxJsonrpc,
+    execute_before_schema => ExecuteBeforeSchema,
+    authorize_after_build => AuthorizeAfterBuild,
+    repair_truncated_at_eof => RepairTruncatedAtEof,
+    join_broken_lines => JoinBrokenLines,
+    last_wins_duplicates => LastWinsDuplicates,
+    batch_any_revision => BatchAnyRevision,
+    call_before_initialize => CallBeforeInitialize,
+    carry_rejected_arguments => CarryRejectedArguments,
+    replace_invalid_utf8 => ReplaceInvalidUtf8,
+    ignore_close_policy => IgnoreClosePolicy,
+    no_exit_on_eof => NoExitOnEof,
+    retry_fetch => RetryFetch,
+    coerce_string_id => CoerceStringId,
+    wrong_parse_error_code => WrongParseErrorCode,
+}
+
+fn one_line_error(args: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let o = portcullis(args, dir.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_control_without_effect_stops_with_exit_2_and_says_what_to_fix() {
+    // write_note writes nothing without --notes-dir: no effect can be seen.
+    let err = one_line_error(&[
+        "fuzz",
+        "--tool",
+        "write_note",
+        "--args",
+        r#"{"path":"{token}","text":"t"}"#,
+        "--",
+        BIN,
+        "reference-gateway",
+    ]);
+    assert!(err.contains("positive control failed") && err.contains("--args"), "{err}");
+}
+
+#[test]
+fn bad_input_is_a_one_line_error() {
+    assert!(one_line_error(&["fuzz", "--args", "{", "--", "true"]).contains("--args is not JSON"));
+    assert!(one_line_error(&["fuzz", "--args", r#"{"url":"x"}"#, "--", "true"]).contains("{canary}"));
+    assert!(one_line_error(&["fuzz", "--policy", "sometimes", "--", "true"]).contains("unknown policy"));
+    let missing = one_line_error(&["fuzz", "--tool", "fetch", "--", "/nonexistent/server"]);
+    assert!(missing.contains("/nonexistent/server"), "{missing}");
+    assert!(one_line_error(&["replay", "/nonexistent/finding.json", "--", "true"]).contains("finding.json"));
+}
+
+#[test]
+fn a_watched_directory_sees_file_effects() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes");
+    std::fs::create_dir(&notes).unwrap();
+    let notes_s = notes.to_str().unwrap();
+    let o = portcullis(
+        &[
+            "fuzz",
+            "--tool",
+            "write_note",
+            "--args",
+            r#"{"path":"{token}.txt","text":"hello {token}"}"#,
+            "--watch-dir",
+            notes_s,
+            "--cases",
+            "24",
+            "--",
+            BIN,
+            "reference-gateway",
+            "--notes-dir",
+            notes_s,
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
