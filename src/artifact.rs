@@ -7,7 +7,7 @@ use crate::campaign::Finding;
 use crate::catalogue::ToolSpec;
 use crate::protocol::Policy;
 use crate::report::{SHOWN, escape};
-use crate::script::ScriptSpec;
+use crate::script::{Script, ScriptSpec};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::io::Write;
@@ -34,6 +34,10 @@ pub struct Artifact {
     pub tools: Vec<ToolSpec>,
     /// The script's choices.
     pub spec: ScriptSpec,
+    /// The exact script, bytes and labels (what replays run).
+    pub script: Script,
+    /// The canary base URL the script's tokens were put under.
+    pub canary_base: String,
     /// The command it ran against, as given.
     pub command: Vec<String>,
     /// Each violation, as text.
@@ -66,7 +70,7 @@ impl std::error::Error for ArtifactError {}
 
 impl Artifact {
     /// The artifact of a finding against a target that called `tool`.
-    pub fn new(f: &Finding, tools: Vec<ToolSpec>, command: Vec<String>) -> Self {
+    pub fn new(f: &Finding, tools: Vec<ToolSpec>, tools_base: &str, command: Vec<String>) -> Self {
         Artifact {
             portcullis_artifact: VERSION,
             check: f.check.id().to_owned(),
@@ -75,6 +79,8 @@ impl Artifact {
             salt: f.salt,
             tools,
             spec: f.spec.clone(),
+            script: f.script.clone(),
+            canary_base: tools_base.to_owned(),
             command,
             violations: f.violations.iter().map(|v| v.to_string()).collect(),
             frames: f.script.frames.iter().map(|fr| escape(&fr.bytes, SHOWN)).collect(),

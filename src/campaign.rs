@@ -88,10 +88,21 @@ pub fn session<T: Target>(
         return Err(Fault::Config("the target offers no runnable tool whose arguments can carry a token".into()));
     }
     let script = spec.render(&catalogue, salt);
-    let session = Session { policy, revision: spec.revision, salt };
-    let obs = run::run(target, &session, &script)?;
-    let violations = check::check(&script, &obs, &session);
+    let (obs, violations) = run_script(target, policy, &script, salt)?;
     Ok((script, obs, violations))
+}
+
+/// Runs one rendered script and checks it.
+pub fn run_script<T: Target>(
+    target: &T,
+    policy: Policy,
+    script: &Script,
+    salt: u32,
+) -> Result<(Observation, Vec<Violation>), Fault> {
+    let session = Session { policy, revision: script.revision, salt };
+    let obs = run::run(target, &session, script)?;
+    let violations = check::check(script, &obs, &session);
+    Ok((obs, violations))
 }
 
 /// The scripts a hunt draws for `cfg`.

@@ -2,13 +2,17 @@
 //! them by construction.
 
 use crate::protocol::{Id, code};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// One logical frame: usually one LF-terminated line, sometimes less (a
 /// truncation) or more (a value broken across lines).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Frame {
-    /// The exact bytes, terminator included.
+    /// The exact bytes, terminator included (serialized escaped, as a
+    /// Rust byte-string body).
+    #[serde(with = "crate::report::escaped")]
     pub bytes: Vec<u8>,
     /// What the frame must cause.
     pub expect: Expect,
@@ -17,13 +21,14 @@ pub struct Frame {
     /// Every canary token inside the frame's would-be action arguments.
     pub tokens: Vec<String>,
     /// The attack family that made it (`"control"` for plain valid frames).
-    pub family: &'static str,
+    pub family: Cow<'static, str>,
     /// The sub-kind within the family, stable and snake_case.
-    pub kind: &'static str,
+    pub kind: Cow<'static, str>,
 }
 
 /// What a frame must cause, known when it is built.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Expect {
     /// Valid and causes no action: handshake, ping, tools/list, blank lines.
     /// `request` is true when it carries an id and so needs a success response.
@@ -49,7 +54,7 @@ impl Expect {
 }
 
 /// A valid `tools/call` as the executor must receive it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Call {
     /// The request id.
     pub id: Id,
@@ -94,9 +99,9 @@ macro_rules! rules {
     ($($variant:ident => $id:literal, $class:ident, $codes:expr, $tool_err:literal, $why:literal;)*) => {
         /// Why a frame must be rejected: a MUST of the spec, or an ambiguity
         /// rule. Ids are stable.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
         pub enum Rule {
-            $(#[doc = $why] $variant,)*
+            $(#[doc = $why] #[serde(rename = $id)] $variant,)*
         }
 
         impl Rule {

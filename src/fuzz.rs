@@ -91,13 +91,20 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     let control = control(&first, &tools, args, latest)?;
     let outcome = match control {
-        Some(finding) => Outcome { finding: Some(save(&finding, &tools, args)?), sessions: 1, late_effects: 0 },
+        Some(finding) => {
+            let base = first.probes.http_base();
+            Outcome { finding: Some(save(&finding, &tools, &base, args)?), sessions: 1, late_effects: 0 }
+        }
         None => campaign(args, first, &tools, &revisions)?,
     };
     outputs::write(args.report.as_deref(), args.junit.as_deref(), &outcome, &args.child.command)?;
     match &outcome.finding {
         Some((f, path)) => {
-            let replay = format!("portcullis replay {} -- {}", path.display(), args.child.command.join(" "));
+            let command = args.child.command.join(" ");
+            let replay = format!(
+                "portcullis replay {p} -- {command}\n\nMinimize with:\n  portcullis minimize {p} -- {command}",
+                p = path.display()
+            );
             println!("{}", report::finding(f, Some(&replay)));
             println!("Saved: {}", path.display());
             println!("1 finding ({}) in {} sessions", f.check, outcome.sessions);
@@ -154,7 +161,7 @@ fn control(setup: &Setup, tools: &[ToolSpec], args: &Args, revision: Revision) -
 fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision]) -> Result<Outcome> {
     let stop = AtomicBool::new(false);
     let done = AtomicU32::new(0);
-    let found: Mutex<Option<Finding>> = Mutex::new(None);
+    let found: Mutex<Option<(Finding, String)>> = Mutex::new(None);
     let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let late = AtomicU32::new(0);
     let bar = progress(args.cases);
@@ -187,7 +194,8 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                 match hunt_with(&target, &cfg, strategy(&cfg), &tick) {
                     Ok(Some(f)) => {
                         stop.store(true, Ordering::Relaxed);
-                        found.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(f);
+                        let base = setup.probes.http_base();
+                        found.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert((f, base));
                     }
                     Ok(None) => {}
                     Err(e) => {
@@ -203,15 +211,15 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
         bail!("harness error: {e}");
     }
     let finding = match found.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        Some(f) => Some(save(&f, tools, args)?),
+        Some((f, base)) => Some(save(&f, tools, &base, args)?),
         None => None,
     };
     Ok(Outcome { finding, sessions: done.load(Ordering::Relaxed), late_effects: late.load(Ordering::Relaxed) as usize })
 }
 
 /// Saves the artifact before anything is reported, so no finding is lost.
-fn save(f: &Finding, tools: &[ToolSpec], args: &Args) -> Result<(Finding, PathBuf)> {
-    let artifact = Artifact::new(f, tools.to_vec(), args.child.command.clone());
+fn save(f: &Finding, tools: &[ToolSpec], base: &str, args: &Args) -> Result<(Finding, PathBuf)> {
+    let artifact = Artifact::new(f, tools.to_vec(), base, args.child.command.clone());
     let path = artifact.save(&args.artifacts).map_err(|e| anyhow::anyhow!("saving the finding failed: {e}"))?;
     Ok((f.clone(), path))
 }

@@ -6,6 +6,7 @@ mod outputs;
 mod replay;
 mod serve;
 mod setup;
+mod shrink;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -24,6 +25,8 @@ enum Command {
     Fuzz(fuzz::Args),
     /// Run a saved finding again: `portcullis replay FILE -- COMMAND`.
     Replay(replay::Args),
+    /// Cut a saved finding down to its smallest failing script: `portcullis minimize FILE -- COMMAND`.
+    Minimize(shrink::Args),
     /// Hunt every built-in planted bug and check the reference stays clean.
     Mutants(mutants::Args),
     /// Serve the reference gateway (or a mutant) on stdio; `fetch` makes a real HTTP GET.
@@ -35,6 +38,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Fuzz(args) => fuzz::run(&args),
         Command::Replay(args) => replay::run(&args),
+        Command::Minimize(args) => shrink::run(&args),
         Command::Mutants(args) => mutants::run(&args),
         Command::ReferenceGateway(args) => serve::run(&args),
     };

@@ -109,7 +109,8 @@ impl FromStr for Policy {
 }
 
 /// A JSON-RPC request id as the suite wrote it: a string or an integer.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
 pub enum Id {
     /// An integer id.
     Int(i64),

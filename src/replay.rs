@@ -1,29 +1,38 @@
-//! `portcullis replay FILE -- COMMAND`: runs a saved finding's session again
-//! against a command and says FIXED or FAILED.
+//! `portcullis replay FILE -- COMMAND`: runs a saved finding's exact script
+//! again against a command and says FIXED or FAILED.
 
-use crate::setup::ChildFlags;
+use crate::setup::{ChildFlags, Setup};
 use anyhow::Result;
 use portcullis::artifact::Artifact;
-use portcullis::campaign::session;
-use portcullis::report;
+use portcullis::campaign::run_script;
+use portcullis::child::ChildTarget;
+use portcullis::{Script, report};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Flags of `portcullis replay`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// A finding artifact saved by `portcullis fuzz`.
+    /// A finding artifact saved by `portcullis fuzz` or `portcullis minimize`.
     artifact: PathBuf,
     #[command(flatten)]
     child: ChildFlags,
 }
 
-pub fn run(args: &Args) -> Result<ExitCode> {
-    let artifact = Artifact::load(&args.artifact)?;
-    let setup = args.child.setup()?;
+/// The artifact's target and exact script, moved onto this run's sink.
+pub fn load(path: &std::path::Path, child: &ChildFlags) -> Result<(Artifact, Setup, ChildTarget, Script)> {
+    let artifact = Artifact::load(path)?;
+    let setup = child.setup()?;
     let target = setup.target(artifact.tools.clone());
-    let (script, obs, violations) =
-        session(&target, artifact.policy, &artifact.spec, artifact.salt).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut script = artifact.script.clone();
+    script.rebase(&artifact.canary_base, &setup.probes.http_base());
+    Ok((artifact, setup, target, script))
+}
+
+pub fn run(args: &Args) -> Result<ExitCode> {
+    let (artifact, _setup, target, script) = load(&args.artifact, &args.child)?;
+    let (obs, violations) =
+        run_script(&target, artifact.policy, &script, artifact.salt).map_err(|e| anyhow::anyhow!("{e}"))?;
     let still: Vec<_> = violations.iter().filter(|v| v.check.id() == artifact.check).cloned().collect();
     println!(
         "seed: {}  salt: {:08x}  policy: {}  check: {}",

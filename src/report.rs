@@ -38,6 +38,49 @@ pub fn escape(bytes: &[u8], max: usize) -> String {
     out
 }
 
+/// The inverse of [`escape`] on text it produced without cutting.
+pub fn unescape(text: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push(b'\n'),
+            Some('r') => out.push(b'\r'),
+            Some('t') => out.push(b'\t'),
+            Some('\\') => out.push(b'\\'),
+            Some('"') => out.push(b'"'),
+            Some('x') => {
+                let hex: String = chars.by_ref().take(2).collect();
+                out.push(u8::from_str_radix(&hex, 16).map_err(|_| format!("bad escape \\x{hex}"))?);
+            }
+            other => return Err(format!("bad escape \\{}", other.map(String::from).unwrap_or_default())),
+        }
+    }
+    Ok(out)
+}
+
+/// Serde for exact bytes as escaped text: readable in an artifact, and
+/// exact both ways.
+pub mod escaped {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes the bytes escaped, whole.
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&super::escape(bytes, usize::MAX))
+    }
+
+    /// Reads escaped bytes.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(d)?;
+        super::unescape(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 /// The label of a frame in one word or two.
 pub fn label(expect: &Expect) -> String {
     match expect {

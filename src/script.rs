@@ -29,7 +29,7 @@ pub struct ScriptSpec {
 }
 
 /// A rendered session.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Script {
     /// The negotiated revision.
     pub revision: Revision,
@@ -108,16 +108,16 @@ fn handshake(ctx: &mut Ctx) -> Vec<Frame> {
         expect: Expect::Inert { request: true },
         id: Some(Id::Int(id)),
         tokens: vec![],
-        family: "handshake",
-        kind: "initialize",
+        family: "handshake".into(),
+        kind: "initialize".into(),
     };
     let initialized = Frame {
         bytes: line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
         expect: Expect::Inert { request: false },
         id: None,
         tokens: vec![],
-        family: "handshake",
-        kind: "initialized",
+        family: "handshake".into(),
+        kind: "initialized".into(),
     };
     vec![init, initialized]
 }
@@ -139,6 +139,48 @@ impl Script {
                 span
             })
             .collect()
+    }
+
+    /// The same script with every `old` canary base (in the bytes and in the
+    /// calls the labels expect) replaced by `new`: a saved script replayed
+    /// against a sink on another port.
+    pub fn rebase(&mut self, old: &str, new: &str) {
+        if old == new || old.is_empty() {
+            return;
+        }
+        let (old_b, new_b) = (old.as_bytes(), new.as_bytes());
+        for f in &mut self.frames {
+            let mut out = Vec::with_capacity(f.bytes.len());
+            let mut i = 0;
+            while i < f.bytes.len() {
+                if f.bytes[i..].starts_with(old_b) {
+                    out.extend_from_slice(new_b);
+                    i += old_b.len();
+                } else {
+                    out.push(f.bytes[i]);
+                    i += 1;
+                }
+            }
+            f.bytes = out;
+            if let Expect::Act(calls) = &mut f.expect {
+                for v in calls.iter_mut().flat_map(|c| c.arguments.values_mut()) {
+                    if let Some(s) = v.as_str().filter(|s| s.contains(old)) {
+                        *v = s.replace(old, new).into();
+                    }
+                }
+            }
+        }
+        let mut at = 0;
+        let ends: Vec<usize> = self
+            .frames
+            .iter()
+            .map(|f| {
+                at += f.bytes.len();
+                at
+            })
+            .collect();
+        // Boundaries inside frames moved with the bytes; keep one per frame.
+        self.write_ends = ends;
     }
 
     /// The writes, as spans of stdin.

@@ -139,6 +139,38 @@ fn one_line_error(args: &[&str]) -> String {
 }
 
 #[test]
+fn a_finding_minimizes_within_its_budget_and_still_replays_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = [BIN, "reference-gateway", "--policy", "keep-open", "--mutant", "execute-concatenated"];
+    let mut args = fuzz_args("keep-open", &["--check", "no-effect-on-reject", "--"]);
+    args.extend(gateway);
+    let o = portcullis(&args, dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let saved = |o: &Output| {
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        out.lines().find_map(|l| l.strip_prefix("Saved: ")).expect("a saved artifact").to_owned()
+    };
+    let first = saved(&o);
+    let started = std::time::Instant::now();
+    let mut args = vec!["minimize", first.as_str(), "--budget-ms", "5000", "--exit-grace-ms", "300", "--"];
+    args.extend(gateway);
+    let m = portcullis(&args, dir.path());
+    assert_eq!(m.status.code(), Some(0), "{}", text(&m));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "bounded by its budget");
+    let out = String::from_utf8_lossy(&m.stdout).into_owned();
+    let line = out.lines().find(|l| l.starts_with("minimized ")).expect("a summary");
+    let nums: Vec<usize> = line.split(' ').filter_map(|w| w.parse().ok()).collect();
+    assert!(nums[2] <= nums[0] && nums[3] <= nums[1], "no larger than before: {line}");
+    let smaller = saved(&m);
+    assert_ne!(smaller, first, "a new artifact, the old one kept");
+    assert!(dir.path().join(&first).is_file());
+    let mut args = vec!["replay", smaller.as_str(), "--"];
+    args.extend(gateway);
+    let r = portcullis(&args, dir.path());
+    assert_eq!(r.status.code(), Some(1), "the minimized finding still fails: {}", text(&r));
+}
+
+#[test]
 fn a_control_without_effect_stops_with_exit_2_and_says_what_to_fix() {
     // write_note writes nothing without --notes-dir: no effect can be seen.
     let err = one_line_error(&[

@@ -23,8 +23,8 @@ fn script_with(bytes: Vec<u8>, rule: Rule, chunk: usize) -> Script {
         expect: Expect::Reject(rule),
         id: None,
         tokens: vec![],
-        family: "hostile",
-        kind: "hostile",
+        family: "hostile".into(),
+        kind: "hostile".into(),
     });
     script.write_ends.extend((start + chunk..end).step_by(chunk));
     script.write_ends.push(end);

@@ -168,7 +168,7 @@ impl<'a> Ctx<'a> {
             Phase::BeforeInit => Expect::Reject(Rule::BeforeInitialize),
             Phase::Ready => Expect::Act(calls),
         };
-        Frame { bytes, expect, id, tokens, family, kind }
+        Frame { bytes, expect, id, tokens, family: family.into(), kind: kind.into() }
     }
 
     /// A must-reject frame.
@@ -184,7 +184,7 @@ impl<'a> Ctx<'a> {
         // A token that did not survive the attack (a dropped argument) is
         // not the frame's: only tokens in its bytes attribute effects to it.
         let tokens = tokens.into_iter().filter(|t| contains(&bytes, t.as_bytes())).collect();
-        Frame { bytes, expect: Expect::Reject(rule), id, tokens, family, kind }
+        Frame { bytes, expect: Expect::Reject(rule), id, tokens, family: family.into(), kind: kind.into() }
     }
 
     /// A must-reject frame built from call parts whose id is still valid.

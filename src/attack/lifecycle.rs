@@ -64,8 +64,8 @@ impl Lifecycle {
                 expect: Expect::Inert { request: true },
                 id: Some(Id::Int(id)),
                 tokens: vec![],
-                family: FAMILY,
-                kind,
+                family: FAMILY.into(),
+                kind: kind.into(),
             }
         };
         match self.kind {

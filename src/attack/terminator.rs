@@ -68,8 +68,8 @@ impl Terminator {
             expect: Expect::Inert { request: false },
             id: None,
             tokens: vec![],
-            family: FAMILY,
-            kind,
+            family: FAMILY.into(),
+            kind: kind.into(),
         };
         match self.kind {
             Kind::Valid => return vec![ctx.valid_call(self.tool, FAMILY)],

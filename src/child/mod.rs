@@ -59,7 +59,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             timeout: Duration::from_secs(5),
-            quiet: Duration::from_millis(40),
+            quiet: Duration::from_millis(10),
             exit_grace: Duration::from_secs(1),
             capture: 8 << 20,
         }

@@ -64,13 +64,16 @@ impl Probes {
         self.tcp.as_ref().map(|t| format!("127.0.0.1:{}", t.port()))
     }
 
-    /// Waits until no new effect has arrived for `quiet` (at most `bound`),
-    /// polls the watchers, and hands over every effect since the last call.
+    /// Waits until no new effect has arrived for `quiet` — counted from the
+    /// call too, so an effect still on its way is waited for even when none
+    /// came yet (at most `bound`) — polls the watchers, and hands over every
+    /// effect since the last call.
     pub fn settle(&self, quiet: Duration, bound: Duration) -> Vec<Action> {
-        let deadline = Instant::now() + bound;
+        let start = Instant::now();
+        let deadline = start + bound;
         loop {
             let last = self.log.lock().unwrap_or_else(|e| e.into_inner()).last().map(|(t, _)| *t);
-            let calm = last.is_none_or(|t| t.elapsed() >= quiet);
+            let calm = last.unwrap_or(start).max(start).elapsed() >= quiet;
             if calm || Instant::now() >= deadline {
                 break;
             }

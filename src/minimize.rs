@@ -1,0 +1,185 @@
+//! Delta debugging of a failing script, for targets proptest's shrinking
+//! cannot reach (a saved artifact, a child process): first whole frames,
+//! then bytes within each frame. A candidate is kept only when the target
+//! still fails the same check and the strict reference gateway, run
+//! in-process over the same tools, still agrees with every label — so a cut
+//! never turns a must-reject frame into a valid one (or the other way)
+//! behind the labels' back.
+
+use crate::campaign::run_script;
+use crate::check::{CheckId, Violation};
+use crate::protocol::Policy;
+use crate::reference::Reference;
+use crate::run::Observation;
+use crate::script::Script;
+use crate::seam::{Fault, Target};
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+/// The outcome of a minimization.
+#[derive(Debug)]
+pub struct Minimized {
+    /// The smallest failing script found.
+    pub script: Script,
+    /// What it showed.
+    pub observation: Observation,
+    /// Its violations, the minimized check's first.
+    pub violations: Vec<Violation>,
+    /// Sessions run against the target.
+    pub runs: usize,
+    /// Whether byte-level cuts were checked against the reference (when the
+    /// reference disagrees with the original labels, only frames are cut).
+    pub oracle: bool,
+    /// Whether the time budget ran out before a fixpoint.
+    pub out_of_time: bool,
+}
+
+struct Search<'a, T: Target> {
+    target: &'a T,
+    reference: Reference,
+    policy: Policy,
+    check: CheckId,
+    salt: u32,
+    deadline: Instant,
+    runs: usize,
+    oracle: bool,
+    tried: HashSet<Vec<u8>>,
+}
+
+impl<T: Target> Search<'_, T> {
+    fn fails(&mut self, script: &Script) -> Result<bool, Fault> {
+        if Instant::now() >= self.deadline {
+            return Ok(false);
+        }
+        if !self.tried.insert(script.stdin()) {
+            return Ok(false); // already tried, and it did not fail (or it would be the best)
+        }
+        if self.oracle {
+            let (_, v) = run_script(&self.reference, self.policy, script, self.salt)?;
+            if !v.is_empty() {
+                return Ok(false);
+            }
+        }
+        self.runs += 1;
+        let (_, v) = run_script(self.target, self.policy, script, self.salt)?;
+        Ok(v.iter().any(|v| v.check == self.check))
+    }
+}
+
+/// One write per frame: cuts change lengths, so the original boundaries
+/// no longer mean anything.
+fn with_frames(base: &Script, frames: Vec<crate::frame::Frame>) -> Script {
+    let mut at = 0;
+    let write_ends = frames
+        .iter()
+        .map(|f| {
+            at += f.bytes.len();
+            at
+        })
+        .collect();
+    Script { revision: base.revision, frames, write_ends, eof: base.eof }
+}
+
+/// Splits bytes into lexical pieces: JSON strings (with their quotes),
+/// runs of letters and digits, runs of whitespace, and single other bytes.
+fn lex(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let mut pieces = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = i;
+        let b = bytes[i];
+        i += 1;
+        if b == b'"' {
+            while i < bytes.len() && bytes[i] != b'"' {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            i = (i + 1).min(bytes.len());
+        } else if b.is_ascii_alphanumeric() {
+            while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
+        } else if b == b' ' || b == b'\t' {
+            while i < bytes.len() && (bytes[i] == b' ' || bytes[i] == b'\t') {
+                i += 1;
+            }
+        }
+        pieces.push(bytes[start..i.min(bytes.len())].to_vec());
+    }
+    pieces
+}
+
+/// Classic ddmin over `items`, trying complements of ever finer chunks.
+fn ddmin<I: Clone>(mut items: Vec<I>, fails: &mut dyn FnMut(&[I]) -> Result<bool, Fault>) -> Result<Vec<I>, Fault> {
+    let mut n = 2;
+    while items.len() >= 2 {
+        let chunk = items.len().div_ceil(n);
+        let mut reduced = false;
+        for start in (0..items.len()).step_by(chunk) {
+            let rest: Vec<I> =
+                items[..start].iter().chain(items[(start + chunk).min(items.len())..].iter()).cloned().collect();
+            if fails(&rest)? {
+                items = rest;
+                n = (n - 1).max(2);
+                reduced = true;
+                break;
+            }
+        }
+        if !reduced {
+            if n >= items.len() {
+                break;
+            }
+            n = (n * 2).min(items.len());
+        }
+    }
+    Ok(items)
+}
+
+/// Minimizes `script`, which fails `check` against `target`, within `budget`.
+pub fn minimize<T: Target>(
+    target: &T,
+    policy: Policy,
+    script: Script,
+    check: CheckId,
+    salt: u32,
+    budget: Duration,
+) -> Result<Minimized, Fault> {
+    let reference = Reference { mutant: None, catalogue: target.catalogue() };
+    let deadline = Instant::now() + budget;
+    let mut search =
+        Search { target, reference, policy, check, salt, deadline, runs: 0, oracle: true, tried: HashSet::new() };
+    search.oracle = run_script(&search.reference, policy, &script, salt)?.1.is_empty();
+    let oracle = search.oracle;
+    if !search.fails(&script)? {
+        return Err(Fault::Config(format!("the script does not fail {check} against this target")));
+    }
+    let frames = ddmin(script.frames.clone(), &mut |fs| search.fails(&with_frames(&script, fs.to_vec())))?;
+    let mut best = with_frames(&script, frames);
+    if oracle {
+        // Bytes only of must-reject frames, and only while they keep every
+        // token they carry: the attack gets smaller, attribution stays.
+        let mut order: Vec<usize> =
+            (0..best.frames.len()).filter(|i| best.frames[*i].expect.rule().is_some()).collect();
+        order.sort_by_key(|i| std::cmp::Reverse(best.frames[*i].bytes.len()));
+        for i in order {
+            let base = best.clone();
+            let tokens = base.frames[i].tokens.clone();
+            let try_bytes = |b: &[u8], search: &mut Search<T>| {
+                if !tokens.iter().all(|t| b.windows(t.len()).any(|w| w == t.as_bytes())) {
+                    return Ok(false);
+                }
+                let mut frames = base.frames.clone();
+                frames[i].bytes = b.to_vec();
+                search.fails(&with_frames(&base, frames))
+            };
+            // Whole lexical pieces first (few, so quick), then single bytes.
+            let pieces = ddmin(lex(&base.frames[i].bytes), &mut |p| try_bytes(&p.concat(), &mut search))?;
+            let bytes = ddmin(pieces.concat(), &mut |b| try_bytes(b, &mut search))?;
+            best.frames[i].bytes = bytes;
+            best = with_frames(&base, best.frames);
+        }
+    }
+    let out_of_time = Instant::now() >= deadline;
+    let (observation, mut violations) = run_script(target, policy, &best, salt)?;
+    violations.sort_by_key(|v| v.check != check);
+    Ok(Minimized { script: best, observation, violations, runs: search.runs, oracle, out_of_time })
+}

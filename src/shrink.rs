@@ -1,0 +1,72 @@
+//! `portcullis minimize FILE -- COMMAND`: delta debugging of a saved
+//! finding over frames, then bytes, keeping the same check; the result is
+//! saved as a new artifact beside the old one.
+
+use crate::replay::load;
+use crate::setup::ChildFlags;
+use anyhow::{Result, anyhow};
+use portcullis::CheckId;
+use portcullis::campaign::Finding;
+use portcullis::minimize::minimize;
+use portcullis::report;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Flags of `portcullis minimize`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A finding artifact saved by `portcullis fuzz`.
+    artifact: PathBuf,
+    /// Stop cutting after this many milliseconds and keep the best so far.
+    #[arg(long, default_value_t = 5_000, value_name = "N")]
+    budget_ms: u64,
+    #[command(flatten)]
+    child: ChildFlags,
+}
+
+pub fn run(args: &Args) -> Result<ExitCode> {
+    let (artifact, setup, target, script) = load(&args.artifact, &args.child)?;
+    let check = CheckId::from_id(&artifact.check)
+        .ok_or_else(|| anyhow!("unknown check {:?} in the artifact", artifact.check))?;
+    let started = Instant::now();
+    let before = (script.frames.len(), script.stdin().len());
+    let m = minimize(&target, artifact.policy, script, check, artifact.salt, Duration::from_millis(args.budget_ms))
+        .map_err(|e| anyhow!("{e}"))?;
+    let after = (m.script.frames.len(), m.script.stdin().len());
+    let finding = Finding {
+        check,
+        violations: m.violations,
+        spec: artifact.spec.clone(),
+        script: m.script,
+        observation: m.observation,
+        cases_until_caught: 0,
+        seed: artifact.seed,
+        policy: artifact.policy,
+        salt: artifact.salt,
+    };
+    let mut saved = portcullis::artifact::Artifact::new(
+        &finding,
+        artifact.tools.clone(),
+        &setup.probes.http_base(),
+        artifact.command.clone(),
+    );
+    saved.spec = artifact.spec;
+    let dir = args.artifact.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let path = saved.save(dir)?;
+    let replay = format!("portcullis replay {} -- {}", path.display(), args.child.command.join(" "));
+    println!("{}", report::finding(&finding, Some(&replay)));
+    println!(
+        "minimized {} frames / {} bytes to {} frames / {} bytes in {} sessions, {} ms{}{}",
+        before.0,
+        before.1,
+        after.0,
+        after.1,
+        m.runs,
+        started.elapsed().as_millis(),
+        if m.oracle { "" } else { " (frames only: the reference disagreed with the labels)" },
+        if m.out_of_time { " (budget ran out)" } else { "" },
+    );
+    println!("Saved: {}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
