@@ -102,7 +102,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         Some((f, path)) => {
             let command = args.child.command.join(" ");
             let replay = format!(
-                "portcullis replay {p} -- {command}\n\nMinimize with:\n  portcullis minimize {p} -- {command}",
+                "{me} replay {p} -- {command}\n\nMinimize with:\n  {me} minimize {p} -- {command}",
+                me = crate::me(),
                 p = path.display()
             );
             println!("{}", report::finding(f, Some(&replay)));

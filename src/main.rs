@@ -33,6 +33,11 @@ enum Command {
     ReferenceGateway(serve::Args),
 }
 
+/// This program as it was invoked, for commands a user can paste.
+fn me() -> String {
+    std::env::args().next().unwrap_or_else(|| "portcullis".to_owned())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {

@@ -116,7 +116,7 @@ fn print_table(args: &Args, rows: &[Row], dirty: &[Finding]) {
 }
 
 fn reproduce(args: &Args, m: Mutant) -> String {
-    format!("portcullis mutants --only {} --seed {} --cases {} --verbose", m.name(), args.seed, args.cases)
+    format!("{} mutants --only {} --seed {} --cases {} --verbose", crate::me(), m.name(), args.seed, args.cases)
 }
 
 fn print_json(rows: &[Row], dirty: &[Finding], summary: &str) {

@@ -57,7 +57,7 @@ fn caught(m: Mutant) {
     assert_eq!(o.status.code(), Some(1), "{} not caught:\n{}", m.name(), text(&o));
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(out.contains(&format!("1 finding ({check})")), "{}", text(&o));
-    for part in ["First offending", "Reproduce with:\n  portcullis replay ", "stderr ("] {
+    for part in ["First offending", "Reproduce with:\n  ", " replay ", "Minimize with:\n", "stderr ("] {
         assert!(out.contains(part), "missing {part:?}: {}", text(&o));
     }
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
