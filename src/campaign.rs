@@ -132,6 +132,21 @@ pub fn hunt_with<T: Target>(
     scripts: BoxedStrategy<ScriptSpec>,
     progress: &dyn Fn(u32) -> bool,
 ) -> Result<Option<Finding>, Fault> {
+    hunt_by(cfg, scripts, progress, &|spec, salt| session(target, cfg.policy, spec, salt))
+}
+
+/// What runs one session of a hunt: choices and salt in, the rendered
+/// script, what it showed and its violations out.
+pub type Runner<'a> = dyn Fn(&ScriptSpec, u32) -> Result<(Script, Observation, Vec<Violation>), Fault> + 'a;
+
+/// Hunts with sessions run by `run` (which may, say, share one process
+/// between sessions, as long as what it reports holds for a fresh one).
+pub fn hunt_by(
+    cfg: &HuntConfig,
+    scripts: BoxedStrategy<ScriptSpec>,
+    progress: &dyn Fn(u32) -> bool,
+    run: &Runner,
+) -> Result<Option<Finding>, Fault> {
     let config = Config {
         cases: cfg.cases,
         failure_persistence: cfg.persistence.map(|p| Box::new(FileFailurePersistence::Direct(p)) as _),
@@ -160,7 +175,7 @@ pub fn hunt_with<T: Target>(
         }
         sessions.set(sessions.get() + 1);
         let salt = salt(cfg.seed, sessions.get());
-        let outcome = session(target, cfg.policy, &spec, salt);
+        let outcome = run(&spec, salt);
         if caught.get().is_none() && !progress(cases.get()) {
             stopped.set(true);
         }
@@ -198,7 +213,7 @@ pub fn hunt_with<T: Target>(
     // The last failing session was the minimal one; run it again to report
     // it whole (same salt, same bytes).
     let salt = last_salt.get();
-    let (script, observation, mut violations) = session(target, cfg.policy, &spec, salt)?;
+    let (script, observation, mut violations) = run(&spec, salt)?;
     // The caught check's violations first: they are what the report shows.
     violations.sort_by_key(|v| v.check != check);
     Ok(Some(Finding {

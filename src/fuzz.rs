@@ -7,9 +7,11 @@ use crate::setup::{ChildFlags, Setup, choose_tools, parse_args};
 use anyhow::{Result, bail};
 use portcullis::artifact::Artifact;
 use portcullis::attack::Step;
-use portcullis::campaign::{Finding, HuntConfig, hunt_with, session, strategy};
+use portcullis::campaign::{Finding, HuntConfig, hunt_by, session, strategy};
 use portcullis::catalogue::ToolSpec;
+use portcullis::child::SharedChild;
 use portcullis::{CheckId, Policy, Revision, ScriptSpec, report};
+use std::cell::{Cell, RefCell};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,6 +48,11 @@ pub struct Args {
     /// Hunt for this check only (default: every check).
     #[arg(long, value_name = "ID", value_parser = parse_check)]
     check: Option<CheckId>,
+    /// Under keep-open, start a fresh process for every session instead of
+    /// sharing one between sessions (sharing is faster; every finding is
+    /// confirmed in a fresh process either way).
+    #[arg(long)]
+    no_share: bool,
     /// Only this protocol revision (default: every one).
     #[arg(long)]
     revision: Option<Revision>,
@@ -192,7 +199,22 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                     bar(n);
                     !stop.load(Ordering::Relaxed)
                 };
-                match hunt_with(&target, &cfg, strategy(&cfg), &tick) {
+                let shared = RefCell::new(SharedChild::new(&target));
+                let count = Cell::new(0u32);
+                let share = args.policy == Policy::KeepOpen && !args.no_share;
+                let run = |spec: &ScriptSpec, salt: u32| {
+                    count.set(count.get() + 1);
+                    // One session in eight runs alone, EOF and all, so what only a
+                    // fresh process shows (exit on EOF, say) is still exercised.
+                    if share
+                        && !count.get().is_multiple_of(8)
+                        && let Some(clean) = shared.borrow_mut().run(spec, salt)?.filter(|(_, _, v)| v.is_empty())
+                    {
+                        return Ok(clean);
+                    }
+                    session(&target, args.policy, spec, salt)
+                };
+                match hunt_by(&cfg, strategy(&cfg), &tick, &run) {
                     Ok(Some(f)) => {
                         stop.store(true, Ordering::Relaxed);
                         let base = setup.probes.http_base();

@@ -7,7 +7,7 @@
 
 use crate::attack::{self, Ctx, Phase, Step, line};
 use crate::catalogue::Catalogue;
-use crate::frame::{Expect, Frame};
+use crate::frame::{Expect, Frame, Rule};
 use crate::protocol::{Id, Revision};
 use proptest::prelude::*;
 use std::ops::Range;
@@ -45,7 +45,12 @@ impl ScriptSpec {
     /// Renders the script against a target's tools. `salt` keeps the tokens
     /// of different sessions apart.
     pub fn render(&self, catalogue: &Catalogue, salt: u32) -> Script {
-        let mut ctx = Ctx::new(self.revision, catalogue, salt);
+        self.render_from(catalogue, salt, 1)
+    }
+
+    /// Renders with request ids from `first_id` on.
+    pub fn render_from(&self, catalogue: &Catalogue, salt: u32, first_id: i64) -> Script {
+        let mut ctx = Ctx::new(self.revision, catalogue, salt).with_first_id(first_id);
         let mut frames = Vec::new();
         let (early, rest): (Vec<&Step>, Vec<&Step>) = self.steps.iter().partition(|s| s.before_handshake());
         ctx.phase = Phase::BeforeInit;
@@ -181,6 +186,22 @@ impl Script {
             .collect();
         // Boundaries inside frames moved with the bytes; keep one per frame.
         self.write_ends = ends;
+    }
+
+    /// The script without its handshake and without EOF, for a session that
+    /// is already initialized and goes on after it (a shared process); `None`
+    /// when the script cannot run that way: something goes before the
+    /// handshake, a second `initialize`, or a frame cut short at EOF.
+    pub fn after_handshake(&self) -> Option<Script> {
+        let lifecycle = |f: &Frame| matches!(f.expect.rule(), Some(Rule::BeforeInitialize | Rule::RepeatedInitialize));
+        let starts =
+            self.frames.len() >= 2 && self.frames[0].kind == "initialize" && self.frames[1].kind == "initialized";
+        if !starts || self.frames.iter().any(|f| lifecycle(f) || !f.bytes.ends_with(b"\n")) {
+            return None;
+        }
+        let skip: usize = self.frames[..2].iter().map(|f| f.bytes.len()).sum();
+        let write_ends = self.write_ends.iter().filter(|e| **e > skip).map(|e| e - skip).collect();
+        Some(Script { revision: self.revision, frames: self.frames[2..].to_vec(), write_ends, eof: false })
     }
 
     /// The writes, as spans of stdin.

@@ -119,6 +119,13 @@ impl<'a> Ctx<'a> {
         Ctx { revision, catalogue, phase: Phase::Ready, salt, next_id: 1, next_token: 1 }
     }
 
+    /// The same context handing out request ids from `first` on, so scripts
+    /// that share one session never reuse an id.
+    pub fn with_first_id(mut self, first: i64) -> Self {
+        self.next_id = first;
+        self
+    }
+
     /// A new canary token: fixed width, so no token is a prefix of another.
     pub fn token(&mut self) -> String {
         let t = format!("pc{:08x}t{:05}", self.salt, self.next_token);

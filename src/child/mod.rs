@@ -14,9 +14,11 @@
 mod capture;
 mod discover;
 mod group;
+mod shared;
 
 pub use capture::Capture;
 pub use discover::list_tools;
+pub use shared::SharedChild;
 
 use crate::attack::tokens_in;
 use crate::catalogue::Catalogue;
@@ -174,11 +176,18 @@ impl ChildGateway {
         self.status
     }
 
+    /// Points the gateway at another session's recorder and tokens (a
+    /// shared process serving one script after another).
+    pub(crate) fn rebind(&mut self, recorder: Recorder, salt: u32) {
+        self.recorder = recorder;
+        self.salt = salt;
+    }
+
     /// Hands the probes' effects to the recorder, setting aside those that
     /// carry only tokens of other sessions.
-    fn collect_effects(&mut self) {
+    pub(crate) fn collect_effects(&mut self, quiet: Duration) {
         let own = format!("pc{:08x}", self.salt);
-        for effect in self.probes.settle(self.limits.quiet, self.limits.timeout) {
+        for effect in self.probes.settle(quiet, self.limits.timeout) {
             let text = serde_json::Value::Object(effect.arguments.clone()).to_string();
             let mut tokens = tokens_in(&text).peekable();
             let foreign = tokens.peek().is_some() && tokens.all(|t| !t.starts_with(&own));
@@ -253,7 +262,7 @@ impl Gateway for ChildGateway {
             }
             std::thread::sleep(Duration::from_millis(2));
         }
-        self.collect_effects();
+        self.collect_effects(self.limits.quiet);
         Ok(())
     }
 }
