@@ -197,6 +197,15 @@ fn bad_input_is_a_one_line_error() {
 }
 
 #[test]
+fn without_a_tool_the_server_is_asked_and_one_that_can_carry_a_canary_is_picked() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = portcullis(&["fuzz", "--cases", "16", "--", BIN, "reference-gateway"], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(r#"calling tool `fetch` with --args '{"url":"{canary}"}'"#), "{}", text(&o));
+}
+
+#[test]
 fn a_watched_directory_sees_file_effects() {
     let dir = tempfile::tempdir().unwrap();
     let notes = dir.path().join("notes");

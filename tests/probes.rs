@@ -1,0 +1,73 @@
+//! The effect probes on their own: each turns what it sees into an observed
+//! action carrying the token, and hands each effect over once.
+
+use portcullis::probe::{ProbeConfig, Probes};
+use std::io::Write;
+use std::time::Duration;
+
+const TOKEN: &str = "pc0000abcdt00042";
+const QUIET: Duration = Duration::from_millis(30);
+const BOUND: Duration = Duration::from_secs(3);
+
+fn text(effects: &[portcullis::Action]) -> String {
+    effects.iter().map(|e| format!("{} {}", e.tool, serde_json::Value::Object(e.arguments.clone()))).collect()
+}
+
+#[test]
+fn the_http_sink_records_method_path_headers_and_body() {
+    let probes = Probes::start(&ProbeConfig::default()).unwrap();
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    agent.post(&format!("{}/{TOKEN}", probes.http_base())).header("x-test", "yes").send("body-bytes").unwrap();
+    let effects = probes.settle(QUIET, BOUND);
+    assert_eq!(effects.len(), 1, "{}", text(&effects));
+    let e = &effects[0];
+    assert!(e.is_observed() && e.tool == "probe:http");
+    assert_eq!(e.arguments["method"], "POST");
+    assert_eq!(e.arguments["path"], format!("/{TOKEN}"));
+    assert_eq!(e.arguments["headers"]["x-test"], "yes");
+    assert_eq!(e.arguments["body"], "body-bytes");
+    assert!(probes.settle(QUIET, BOUND).is_empty(), "handed over once");
+}
+
+#[test]
+fn the_tcp_sink_records_what_a_connection_sends() {
+    let probes = Probes::start(&ProbeConfig { tcp: true, ..ProbeConfig::default() }).unwrap();
+    let addr = probes.tcp_addr().expect("a TCP sink");
+    assert!(addr.starts_with("127.0.0.1:"));
+    let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+    conn.write_all(format!("SSH-2.0-helper run {TOKEN}\r\n").as_bytes()).unwrap();
+    drop(conn);
+    let effects = probes.settle(Duration::from_millis(200), BOUND);
+    assert!(text(&effects).contains(TOKEN) && text(&effects).contains("probe:tcp"), "{}", text(&effects));
+}
+
+#[test]
+fn watchers_see_tokens_in_new_files_and_appended_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("actions.log");
+    std::fs::write(&log, "before\n").unwrap();
+    std::fs::write(dir.path().join("old.txt"), TOKEN).unwrap(); // there before: not an effect
+    let cfg =
+        ProbeConfig { watch_dirs: vec![dir.path().join("out")], watch_files: vec![log.clone()], ..Default::default() };
+    std::fs::create_dir(dir.path().join("out")).unwrap();
+    let probes = Probes::start(&cfg).unwrap();
+    assert!(probes.settle(QUIET, BOUND).is_empty());
+    std::fs::write(dir.path().join("out").join(format!("{TOKEN}.txt")), "x").unwrap();
+    std::fs::write(dir.path().join("out").join("plain.txt"), "no token here").unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log)
+        .unwrap()
+        .write_all(format!("ran {TOKEN}\n").as_bytes())
+        .unwrap();
+    let effects = probes.settle(QUIET, BOUND);
+    assert_eq!(effects.len(), 2, "one file named by the token, one log line: {}", text(&effects));
+    assert!(effects.iter().all(|e| e.tool == "probe:file" && text(std::slice::from_ref(e)).contains(TOKEN)));
+    assert!(probes.settle(QUIET, BOUND).is_empty(), "handed over once");
+}
+
+#[test]
+fn a_missing_watch_dir_is_a_harness_fault() {
+    let cfg = ProbeConfig { watch_dirs: vec!["/nonexistent/portcullis".into()], ..Default::default() };
+    assert!(matches!(Probes::start(&cfg), Err(portcullis::Fault::Config(_))));
+}
