@@ -40,6 +40,7 @@ pub mod catalogue;
 pub mod check;
 pub mod child;
 pub mod frame;
+pub mod fuzzing;
 pub mod minimize;
 pub mod probe;
 pub mod protocol;

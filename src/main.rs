@@ -1,5 +1,6 @@
 //! The `portcullis` command line.
 
+mod corpus;
 mod fuzz;
 mod mutants;
 mod outputs;
@@ -21,6 +22,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Write a seed corpus for the raw-bytes fuzz target: `portcullis corpus --out DIR`.
+    Corpus(corpus::Args),
     /// Fuzz a stdio MCP server: `portcullis fuzz [FLAGS] -- COMMAND [ARG]...`.
     Fuzz(fuzz::Args),
     /// Run a saved finding again: `portcullis replay FILE -- COMMAND`.
@@ -41,6 +44,7 @@ fn me() -> String {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
+        Command::Corpus(args) => corpus::run(&args),
         Command::Fuzz(args) => fuzz::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Minimize(args) => shrink::run(&args),

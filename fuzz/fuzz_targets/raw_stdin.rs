@@ -1,0 +1,16 @@
+//! Raw bytes on the reference gateway's stdin, after the handshake: no
+//! crash, exit on EOF, a clean stdout, and the same outcome whatever the
+//! write boundaries. PORTCULLIS_FUZZ_MUTANT=NAME plants a built-in bug.
+#![no_main]
+
+use portcullis::reference::{Mutant, Reference};
+use std::sync::LazyLock;
+
+static TARGET: LazyLock<Reference> = LazyLock::new(|| match std::env::var("PORTCULLIS_FUZZ_MUTANT") {
+    Ok(name) => Reference::mutant(Mutant::from_name(&name).expect("PORTCULLIS_FUZZ_MUTANT names a built-in mutant")),
+    Err(_) => Reference::strict(),
+});
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    portcullis::fuzzing::check_raw_stdin(&*TARGET, data);
+});

@@ -1,0 +1,7 @@
+//! Structure-aware: the bytes build a script through `arbitrary`; against
+//! the reference gateway every check must hold, under both policies.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    portcullis::fuzzing::check_script(&portcullis::reference::Reference::strict(), data);
+});
