@@ -4,6 +4,7 @@ mod corpus;
 mod fuzz;
 mod mutants;
 mod outputs;
+mod promote;
 mod replay;
 mod serve;
 mod setup;
@@ -30,6 +31,8 @@ enum Command {
     Replay(replay::Args),
     /// Cut a saved finding down to its smallest failing script: `portcullis minimize FILE -- COMMAND`.
     Minimize(shrink::Args),
+    /// Turn a fuzz crash or a saved finding into a regression test under tests/regression/.
+    Promote(promote::Args),
     /// Hunt every built-in planted bug and check the reference stays clean.
     Mutants(mutants::Args),
     /// Serve the reference gateway (or a mutant) on stdio; `fetch` makes a real HTTP GET.
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay::run(&args),
         Command::Minimize(args) => shrink::run(&args),
         Command::Mutants(args) => mutants::run(&args),
+        Command::Promote(args) => promote::run(&args),
         Command::ReferenceGateway(args) => serve::run(&args),
     };
     match outcome {

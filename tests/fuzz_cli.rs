@@ -232,3 +232,37 @@ fn a_watched_directory_sees_file_effects() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
+
+#[test]
+fn promote_writes_a_regression_test_for_a_crash_and_for_a_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("regression");
+    std::fs::create_dir(&suite).unwrap();
+    std::fs::write(suite.join("main.rs"), "").unwrap();
+    let crashes = dir.path().join("artifacts").join("raw_stdin");
+    std::fs::create_dir_all(&crashes).unwrap();
+    std::fs::write(crashes.join("crash-0123abcd"), b"{\"id\":\xff}\r\n").unwrap();
+    let suite_s = suite.to_str().unwrap();
+    let o = portcullis(&["promote", "artifacts/raw_stdin/crash-0123abcd", "--dir", suite_s], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let test = std::fs::read_to_string(suite.join("crash_0123abcd.rs")).unwrap();
+    assert!(
+        test.contains(r#"b"\"#) && test.contains(r#"{\"id\":\xff}\r\n"#) && test.contains("check_raw_stdin"),
+        "{test}"
+    );
+    assert_eq!(std::fs::read_to_string(suite.join("main.rs")).unwrap(), "mod crash_0123abcd;\n");
+    let again = portcullis(&["promote", "artifacts/raw_stdin/crash-0123abcd", "--dir", suite_s], dir.path());
+    assert_eq!(again.status.code(), Some(2), "never overwrites: {}", text(&again));
+
+    let mut args = fuzz_args("close", &["--check", "stdout-clean", "--"]);
+    args.extend([BIN, "reference-gateway", "--mutant", "startup-banner"]);
+    let o = portcullis(&args, dir.path());
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let saved = out.lines().find_map(|l| l.strip_prefix("Saved: ")).expect("a finding").to_owned();
+    let o = portcullis(&["promote", &saved, "--name", "banner", "--dir", suite_s], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let test = std::fs::read_to_string(suite.join("banner.rs")).unwrap();
+    for part in ["`stdout-clean` under the close policy", "startup-banner", "fn banner()", "run_script("] {
+        assert!(test.contains(part), "missing {part:?}: {test}");
+    }
+}

@@ -1,0 +1,155 @@
+//! `portcullis promote ARTIFACT`: turns a cargo fuzz crash input, or a
+//! finding saved by `portcullis fuzz`, into a readable regression test under
+//! tests/regression/ (exact bytes, the check, how it was found) that runs in
+//! `cargo test` from then on and fails if the bug comes back.
+
+use anyhow::{Context, Result, bail};
+use portcullis::artifact::Artifact;
+use portcullis::report;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Flags of `portcullis promote`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A crash input under fuzz/artifacts/TARGET/, or a finding artifact (.json).
+    artifact: PathBuf,
+    /// The fuzz target a crash input came from (default: its folder's name).
+    #[arg(long)]
+    target: Option<String>,
+    /// The test's name (default: from the input file's name).
+    #[arg(long)]
+    name: Option<String>,
+    /// The regression folder, with its main.rs.
+    #[arg(long, default_value = "tests/regression", value_name = "DIR")]
+    dir: PathBuf,
+}
+
+/// A Rust identifier from any file name.
+fn ident(raw: &str) -> String {
+    let mut s: String =
+        raw.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
+    s.truncate(48);
+    let s = s.trim_matches('_').to_owned();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) { format!("case_{s}") } else { s }
+}
+
+/// `bytes` as a Rust byte-string literal, split over lines with `\`
+/// continuations (a line never starts with a raw space, which they eat).
+fn literal(bytes: &[u8]) -> String {
+    let mut out = String::from("b\"\\\n");
+    let mut width = 0;
+    for b in bytes {
+        let mut piece = report::escape(std::slice::from_ref(b), 4);
+        if width == 0 && piece == " " {
+            piece = "\\x20".to_owned();
+        }
+        out.push_str(&piece);
+        width += piece.len();
+        if width >= 90 {
+            out.push_str("\\\n");
+            width = 0;
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn crash_test(name: &str, target: &str, source: &Path, bytes: &[u8]) -> Result<String> {
+    let call = match target {
+        "raw_stdin" => "portcullis::fuzzing::check_raw_stdin(&Reference::strict(), INPUT)",
+        "script" | "my_gateway" => "portcullis::fuzzing::check_script(&Reference::strict(), INPUT)",
+        "oracle" => "portcullis::fuzzing::check_oracle(INPUT)",
+        other => {
+            bail!("no regression template for fuzz target {other:?} (known: raw_stdin, script, oracle, my_gateway)")
+        }
+    };
+    let mut t = String::new();
+    let _ = writeln!(t, "//! Regression: the `{target}` fuzz target crashed on this input ({} bytes).", bytes.len());
+    let _ = writeln!(t, "//! Found by cargo fuzz; promoted from {} by `portcullis promote`.", source.display());
+    let _ = writeln!(t, "\n#[allow(unused_imports)]\nuse portcullis::reference::Reference;\n");
+    let _ = writeln!(t, "/// The exact input.\nconst INPUT: &[u8] = {};\n", literal(bytes));
+    let _ = writeln!(t, "#[test]\nfn {name}() {{\n    {call};\n}}");
+    Ok(t)
+}
+
+fn finding_test(name: &str, artifact: &Artifact, source: &Path) -> String {
+    let script = serde_json::to_string_pretty(&artifact.script).expect("scripts serialize");
+    let tools = serde_json::to_string_pretty(&artifact.tools).expect("tools serialize");
+    let mut t = String::new();
+    let _ = writeln!(t, "//! Regression: `{}` under the {} policy.", artifact.check, artifact.policy);
+    let _ = writeln!(t, "//! Found by `portcullis fuzz` (seed {}), promoted from {}.", artifact.seed, source.display());
+    for v in &artifact.violations {
+        let _ = writeln!(t, "//!   {}", v.replace('\n', " "));
+    }
+    let _ =
+        writeln!(t, "//! The test runs the same script against the same command and fails if the check breaks again.");
+    let _ = writeln!(t, "\nuse portcullis::campaign::run_script;");
+    let _ = writeln!(t, "use portcullis::catalogue::{{Catalogue, ToolSpec}};");
+    let _ = writeln!(t, "use portcullis::child::{{ChildTarget, Command, Limits}};");
+    let _ = writeln!(t, "use portcullis::probe::{{ProbeConfig, Probes}};");
+    let _ = writeln!(t, "use portcullis::{{Policy, Script}};\nuse std::sync::Arc;\n");
+    let _ =
+        writeln!(t, "/// The exact script: bytes (escaped) and labels.\nconst SCRIPT: &str = r####\"{script}\"####;\n");
+    let _ = writeln!(t, "const TOOLS: &str = r####\"{tools}\"####;\n");
+    let _ = writeln!(t, "/// The command, as `portcullis fuzz` ran it; `portcullis` itself is this build.");
+    let _ = writeln!(t, "const COMMAND: &[&str] = &{:?};\n", artifact.command);
+    let _ = writeln!(t, "#[test]\nfn {name}() {{");
+    let _ = writeln!(t, "    let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());");
+    let _ = writeln!(t, "    let mut script: Script = serde_json::from_str(SCRIPT).unwrap();");
+    let _ = writeln!(t, "    script.rebase({:?}, &probes.http_base());", artifact.canary_base);
+    let _ = writeln!(t, "    let tools: Vec<ToolSpec> = serde_json::from_str(TOOLS).unwrap();");
+    let _ = writeln!(t, "    let mut program = COMMAND[0].to_owned();");
+    let _ = writeln!(t, "    if program.ends_with(\"/portcullis\") || program == \"portcullis\" {{");
+    let _ = writeln!(t, "        program = env!(\"CARGO_BIN_EXE_portcullis\").to_owned();\n    }}");
+    let _ = writeln!(t, "    let args = COMMAND[1..].iter().map(|a| a.to_string()).collect();");
+    let _ = writeln!(t, "    let target = ChildTarget {{");
+    let _ = writeln!(t, "        command: Command {{ program, args, env: vec![] }},");
+    let _ = writeln!(t, "        limits: Limits::default(),");
+    let _ = writeln!(t, "        catalogue: Catalogue {{ tools, canary_base: probes.http_base() }},");
+    let _ = writeln!(t, "        probes,\n        late_effects: Default::default(),\n    }};");
+    let policy = if artifact.policy == portcullis::Policy::Close { "Policy::Close" } else { "Policy::KeepOpen" };
+    let _ =
+        writeln!(t, "    let (_, violations) = run_script(&target, {policy}, &script, {}).unwrap();", artifact.salt);
+    let _ = writeln!(
+        t,
+        "    let back: Vec<_> = violations.iter().filter(|v| v.check.id() == {:?}).collect();",
+        artifact.check
+    );
+    let _ = writeln!(t, "    assert!(back.is_empty(), \"{{back:#?}}\");\n}}");
+    t
+}
+
+pub fn run(args: &Args) -> Result<ExitCode> {
+    let bytes = std::fs::read(&args.artifact).with_context(|| format!("reading {}", args.artifact.display()))?;
+    let stem = args.artifact.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = ident(args.name.as_deref().unwrap_or(&stem));
+    let json = args.artifact.extension().is_some_and(|e| e == "json");
+    let text = if json {
+        let artifact = Artifact::load(&args.artifact)?;
+        finding_test(&name, &artifact, &args.artifact)
+    } else {
+        let from_dir = args.artifact.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
+        let target = args.target.clone().or(from_dir).context("say which fuzz target with --target")?;
+        crash_test(&name, &target, &args.artifact, &bytes)?
+    };
+    let main = args.dir.join("main.rs");
+    if !main.is_file() {
+        bail!("{} is missing: promote writes into an existing regression suite", main.display());
+    }
+    let file = args.dir.join(format!("{name}.rs"));
+    if file.exists() {
+        bail!("{} already exists; pick another --name", file.display());
+    }
+    std::fs::write(&file, text).with_context(|| format!("writing {}", file.display()))?;
+    let mut listing = std::fs::read_to_string(&main).with_context(|| format!("reading {}", main.display()))?;
+    listing.push_str(&format!("mod {name};\n"));
+    std::fs::write(&main, listing).with_context(|| format!("writing {}", main.display()))?;
+    println!(
+        "wrote {} and listed it in {}; run it with `cargo test --test regression`",
+        file.display(),
+        main.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
