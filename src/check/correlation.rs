@@ -40,17 +40,19 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
             Expect::Inert { .. } if r.error => {
                 Some(format!("the valid request id {id} was answered with error {:?}", r.code))
             }
-            Expect::Reject(rule) => match rule.reply() {
-                _ if r.error => match rule.reply() {
-                    Owed::Error { codes, .. } if !codes.is_empty() && !r.code.is_some_and(|c| codes.contains(&c)) => {
-                        Some(format!("error code {:?} for a {} frame; expected one of {codes:?}", r.code, rule.id()))
-                    }
-                    _ => None,
-                },
-                Owed::Error { tool_error_ok: true, .. } if r.tool_error && facts.revision.tool_errors_as_results() => {
+            Expect::Reject(rule) => match (rule.reply(), r.error) {
+                (Owed::Error { codes, .. }, true)
+                    if !codes.is_empty() && !r.code.is_some_and(|c| codes.contains(&c)) =>
+                {
+                    Some(format!("error code {:?} for a {} frame; expected one of {codes:?}", r.code, rule.id()))
+                }
+                (_, true) => None,
+                (Owed::Error { tool_error_ok: true, .. }, false)
+                    if r.tool_error && facts.revision.tool_errors_as_results() =>
+                {
                     None
                 }
-                _ => Some(format!("a {} frame was answered with a success result", rule.id())),
+                (_, false) => Some(format!("a {} frame was answered with a success result", rule.id())),
             },
             _ => None,
         };
