@@ -53,6 +53,13 @@ impl Default for HuntConfig {
     }
 }
 
+/// A proptest config that keeps failing seeds in `path` (from the crate
+/// root): what properties under `tests/` need, since proptest would
+/// otherwise look for a source file beside each test binary.
+pub fn persist_to(path: &'static str) -> Config {
+    Config { failure_persistence: Some(Box::new(FileFailurePersistence::Direct(path))), ..Config::default() }
+}
+
 /// A failing session, minimized.
 #[derive(Clone, Debug)]
 pub struct Finding {

@@ -4,17 +4,9 @@ use portcullis::report::{escape, unescape};
 use portcullis::script::any_script;
 use portcullis::{Catalogue, Script};
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
-
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("proptest-regressions/artifact.txt"))),
-        ..ProptestConfig::default()
-    }
-}
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(portcullis::campaign::persist_to("proptest-regressions/artifact.txt"))]
 
     #[test]
     fn escaping_is_exact_both_ways(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {

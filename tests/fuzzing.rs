@@ -7,17 +7,9 @@ use portcullis::fuzzing::{check_oracle, check_raw_stdin, check_script};
 use portcullis::reference::{Mutant, Reference};
 use portcullis::script::any_script;
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
-
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("proptest-regressions/fuzzing.txt"))),
-        ..ProptestConfig::default()
-    }
-}
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(portcullis::campaign::persist_to("proptest-regressions/fuzzing.txt"))]
 
     #[test]
     fn random_bytes_pass_all_three_targets(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {

@@ -8,14 +8,6 @@ use portcullis::report;
 use portcullis::script::any_script;
 use portcullis::{Policy, Revision};
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
-
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("proptest-regressions/reference.txt"))),
-        ..ProptestConfig::default()
-    }
-}
 
 fn holds(policy: Policy, spec: &portcullis::ScriptSpec) -> Result<(), TestCaseError> {
     let (script, obs, violations) = session(&Reference::strict(), policy, spec, 0).expect("the harness runs");
@@ -28,7 +20,7 @@ fn holds(policy: Policy, spec: &portcullis::ScriptSpec) -> Result<(), TestCaseEr
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(portcullis::campaign::persist_to("proptest-regressions/reference.txt"))]
 
     #[test]
     fn reference_is_clean_under_close(spec in any_script()) {

@@ -9,7 +9,6 @@ use portcullis::run::run;
 use portcullis::script::any_script;
 use portcullis::{Catalogue, Exit, Fault, Gateway, Policy, Recorder, ScriptSpec, Session, Target};
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
 
 /// The reference, fed one byte per write whatever the script's writes.
 struct ByteByByte(ReferenceGateway);
@@ -41,15 +40,8 @@ impl Target for Trickle {
     }
 }
 
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("proptest-regressions/seam.txt"))),
-        ..ProptestConfig::default()
-    }
-}
-
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(portcullis::campaign::persist_to("proptest-regressions/seam.txt"))]
 
     /// Framing does not depend on how stdin was cut into writes.
     #[test]
