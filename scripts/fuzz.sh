@@ -17,7 +17,7 @@ command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 corpus=fuzz/corpus/$target
 mkdir -p "$corpus"
 if [ "$target" = raw_stdin ] && [ -z "$(ls -A "$corpus")" ]; then
-    cargo run --release --quiet -- corpus --out "$corpus"
+    cargo run --quiet -- corpus --out "$corpus"
 fi
 if [ "${ASAN:-0}" = 1 ]; then
     # A toolchain switch leaves a stale fingerprint behind that breaks the build.
