@@ -2,11 +2,11 @@
 //! over the same bounded child driver the campaign uses.
 
 use super::ChildTarget;
+use super::reply::await_reply;
 use crate::attack::lifecycle::initialize_text;
 use crate::protocol::{Policy, Revision};
 use crate::seam::{Fault, Gateway, Recorder, Session, Target};
 use serde_json::Value;
-use std::time::Instant;
 
 /// The `tools` array of the server's `tools/list` result.
 pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>, Fault> {
@@ -19,25 +19,12 @@ pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#
     );
     child.write_stdin(hello.as_bytes())?;
-    let deadline = Instant::now() + target.limits.timeout;
-    let mut out = Vec::new();
-    while Instant::now() < deadline {
-        out.extend(child.take_stdout());
-        let listing = out
-            .split(|b| *b == b'\n')
-            .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
-            .find(|v| v.get("id") == Some(&Value::from(2)));
-        if let Some(v) = listing {
-            return v
-                .pointer("/result/tools")
-                .and_then(Value::as_array)
-                .cloned()
-                .ok_or_else(|| Fault::Config(format!("tools/list answered without a tools array: {v}")));
-        }
-        if child.exit().ended() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
+    if let Some((_, v)) = await_reply(&mut child, &Value::from(2), target.limits.timeout) {
+        return v
+            .pointer("/result/tools")
+            .and_then(Value::as_array)
+            .cloned()
+            .ok_or_else(|| Fault::Config(format!("tools/list answered without a tools array: {v}")));
     }
     let stderr = String::from_utf8_lossy(&child.take_stderr()).chars().take(400).collect::<String>();
     Err(Fault::Config(format!("the server did not answer tools/list in time (stderr: {stderr:?})")))

@@ -14,6 +14,7 @@
 mod capture;
 mod discover;
 mod group;
+mod reply;
 mod shared;
 
 pub use capture::Capture;

@@ -12,6 +12,7 @@
 //! arrives after its script (one whose tokens belong to another session)
 //! turns sharing off for the rest of the job.
 
+use super::reply::await_reply;
 use super::{ChildGateway, ChildTarget};
 use crate::attack::lifecycle::initialize_text;
 use crate::check::{Violation, check};
@@ -21,7 +22,7 @@ use crate::script::{Script, ScriptSpec};
 use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Target};
 use serde_json::Value;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 struct Live {
     revision: Revision,
@@ -39,23 +40,6 @@ pub struct SharedChild<'a> {
     disabled: bool,
 }
 
-/// Where the answer to marker `mark` ends in `out`, and where its line starts.
-fn marker_at(out: &[u8], mark: &str) -> Option<(usize, usize)> {
-    let mut start = 0;
-    for (i, b) in out.iter().enumerate() {
-        if *b == b'\n' {
-            let is_mark = serde_json::from_slice::<Value>(&out[start..i])
-                .ok()
-                .is_some_and(|v| v.get("id").and_then(Value::as_str) == Some(mark));
-            if is_mark {
-                return Some((start, i + 1));
-            }
-            start = i + 1;
-        }
-    }
-    None
-}
-
 impl<'a> SharedChild<'a> {
     /// A shared process for `target`'s sessions, started on first use.
     pub fn new(target: &'a ChildTarget) -> Self {
@@ -69,21 +53,7 @@ impl<'a> SharedChild<'a> {
         let mark = format!("portcullis-mark-{}", self.marks);
         child.write_stdin(format!(r#"{{"jsonrpc":"2.0","id":"{mark}","method":"ping"}}"#).as_bytes())?;
         child.write_stdin(b"\n")?;
-        let deadline = Instant::now() + bound;
-        let mut out = Vec::new();
-        while Instant::now() < deadline {
-            out.extend(child.take_stdout());
-            if let Some((line, _)) = marker_at(&out, &mark) {
-                out.truncate(line);
-                return Ok(Some(out));
-            }
-            if child.exit().ended() {
-                out.extend(child.take_stdout());
-                return Ok(marker_at(&out, &mark).map(|(line, _)| out[..line].to_vec()));
-            }
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        Ok(None)
+        Ok(await_reply(child, &Value::from(mark), bound).map(|(before, _)| before))
     }
 
     /// A live process initialized at `revision`, started if need be.
