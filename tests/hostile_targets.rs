@@ -62,24 +62,25 @@ fn a_target_that_never_exits_or_reads_is_ended() {
     assert!(c.contains(&CheckId::Liveness), "{c:?}");
 }
 
-#[test]
-fn a_target_that_ignores_sigterm_is_killed() {
+/// Runs a script that writes a process id to the file named by `{pidfile}`,
+/// and returns the failed checks and that id.
+fn checks_and_pid(script: &str) -> (Vec<CheckId>, i32) {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
-    let script = format!("trap '' TERM; echo $$ > {}; cat >/dev/null; sleep 1000", pidfile.display());
-    let c = checks_of(&script);
+    let c = checks_of(&script.replace("{pidfile}", &pidfile.display().to_string()));
+    (c, std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap())
+}
+
+#[test]
+fn a_target_that_ignores_sigterm_is_killed() {
+    let (c, pid) = checks_and_pid("trap '' TERM; echo $$ > {pidfile}; cat >/dev/null; sleep 1000");
     assert!(c.contains(&CheckId::Liveness), "{c:?}");
-    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
     assert!(!alive(pid), "the process ignoring SIGTERM was left behind");
 }
 
 #[test]
 fn a_child_left_running_is_ended_with_its_group() {
-    let dir = tempfile::tempdir().unwrap();
-    let pidfile = dir.path().join("pid");
-    let script = format!("sleep 1000 & echo $! > {}; exec cat >/dev/null", pidfile.display());
-    checks_of(&script);
-    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let (_, pid) = checks_and_pid("sleep 1000 & echo $! > {pidfile}; exec cat >/dev/null");
     assert!(!alive(pid), "the background child was left behind");
 }
 
