@@ -5,24 +5,29 @@
 //! - [`check_script`]: the bytes build a [`ScriptSpec`] through `arbitrary`;
 //!   every check must hold, under both policies.
 //! - [`check_raw_stdin`]: the bytes go to stdin as they are, after the
-//!   handshake. No frame has a label, so what must hold is what needs none:
-//!   no crash, exit once stdin closes, a clean stdout, and the same stdout and
-//!   effects whatever the write boundaries.
+//!   handshake, in two writes split where the first byte says. No frame has
+//!   a label, so what must hold is what needs none: no crash, exit once stdin
+//!   closes, a clean stdout. (Write boundaries that change what acts are
+//!   [`check_script`]'s to find: its scripts choose splits and joins, and
+//!   its labels say what must act.)
 //! - [`check_oracle`]: the bytes build an arbitrary observation; the checks
 //!   themselves must never panic.
 //!
 //! A user fuzzes their own Rust gateway through the seam with
 //! [`fuzz_gateway!`](crate::fuzz_gateway).
 
-use crate::campaign::{run_script, session};
-use crate::check::{CheckId, check};
+use crate::campaign::session;
+use crate::check::{CheckId, Facts, Violation, check};
 use crate::frame::{Expect, Frame};
 use crate::protocol::{Policy, Revision};
 use crate::report;
 use crate::run::{Observation, run};
 use crate::script::{Script, ScriptSpec};
-use crate::seam::{Action, Exit, Session, Target};
+use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};
 use arbitrary::{Arbitrary, Unstructured};
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Mutex;
 
 /// Structure-aware: an arbitrary script against `target`, both policies.
 pub fn check_script<T: Target>(target: &T, data: &[u8]) {
@@ -36,48 +41,201 @@ pub fn check_script<T: Target>(target: &T, data: &[u8]) {
 }
 
 /// The handshake for `revision`, then `bytes` as one unlabelled frame.
-pub fn raw_script(bytes: &[u8], revision: Revision, catalogue: &crate::Catalogue) -> Script {
-    let spec = ScriptSpec { revision, steps: vec![], splits: vec![], joins: vec![], eof: true };
-    let mut script = spec.render(catalogue, 0);
-    let frame = Frame {
+pub fn raw_script(bytes: &[u8], revision: Revision) -> Script {
+    with_raw_frame(Script::handshake(revision), bytes)
+}
+
+/// `script`, then `bytes` as one unlabelled frame, then EOF. The frame goes
+/// in two writes, split where its first byte says (in one when that points
+/// at its end), so inputs also try the gateway's line buffering.
+fn with_raw_frame(mut script: Script, bytes: &[u8]) -> Script {
+    let start = script.write_ends.last().copied().unwrap_or(0);
+    if let Some(&first) = bytes.first() {
+        script.write_ends.push(start + 1 + first as usize % bytes.len());
+    }
+    script.write_ends.push(start + bytes.len());
+    script.write_ends.dedup();
+    script.frames.push(Frame {
         bytes: bytes.to_vec(),
         expect: Expect::Inert { request: false },
         id: None,
         tokens: vec![],
         family: "raw".into(),
         kind: "raw".into(),
-    };
-    script.frames.push(frame);
-    let total = script.stdin().len();
-    script.write_ends.push(total);
+    });
+    script.eof = true;
     script
 }
 
-/// Raw bytes on stdin against `target`, under keep-open: no crash, exit on
-/// EOF, a clean stdout, and the same outcome when the bytes arrive one
-/// write or two (split where the first byte of the input says).
+/// Raw bytes on stdin against `target` after the handshake, under
+/// keep-open: no crash, exit on EOF, a clean stdout. A fuzz target prepares
+/// a [`RawStdin`] once instead.
 pub fn check_raw_stdin<T: Target>(target: &T, data: &[u8]) {
-    let script = raw_script(data, Revision::R2025_11_25, &target.catalogue());
-    let (obs, violations) = run_script(target, Policy::KeepOpen, &script, 0).expect("the harness runs");
-    let label_free: Vec<_> =
-        violations.into_iter().filter(|v| matches!(v.check, CheckId::StdoutClean | CheckId::Liveness)).collect();
-    if !label_free.is_empty() {
-        panic!("{}", report::session(&script, &obs, &label_free));
+    RawStdin::new(target).check(data);
+}
+
+/// The raw-bytes property for one target, prepared once. When the target
+/// can copy a running session ([`Target::fork`]), the handshake runs once,
+/// is checked once, and every input starts from a copy of the gateway it
+/// left; otherwise every input runs after a handshake of its own.
+pub struct RawStdin<T: Target> {
+    target: T,
+    handshake: Script,
+    /// The gateway after the handshake alone and the revision it
+    /// negotiated, when the target can copy it and the handshake held.
+    warm: Option<(T::Gateway, Revision)>,
+    /// stdout lines found clean at the revision inputs run under.
+    clean: Mutex<Memo>,
+}
+
+impl<T: Target> RawStdin<T> {
+    /// Renders the handshake and warms a gateway up on it, if the target
+    /// can copy one.
+    pub fn new(target: T) -> Self {
+        let handshake = Script::handshake(Revision::R2025_11_25);
+        let warm = warm_up(&target, &handshake);
+        RawStdin { target, handshake, warm, clean: Mutex::default() }
     }
-    let Some(&first) = data.first() else { return };
-    let mut split = script.clone();
-    let at = split.write_ends[split.write_ends.len() - 2] + 1 + first as usize % data.len();
-    split.write_ends.insert(split.write_ends.len() - 1, at);
-    split.write_ends.dedup();
+
+    /// Checks one input; panics with the report when a property breaks.
+    pub fn check(&self, data: &[u8]) {
+        match &self.warm {
+            Some((gateway, revision)) => {
+                let tail = Script { revision: *revision, frames: vec![], write_ends: vec![], eof: false };
+                hold_raw(&Forked { target: &self.target, warm: gateway }, &with_raw_frame(tail, data), &self.clean);
+            }
+            None => hold_raw(&self.target, &with_raw_frame(self.handshake.clone(), data), &self.clean),
+        }
+    }
+}
+
+/// A gateway of `target` that has read `handshake` and written what a fresh
+/// session wrote for it, all of it clean, if `target` can copy it.
+fn warm_up<T: Target>(target: &T, handshake: &Script) -> Option<(T::Gateway, Revision)> {
+    let session = Session { policy: Policy::KeepOpen, revision: handshake.revision, salt: 0 };
+    let seen = run(target, &session, handshake).ok()?;
+    let clean = label_free(check(handshake, &seen, &session)).is_empty();
+    if !clean || seen.exit.ended() || !seen.effects.is_empty() {
+        return None;
+    }
+    let recorder = Recorder::new();
+    let mut gateway = target.start(&session, recorder.clone()).ok()?;
+    target.fork(&gateway, Recorder::new())?;
+    let stdin = handshake.stdin();
+    for span in handshake.write_spans() {
+        gateway.write_stdin(&stdin[span]).ok()?;
+    }
+    gateway.settle(false).ok()?;
+    let same = gateway.take_stdout() == seen.stdout && gateway.take_stderr() == seen.stderr;
+    let running = gateway.exit() == Exit::Running && recorder.actions().is_empty();
+    (same && running).then(|| (gateway, Facts::new(handshake, &seen, &session).revision))
+}
+
+/// Starts every session as a copy of one warmed-up gateway.
+struct Forked<'a, T: Target> {
+    target: &'a T,
+    warm: &'a T::Gateway,
+}
+
+impl<T: Target> Target for Forked<'_, T> {
+    type Gateway = T::Gateway;
+
+    fn catalogue(&self) -> crate::Catalogue {
+        self.target.catalogue()
+    }
+
+    fn start(&self, _: &Session, recorder: Recorder) -> Result<T::Gateway, Fault> {
+        self.target.fork(self.warm, recorder).ok_or_else(|| Fault::Config("the target stopped copying sessions".into()))
+    }
+}
+
+/// Runs `script`, whose last frame is the raw input, and checks what needs
+/// no labels. `clean` holds stdout lines already found clean at this
+/// revision, which are not parsed again.
+fn hold_raw<T: Target>(target: &T, script: &Script, clean: &Mutex<Memo>) {
     let session = Session { policy: Policy::KeepOpen, revision: script.revision, salt: 0 };
-    let again = run(target, &session, &split).expect("the harness runs");
-    if again.stdout != obs.stdout || again.effects != obs.effects {
-        panic!(
-            "the outcome depends on write boundaries (split at stdin byte {at}):\nwhole: {}\nsplit: {}",
-            report::escape(&obs.stdout, 400),
-            report::escape(&again.stdout, 400)
-        );
+    let obs = run(target, &session, script).expect("the harness runs");
+    let mut clean = clean.lock().unwrap_or_else(|e| e.into_inner());
+    let (fresh, tail) = unseen_lines(&obs.stdout, &clean);
+    // Nothing new on stdout and an exit on EOF alone: neither check can fail.
+    let quiet = fresh.is_empty()
+        && tail.is_empty()
+        && obs.eof_sent
+        && obs.exit_before_eof == Exit::Running
+        && matches!(obs.exit, Exit::Exited(_));
+    let holds = quiet || {
+        let reduced = Observation { stdout: [fresh.concat().as_slice(), tail].concat(), ..obs.clone() };
+        label_free(check(script, &reduced, &session)).is_empty()
+    };
+    if !holds {
+        let violations = label_free(check(script, &obs, &session));
+        panic!("{}", report::session(script, &obs, &violations));
     }
+    if clean.len() < MEMO_LINES {
+        clean.extend(fresh.into_iter().map(<[u8]>::to_vec));
+    }
+}
+
+/// How many distinct clean stdout lines a [`RawStdin`] remembers.
+const MEMO_LINES: usize = 4096;
+
+/// Lines known clean, hashed eight bytes at a step: a per-byte hash (or
+/// SipHash's rounds) would cost more, under coverage instrumentation, than
+/// the parse the memo saves.
+type Memo = HashSet<Vec<u8>, BuildHasherDefault<WordHash>>;
+
+/// A multiplicative hash over 64-bit words (FNV's constants, a word at a
+/// time); not for hostile keys, only for remembering our own lines.
+struct WordHash(u64);
+
+impl Default for WordHash {
+    fn default() -> Self {
+        WordHash(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl WordHash {
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0 ^ word).wrapping_mul(0x100_0000_01b3).rotate_left(29);
+    }
+}
+
+impl Hasher for WordHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            self.mix(u64::from_le_bytes(w.try_into().expect("eight bytes")));
+        }
+        let mut last = [0u8; 8];
+        last[..words.remainder().len()].copy_from_slice(words.remainder());
+        self.mix(u64::from_le_bytes(last) ^ bytes.len() as u64);
+    }
+}
+
+/// The complete stdout lines (LF included) not in `clean`, and the bytes
+/// after the last LF. A line's verdict under `stdout-clean` depends on
+/// nothing but its bytes and the revision, and `liveness` not on stdout.
+fn unseen_lines<'a>(stdout: &'a [u8], clean: &Memo) -> (Vec<&'a [u8]>, &'a [u8]) {
+    let mut fresh = Vec::new();
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', stdout) {
+        let line = &stdout[start..=end];
+        if !clean.contains(line) {
+            fresh.push(line);
+        }
+        start = end + 1;
+    }
+    (fresh, &stdout[start..])
+}
+
+/// The violations that need no labels: a crash, a hang, an early exit, a
+/// dirty stdout.
+fn label_free(violations: Vec<Violation>) -> Vec<Violation> {
+    violations.into_iter().filter(|v| matches!(v.check, CheckId::StdoutClean | CheckId::Liveness)).collect()
 }
 
 /// The checks over an arbitrary observation of an arbitrary script must

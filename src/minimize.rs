@@ -143,7 +143,7 @@ pub fn minimize<T: Target>(
     salt: u32,
     budget: Duration,
 ) -> Result<Minimized, Fault> {
-    let reference = Reference { mutant: None, catalogue: target.catalogue() };
+    let reference = Reference { mutant: None, catalogue: target.catalogue().into() };
     let deadline = Instant::now() + budget;
     let mut search =
         Search { target, reference, policy, check, salt, deadline, runs: 0, oracle: true, tried: HashSet::new() };

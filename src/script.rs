@@ -107,9 +107,12 @@ impl ScriptSpec {
 /// The handshake: `initialize` for the context's revision, then
 /// `notifications/initialized`.
 fn handshake(ctx: &mut Ctx) -> Vec<Frame> {
-    let id = ctx.id();
+    handshake_frames(ctx.id(), ctx.revision)
+}
+
+fn handshake_frames(id: i64, revision: Revision) -> Vec<Frame> {
     let init = Frame {
-        bytes: line(attack::lifecycle::initialize_text(id, ctx.revision)),
+        bytes: line(attack::lifecycle::initialize_text(id, revision)),
         expect: Expect::Inert { request: true },
         id: Some(Id::Int(id)),
         tokens: vec![],
@@ -128,9 +131,25 @@ fn handshake(ctx: &mut Ctx) -> Vec<Frame> {
 }
 
 impl Script {
+    /// The handshake alone for `revision` (request id 1), one write a
+    /// frame, stdin left open.
+    pub fn handshake(revision: Revision) -> Script {
+        let frames = handshake_frames(1, revision);
+        let mut at = 0;
+        let write_ends = frames.iter().map(|f| {
+            at += f.bytes.len();
+            at
+        });
+        Script { revision, write_ends: write_ends.collect(), frames, eof: false }
+    }
+
     /// Everything written to stdin, in order.
     pub fn stdin(&self) -> Vec<u8> {
-        self.frames.iter().flat_map(|f| f.bytes.iter().copied()).collect()
+        let mut stdin = Vec::with_capacity(self.frames.iter().map(|f| f.bytes.len()).sum());
+        for f in &self.frames {
+            stdin.extend_from_slice(&f.bytes);
+        }
+        stdin
     }
 
     /// The byte span of each frame in stdin.

@@ -245,4 +245,29 @@ pub trait Target {
     fn catalogue(&self) -> Catalogue;
     /// Starts one session's gateway, with the recorder as its executor.
     fn start(&self, session: &Session, recorder: Recorder) -> Result<Self::Gateway, Fault>;
+    /// A copy of a running session that records into `recorder`, if this
+    /// target can make one (an in-process gateway that is plain data can):
+    /// a fuzz target then runs the handshake once and starts every input
+    /// from a copy. By default, none.
+    fn fork(&self, running: &Self::Gateway, recorder: Recorder) -> Option<Self::Gateway> {
+        let _ = (running, recorder);
+        None
+    }
+}
+
+/// A borrowed target starts the same gateways.
+impl<T: Target + ?Sized> Target for &T {
+    type Gateway = T::Gateway;
+
+    fn catalogue(&self) -> Catalogue {
+        (**self).catalogue()
+    }
+
+    fn start(&self, session: &Session, recorder: Recorder) -> Result<Self::Gateway, Fault> {
+        (**self).start(session, recorder)
+    }
+
+    fn fork(&self, running: &Self::Gateway, recorder: Recorder) -> Option<Self::Gateway> {
+        (**self).fork(running, recorder)
+    }
 }

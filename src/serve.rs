@@ -89,7 +89,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         None => None,
     };
     let recorder = Recorder::new();
-    let mut gateway = ReferenceGateway::new(Catalogue::reference(), args.policy, mutant, recorder.clone());
+    let mut gateway =
+        ReferenceGateway::new(std::sync::Arc::new(Catalogue::reference()), args.policy, mutant, recorder.clone());
     let config = ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(2))).build();
     let mut executor = Executor { agent: config.into(), notes_dir: args.notes_dir.clone(), done: 0 };
     let mut stdin = std::io::stdin().lock();

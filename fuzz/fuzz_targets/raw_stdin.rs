@@ -3,14 +3,17 @@
 //! write boundaries. PORTCULLIS_FUZZ_MUTANT=NAME plants a built-in bug.
 #![no_main]
 
+use portcullis::fuzzing::RawStdin;
 use portcullis::reference::{Mutant, Reference};
 use std::sync::LazyLock;
 
-static TARGET: LazyLock<Reference> = LazyLock::new(|| match std::env::var("PORTCULLIS_FUZZ_MUTANT") {
-    Ok(name) => Reference::mutant(Mutant::from_name(&name).expect("PORTCULLIS_FUZZ_MUTANT names a built-in mutant")),
-    Err(_) => Reference::strict(),
+static RAW: LazyLock<RawStdin<Reference>> = LazyLock::new(|| {
+    RawStdin::new(match std::env::var("PORTCULLIS_FUZZ_MUTANT") {
+        Ok(name) => {
+            Reference::mutant(Mutant::from_name(&name).expect("PORTCULLIS_FUZZ_MUTANT names a built-in mutant"))
+        }
+        Err(_) => Reference::strict(),
+    })
 });
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    portcullis::fuzzing::check_raw_stdin(&*TARGET, data);
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| RAW.check(data));

@@ -1,6 +1,7 @@
 //! From JSON values to replies: batches, envelopes, the lifecycle, methods,
 //! and tools/call through schema, authorization and the executor.
 
+use super::reply::Reply;
 use super::rpc::{self, Msg, Refusal};
 use super::tools::{self, Authorized};
 use super::{Mutant, ReferenceGateway, Stage};
@@ -8,7 +9,7 @@ use crate::protocol::{Revision, code};
 use serde_json::{Value, json};
 
 /// A reply to send (if any) and whether the frame closes the session.
-type Outcome = (Option<Value>, bool);
+type Outcome = (Option<Reply>, bool);
 
 impl ReferenceGateway {
     /// Handles one JSON value read from a line.
@@ -28,8 +29,11 @@ impl ReferenceGateway {
     fn batch(&mut self, items: Vec<Value>) -> Outcome {
         let allowed = matches!(self.stage, Stage::Ready(r) if r.has_batches()) || self.is(Mutant::BatchAnyRevision);
         if !allowed || items.is_empty() {
-            let message =
-                if allowed { "Invalid Request: empty batch" } else { "Invalid Request: no batches in this revision" };
+            let message = if allowed {
+                text!("Invalid Request: empty batch")
+            } else {
+                text!("Invalid Request: no batches in this revision")
+            };
             return self.refuse(Refusal::closing(code::INVALID_REQUEST, message, Value::Null));
         }
         let mut replies = Vec::new();
@@ -39,7 +43,7 @@ impl ReferenceGateway {
             replies.extend(r);
             closes |= c;
         }
-        ((!replies.is_empty()).then_some(Value::Array(replies)), closes)
+        ((!replies.is_empty()).then_some(Reply::Batch(replies)), closes)
     }
 
     fn one(&mut self, v: Value) -> Outcome {
@@ -69,13 +73,13 @@ impl ReferenceGateway {
                 self.ok(id, result)
             }
             (Stage::Ready(_), "initialize") => {
-                self.refuse(Refusal::closing(code::INVALID_REQUEST, "Invalid Request: already initialized", id))
+                self.refuse(Refusal::closing(code::INVALID_REQUEST, text!("Invalid Request: already initialized"), id))
             }
             (Stage::Uninitialized, "tools/call") if self.is(Mutant::CallBeforeInitialize) => {
                 self.call(id, params, Revision::R2025_11_25)
             }
             (Stage::Uninitialized, _) => {
-                self.refuse(Refusal::closing(code::INVALID_REQUEST, "Invalid Request: not initialized", id))
+                self.refuse(Refusal::closing(code::INVALID_REQUEST, text!("Invalid Request: not initialized"), id))
             }
             (Stage::Ready(_), "tools/list") => {
                 let tools: Vec<Value> = self
@@ -87,7 +91,7 @@ impl ReferenceGateway {
                 self.ok(id, json!({"tools": tools}))
             }
             (Stage::Ready(revision), "tools/call") => self.call(id, params, revision),
-            (Stage::Ready(_), _) => self.refuse(Refusal::open(code::METHOD_NOT_FOUND, "Method not found", id)),
+            (Stage::Ready(_), _) => self.refuse(Refusal::open(code::METHOD_NOT_FOUND, text!("Method not found"), id)),
         }
     }
 
@@ -144,15 +148,15 @@ impl ReferenceGateway {
     }
 
     fn ok(&self, id: Value, result: Value) -> Outcome {
-        (Some(json!({"jsonrpc": "2.0", "id": self.echo(id), "result": result})), false)
+        (Some(Reply::Result { id: self.echo(id), result }), false)
     }
 
     fn refuse(&self, r: Refusal) -> Outcome {
+        let id = self.echo(r.id);
         let reply = if r.as_tool_error {
-            let result = json!({"content": [{"type": "text", "text": r.message}], "isError": true});
-            json!({"jsonrpc": "2.0", "id": self.echo(r.id), "result": result})
+            Reply::ToolError { id, text: r.message }
         } else {
-            json!({"jsonrpc": "2.0", "id": self.echo(r.id), "error": {"code": r.code, "message": r.message}})
+            Reply::Error { id, code: r.code, message: r.message }
         };
         (Some(reply), r.closes)
     }

@@ -2,9 +2,10 @@
 //! screen (CR, BOM, NUL, UTF-8), strict JSON, and what happens at EOF.
 
 use super::json::{self, JsonError};
-use super::{MAX_DEPTH, MAX_LINE, Mutant, ReferenceGateway};
+use super::reply::{self, Reply};
+use super::{MAX_LINE, Mutant, ReferenceGateway};
 use crate::protocol::code;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::borrow::Cow;
 
 impl ReferenceGateway {
@@ -23,24 +24,28 @@ impl ReferenceGateway {
     }
 
     /// Handles one complete line (LF removed).
-    pub(super) fn line(&mut self, line: Vec<u8>) {
+    pub(super) fn line(&mut self, line: &[u8]) {
+        let joined;
         let line = match self.pending.take() {
-            Some(mut joined) => {
-                joined.push(b'\n');
-                joined.extend(line);
-                joined
+            Some(mut first) => {
+                first.push(b'\n');
+                first.extend_from_slice(line);
+                joined = first;
+                &joined
             }
             None => line,
         };
         if line.iter().all(|b| *b == b' ' || *b == b'\t') {
             return; // blank lines carry nothing; skipping them loses nothing
         }
-        let Some(text) = self.screen(&line) else {
+        let Some(text) = self.screen(line) else {
             return self.malformed();
         };
-        match json::parse(&text, MAX_DEPTH, self.is(Mutant::LastWinsDuplicates)) {
+        match json::parse(&text, self.is(Mutant::LastWinsDuplicates)) {
             Ok(v) => self.message(v),
-            Err(JsonError::Syntax { eof: true }) if self.is(Mutant::JoinBrokenLines) => self.pending = Some(line),
+            Err(JsonError::Syntax { eof: true }) if self.is(Mutant::JoinBrokenLines) => {
+                self.pending = Some(line.to_vec())
+            }
             Err(JsonError::Trailing) if self.is(Mutant::ExecuteConcatenated) => {
                 let values = serde_json::Deserializer::from_str(&text).into_iter::<Value>();
                 for v in values.map_while(Result::ok).collect::<Vec<_>>() {
@@ -54,7 +59,7 @@ impl ReferenceGateway {
     /// The line as text, if it may be parsed at all: no CR (the only
     /// terminator is LF), no BOM, no NUL, valid UTF-8.
     fn screen<'a>(&self, line: &'a [u8]) -> Option<Cow<'a, str>> {
-        if line.contains(&b'\r') || line.starts_with(b"\xEF\xBB\xBF") || line.contains(&0) {
+        if memchr::memchr2(b'\r', 0, line).is_some() || line.starts_with(b"\xEF\xBB\xBF") {
             return None;
         }
         match std::str::from_utf8(line) {
@@ -71,14 +76,17 @@ impl ReferenceGateway {
             return;
         }
         let code = if self.is(Mutant::WrongParseErrorCode) { -32603 } else { code::PARSE_ERROR };
-        self.send(&json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": "Parse error"}}));
+        match reply::parse_error_line(code) {
+            Some(line) => self.out.extend_from_slice(line),
+            None => self.send(&Reply::Error { id: Value::Null, code, message: text!("Parse error") }),
+        }
         self.close_if_policy();
     }
 
     /// stdin closed with a partial line: it was cut short.
     pub(super) fn at_eof(&mut self, partial: Vec<u8>) {
         if self.is(Mutant::RepairTruncatedAtEof) {
-            return self.line(repair(partial));
+            return self.line(&repair(partial));
         }
         self.malformed();
     }

@@ -2,6 +2,7 @@
 //! unescaping), bounded depth. Built on serde_json's parser, whose own
 //! recursion limit keeps the stack safe however deep the input.
 
+use super::MAX_DEPTH;
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -25,36 +26,41 @@ pub enum JsonError {
 const DUPLICATE: &str = "duplicate key";
 const TOO_DEEP: &str = "nested too deep";
 
-/// Parses `text` as exactly one strict JSON value.
-pub fn parse(text: &str, max_depth: usize, duplicates_ok: bool) -> Result<Value, JsonError> {
+/// Parses `text` as exactly one strict JSON value, at most [`MAX_DEPTH`] deep.
+pub fn parse(text: &str, duplicates_ok: bool) -> Result<Value, JsonError> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let seed = Strict { depth: 0, max_depth, duplicates_ok };
+    let seed = Strict { depth: 0, duplicates_ok };
     let value = seed.deserialize(&mut de).map_err(classify)?;
     de.end().map_err(|_| JsonError::Trailing)?;
     Ok(value)
 }
 
+/// Our own errors come back as data errors and only those are formatted to
+/// tell which; serde_json's recursion limit (128) lies beyond our bound.
 fn classify(e: serde_json::Error) -> JsonError {
+    const _: () = assert!(MAX_DEPTH < 128);
+    if e.classify() != serde_json::error::Category::Data {
+        return JsonError::Syntax { eof: e.is_eof() };
+    }
     let text = e.to_string();
     if text.starts_with(DUPLICATE) {
         JsonError::Duplicate
-    } else if text.starts_with(TOO_DEEP) || text.starts_with("recursion limit") {
+    } else if text.starts_with(TOO_DEEP) {
         JsonError::TooDeep
     } else {
-        JsonError::Syntax { eof: e.is_eof() }
+        JsonError::Syntax { eof: false }
     }
 }
 
 #[derive(Clone, Copy)]
 struct Strict {
     depth: usize,
-    max_depth: usize,
     duplicates_ok: bool,
 }
 
 impl Strict {
     fn deeper<E: serde::de::Error>(self) -> Result<Strict, E> {
-        if self.depth >= self.max_depth {
+        if self.depth >= MAX_DEPTH {
             return Err(E::custom(TOO_DEEP));
         }
         Ok(Strict { depth: self.depth + 1, ..self })

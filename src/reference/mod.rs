@@ -6,10 +6,19 @@
 //! 2025-11-25, under either session policy. Each built-in [`Mutant`] is this
 //! gateway with one deviation switched on.
 
+/// A [`reply::Text`] checked when compiled.
+macro_rules! text {
+    ($s:literal) => {{
+        const TEXT: $crate::reference::reply::Text = $crate::reference::reply::Text::new($s);
+        TEXT
+    }};
+}
+
 mod dispatch;
 mod intake;
 mod json;
 mod mutant;
+mod reply;
 mod rpc;
 mod tools;
 
@@ -19,9 +28,12 @@ use crate::catalogue::Catalogue;
 use crate::protocol::{Policy, Revision};
 use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Target};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// Longest line the reference accepts, in bytes (LF excluded).
 pub const MAX_LINE: usize = 1 << 20;
+/// Room for stdout a session starts with: a few replies without regrowing.
+const OUT_CAPACITY: usize = 1024;
 /// Deepest nesting the reference accepts.
 pub const MAX_DEPTH: usize = 64;
 
@@ -30,19 +42,19 @@ pub const MAX_DEPTH: usize = 64;
 pub struct Reference {
     /// The planted bug, if any.
     pub mutant: Option<Mutant>,
-    /// The tools it offers.
-    pub catalogue: Catalogue,
+    /// The tools it offers, shared by every session.
+    pub catalogue: Arc<Catalogue>,
 }
 
 impl Reference {
     /// The strict reference.
     pub fn strict() -> Self {
-        Reference { mutant: None, catalogue: Catalogue::reference() }
+        Reference { mutant: None, catalogue: Arc::new(Catalogue::reference()) }
     }
 
     /// The reference with one planted bug.
     pub fn mutant(m: Mutant) -> Self {
-        Reference { mutant: Some(m), catalogue: Catalogue::reference() }
+        Reference { mutant: Some(m), catalogue: Arc::new(Catalogue::reference()) }
     }
 }
 
@@ -50,11 +62,15 @@ impl Target for Reference {
     type Gateway = ReferenceGateway;
 
     fn catalogue(&self) -> Catalogue {
-        self.catalogue.clone()
+        Catalogue::clone(&self.catalogue)
     }
 
     fn start(&self, session: &Session, recorder: Recorder) -> Result<ReferenceGateway, Fault> {
         Ok(ReferenceGateway::new(self.catalogue.clone(), session.policy, self.mutant, recorder))
+    }
+
+    fn fork(&self, running: &ReferenceGateway, recorder: Recorder) -> Option<ReferenceGateway> {
+        Some(ReferenceGateway { recorder, out: Vec::with_capacity(OUT_CAPACITY), ..running.clone() })
     }
 }
 
@@ -68,9 +84,9 @@ enum Stage {
 }
 
 /// One session of the reference gateway.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ReferenceGateway {
-    catalogue: Catalogue,
+    catalogue: Arc<Catalogue>,
     policy: Policy,
     mutant: Option<Mutant>,
     recorder: Recorder,
@@ -89,7 +105,7 @@ pub struct ReferenceGateway {
 
 impl ReferenceGateway {
     /// A new session.
-    pub fn new(catalogue: Catalogue, policy: Policy, mutant: Option<Mutant>, recorder: Recorder) -> Self {
+    pub fn new(catalogue: Arc<Catalogue>, policy: Policy, mutant: Option<Mutant>, recorder: Recorder) -> Self {
         let mut g = ReferenceGateway {
             catalogue,
             policy,
@@ -100,7 +116,7 @@ impl ReferenceGateway {
             discarding: false,
             pending: None,
             leftover: None,
-            out: Vec::new(),
+            out: Vec::with_capacity(OUT_CAPACITY),
             exit: Exit::Running,
         };
         if g.is(Mutant::StartupBanner) {
@@ -118,9 +134,8 @@ impl ReferenceGateway {
     }
 
     /// Writes one message as a line.
-    fn send(&mut self, v: &Value) {
-        serde_json::to_writer(&mut self.out, v).expect("writing to a Vec cannot fail");
-        self.out.push(b'\n');
+    fn send(&mut self, reply: &reply::Reply) {
+        reply.write_line(&mut self.out);
     }
 
     /// Ends the session after a frame that must close it, if the policy says so.
@@ -135,20 +150,20 @@ impl Gateway for ReferenceGateway {
     fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
         let mut rest = bytes;
         while self.running() && !rest.is_empty() {
-            match rest.iter().position(|b| *b == b'\n') {
-                Some(n) => {
-                    self.take_bytes(&rest[..n]);
-                    rest = &rest[n + 1..];
-                    let line = std::mem::take(&mut self.buf);
-                    if std::mem::take(&mut self.discarding) {
-                        continue;
-                    }
-                    self.line(line);
-                }
-                None => {
-                    self.take_bytes(rest);
-                    rest = &[];
-                }
+            let Some(n) = memchr::memchr(b'\n', rest) else {
+                self.take_bytes(rest);
+                break;
+            };
+            let head = &rest[..n];
+            rest = &rest[n + 1..];
+            if self.buf.is_empty() && !self.discarding && head.len() <= MAX_LINE {
+                self.line(head); // the whole line came in this write: read it where it lies
+                continue;
+            }
+            self.take_bytes(head);
+            let line = std::mem::take(&mut self.buf);
+            if !std::mem::take(&mut self.discarding) {
+                self.line(&line);
             }
         }
         Ok(())

@@ -2,6 +2,7 @@
 //! client response out — or the error it earns.
 
 use super::Mutant;
+use super::reply::Text;
 use crate::protocol::code;
 use serde_json::Value;
 
@@ -29,7 +30,7 @@ pub struct Refusal {
     /// The JSON-RPC error code.
     pub code: i64,
     /// The message.
-    pub message: &'static str,
+    pub message: Text,
     /// The id to answer with (`Null` when none could be read).
     pub id: Value,
     /// Whether the frame ends the session under the close policy.
@@ -40,12 +41,12 @@ pub struct Refusal {
 
 impl Refusal {
     /// A refusal that ends the session under `close`.
-    pub fn closing(code: i64, message: &'static str, id: Value) -> Self {
+    pub fn closing(code: i64, message: Text, id: Value) -> Self {
         Refusal { code, message, id, closes: true, as_tool_error: false }
     }
 
     /// A refusal after which the session goes on under both policies.
-    pub fn open(code: i64, message: &'static str, id: Value) -> Self {
+    pub fn open(code: i64, message: Text, id: Value) -> Self {
         Refusal { code, message, id, closes: false, as_tool_error: false }
     }
 }
@@ -67,7 +68,7 @@ fn id_ok(id: &Value, mutant: Option<Mutant>) -> bool {
 /// Reads one envelope.
 pub fn envelope(value: Value, mutant: Option<Mutant>) -> Result<Msg, Refusal> {
     let Value::Object(o) = value else {
-        return Err(Refusal::closing(code::INVALID_REQUEST, "Invalid Request: not an object", Value::Null));
+        return Err(Refusal::closing(code::INVALID_REQUEST, text!("Invalid Request: not an object"), Value::Null));
     };
     let id = o.get("id");
     let echo = id.filter(|i| id_ok(i, mutant)).cloned().unwrap_or(Value::Null);
@@ -76,13 +77,13 @@ pub fn envelope(value: Value, mutant: Option<Mutant>) -> Result<Msg, Refusal> {
     }
     let lax = mutant == Some(Mutant::LaxJsonrpc);
     if o.get("jsonrpc") != Some(&Value::from("2.0")) && !lax {
-        return Err(Refusal::closing(code::INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"", echo));
+        return Err(Refusal::closing(code::INVALID_REQUEST, text!("Invalid Request: jsonrpc must be 2.0"), echo));
     }
     if id.is_some_and(|i| !id_ok(i, mutant)) {
-        return Err(Refusal::closing(code::INVALID_REQUEST, "Invalid Request: bad id", Value::Null));
+        return Err(Refusal::closing(code::INVALID_REQUEST, text!("Invalid Request: bad id"), Value::Null));
     }
     let Some(Value::String(method)) = o.get("method") else {
-        return Err(Refusal::closing(code::INVALID_REQUEST, "Invalid Request: method must be a string", echo));
+        return Err(Refusal::closing(code::INVALID_REQUEST, text!("Invalid Request: method must be a string"), echo));
     };
     let params = o.get("params").cloned();
     match id {
@@ -90,7 +91,7 @@ pub fn envelope(value: Value, mutant: Option<Mutant>) -> Result<Msg, Refusal> {
             if let Some(p) = &params
                 && !p.is_object()
             {
-                return Err(Refusal::closing(code::INVALID_PARAMS, "Invalid params: not an object", id.clone()));
+                return Err(Refusal::closing(code::INVALID_PARAMS, text!("Invalid params: not an object"), id.clone()));
             }
             Ok(Msg::Request { id: id.clone(), method: method.clone(), params })
         }

@@ -1,6 +1,7 @@
 //! tools/call: params shape, tool lookup, the argument schema, authorization,
 //! and the executor, which accepts only an [`Authorized`] call.
 
+use super::reply::Text;
 use super::rpc::Refusal;
 use crate::catalogue::{ArgKind, Catalogue, ToolSpec};
 use crate::protocol::code;
@@ -32,11 +33,11 @@ pub struct SchemaRejection {
 
 /// Reads `params` as a tools/call: `name` a string, `arguments` an object.
 pub fn shape(params: Option<&Value>, id: &Value) -> Result<(String, Map<String, Value>), Refusal> {
-    let params = params
-        .and_then(Value::as_object)
-        .ok_or_else(|| Refusal::closing(code::INVALID_PARAMS, "Invalid params: tools/call needs params", id.clone()))?;
+    let params = params.and_then(Value::as_object).ok_or_else(|| {
+        Refusal::closing(code::INVALID_PARAMS, text!("Invalid params: tools/call needs params"), id.clone())
+    })?;
     let Some(Value::String(name)) = params.get("name") else {
-        return Err(Refusal::closing(code::INVALID_PARAMS, "Invalid params: name must be a string", id.clone()));
+        return Err(Refusal::closing(code::INVALID_PARAMS, text!("Invalid params: name must be a string"), id.clone()));
     };
     let arguments = match params.get("arguments") {
         None => Map::new(),
@@ -44,7 +45,7 @@ pub fn shape(params: Option<&Value>, id: &Value) -> Result<(String, Map<String, 
         Some(_) => {
             return Err(Refusal::closing(
                 code::INVALID_PARAMS,
-                "Invalid params: arguments must be an object",
+                text!("Invalid params: arguments must be an object"),
                 id.clone(),
             ));
         }
@@ -62,7 +63,7 @@ pub fn check(
     as_tool_error: bool,
 ) -> Result<Checked, SchemaRejection> {
     let Some(tool) = catalogue.tool(name) else {
-        let refusal = Refusal::open(code::INVALID_PARAMS, "Unknown tool", id.clone());
+        let refusal = Refusal::open(code::INVALID_PARAMS, text!("Unknown tool"), id.clone());
         return Err(SchemaRejection { refusal, arguments: Some(arguments) });
     };
     if let Err(message) = schema(tool, &arguments) {
@@ -73,21 +74,21 @@ pub fn check(
     Ok(Checked { tool: tool.clone(), arguments })
 }
 
-fn schema(tool: &ToolSpec, arguments: &Map<String, Value>) -> Result<(), &'static str> {
+fn schema(tool: &ToolSpec, arguments: &Map<String, Value>) -> Result<(), Text> {
     for (key, value) in arguments {
-        let spec = tool.arg(key).ok_or("Invalid params: unknown argument")?;
+        let spec = tool.arg(key).ok_or(text!("Invalid params: unknown argument"))?;
         if spec.kind == ArgKind::Other {
             continue; // not a string: the listing said no more about it
         }
-        let text = value.as_str().ok_or("Invalid params: argument must be a string")?;
+        let text = value.as_str().ok_or(text!("Invalid params: argument must be a string"))?;
         if let ArgKind::Enum(allowed) = &spec.kind
             && !allowed.iter().any(|a| a == text)
         {
-            return Err("Invalid params: argument value not allowed");
+            return Err(text!("Invalid params: argument value not allowed"));
         }
     }
     if tool.args.iter().any(|a| a.required && !arguments.contains_key(&a.name)) {
-        return Err("Invalid params: missing required argument");
+        return Err(text!("Invalid params: missing required argument"));
     }
     Ok(())
 }
@@ -97,7 +98,7 @@ pub fn authorize(call: Checked, id: &Value) -> Result<Authorized, Refusal> {
     if call.tool.authorized {
         Ok(Authorized(call))
     } else {
-        Err(Refusal::open(code::NOT_AUTHORIZED, "Not authorized to run this tool", id.clone()))
+        Err(Refusal::open(code::NOT_AUTHORIZED, text!("Not authorized to run this tool"), id.clone()))
     }
 }
 
