@@ -38,3 +38,52 @@ fn the_raw_target_bites_on_label_free_bugs() {
     assert!(bites(Mutant::LateDiagnostic, &line));
     assert!(!bites(Mutant::LateDiagnostic, b"no call here\n"), "quiet without a call");
 }
+
+/// The reference without [`Target::fork`]: every input runs after a
+/// handshake of its own.
+struct NoFork(Reference);
+
+impl portcullis::Target for NoFork {
+    type Gateway = <Reference as portcullis::Target>::Gateway;
+
+    fn catalogue(&self) -> Catalogue {
+        self.0.catalogue()
+    }
+
+    fn start(
+        &self,
+        session: &portcullis::Session,
+        recorder: portcullis::Recorder,
+    ) -> Result<Self::Gateway, portcullis::Fault> {
+        self.0.start(session, recorder)
+    }
+}
+
+#[test]
+fn copied_and_fresh_sessions_judge_raw_input_alike() {
+    let call = br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"fetch","arguments":{"url":"http://127.0.0.1:9/x"}}}"#;
+    let inputs: [&[u8]; 4] = [b"", b"x\n{\"a\":1}\n[", call, b"\n\n{}\n"];
+    let mut failed = 0;
+    for m in [None, Some(Mutant::LateDiagnostic), Some(Mutant::NoExitOnEof), Some(Mutant::StartupBanner)] {
+        let reference = || Reference { mutant: m, ..Reference::strict() };
+        let copied = portcullis::fuzzing::RawStdin::new(reference());
+        let fresh = portcullis::fuzzing::RawStdin::new(NoFork(reference()));
+        for input in inputs {
+            let input = [input, b"\n"].concat();
+            let a = std::panic::catch_unwind(|| copied.check(&input)).is_err();
+            let b = std::panic::catch_unwind(|| fresh.check(&input)).is_err();
+            assert_eq!(a, b, "{m:?} on {:?}", String::from_utf8_lossy(&input));
+            failed += usize::from(a);
+        }
+    }
+    // the strict reference holds on all four; each mutant fails on some
+    assert!((9..16).contains(&failed), "{failed} of 16 failed");
+}
+
+#[test]
+fn the_bare_handshake_is_the_rendered_one() {
+    for revision in portcullis::Revision::ALL {
+        let spec = portcullis::ScriptSpec { revision, steps: vec![], splits: vec![], joins: vec![], eof: false };
+        assert_eq!(portcullis::script::Script::handshake(revision), spec.render(&Catalogue::reference(), 0));
+    }
+}
