@@ -1,7 +1,9 @@
 //! Child-process throughput, in frames per second, measured in one run:
 //!
 //! - a plain client that starts the server once and sends only valid calls,
-//!   one at a time, waiting for each answer (the baseline);
+//!   one at a time, waiting for each answer (the baseline); a URL argument
+//!   points at the same HTTP sink the fuzz sessions' calls reach, so both do
+//!   the same work per call;
 //! - fuzz sessions through the child driver with one job, and with two.
 //!
 //! Against `portcullis reference-gateway` always, and against
@@ -12,7 +14,7 @@
 use portcullis::attack::lifecycle::initialize_text;
 use portcullis::campaign::session;
 use portcullis::catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
-use portcullis::child::{ChildTarget, Command, Limits, SharedChild};
+use portcullis::child::{ALONE_EVERY, ChildTarget, Command, Limits, SharedChild};
 use portcullis::probe::{ProbeConfig, Probes};
 use portcullis::script::any_script;
 use portcullis::{Policy, Revision, ScriptSpec};
@@ -35,6 +37,8 @@ struct Server {
 }
 
 fn plain_client(server: &Server) -> f64 {
+    let probes = Probes::start(&ProbeConfig::default()).expect("probes");
+    let args = server.plain_args.replace("{sink}", &probes.http_base());
     let mut child = std::process::Command::new(&server.command[0])
         .args(&server.command[1..])
         .stdin(Stdio::piped())
@@ -51,7 +55,7 @@ fn plain_client(server: &Server) -> f64 {
     for id in 1..=PLAIN_CALLS {
         let call = format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{}","arguments":{}}}}}"#,
-            server.tool.name, server.plain_args
+            server.tool.name, args
         );
         writeln!(stdin, "{call}").unwrap();
         stdin.flush().unwrap();
@@ -85,7 +89,7 @@ fn target(server: &Server) -> ChildTarget {
 
 /// Frames per second over `specs`, split across `jobs` threads; with
 /// `share`, keep-open sessions share one process as `portcullis fuzz` does
-/// (one in eight alone).
+/// (one in [`ALONE_EVERY`] alone).
 fn fuzz_rate(server: &Server, specs: &[ScriptSpec], jobs: usize, share: bool) -> f64 {
     let started = Instant::now();
     let frames: usize = std::thread::scope(|s| {
@@ -97,7 +101,8 @@ fn fuzz_rate(server: &Server, specs: &[ScriptSpec], jobs: usize, share: bool) ->
                     let mut frames = 0;
                     for (i, spec) in specs.iter().skip(j).step_by(jobs).enumerate() {
                         let salt = (j * 10_000 + i) as u32;
-                        let run = if share && i % 8 != 7 { shared.run(spec, salt).unwrap() } else { None };
+                        let alone = (i as u32 + 1).is_multiple_of(ALONE_EVERY);
+                        let run = if share && !alone { shared.run(spec, salt).unwrap() } else { None };
                         let run = run.map(Ok).unwrap_or_else(|| session(&t, Policy::KeepOpen, spec, salt)).unwrap();
                         frames += run.0.frames.len();
                     }
@@ -118,7 +123,7 @@ fn main() {
         name: "portcullis reference-gateway",
         command: vec![bin, "reference-gateway".into(), "--policy".into(), "keep-open".into()],
         tool: fetch,
-        plain_args: r#"{"url":"http://127.0.0.1:9/plain"}"#.into(),
+        plain_args: r#"{"url":"{sink}/plain"}"#.into(),
     }];
     if let Ok(cmd) = std::env::var("PORTCULLIS_BENCH_TIME_SERVER") {
         servers.push(Server {

@@ -9,7 +9,7 @@ use portcullis::artifact::Artifact;
 use portcullis::attack::Step;
 use portcullis::campaign::{Finding, HuntConfig, hunt_by, session, strategy};
 use portcullis::catalogue::ToolSpec;
-use portcullis::child::SharedChild;
+use portcullis::child::{ALONE_EVERY, SharedChild};
 use portcullis::{CheckId, Policy, Revision, ScriptSpec, report};
 use std::cell::{Cell, RefCell};
 use std::io::IsTerminal;
@@ -204,10 +204,8 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                 let share = args.policy == Policy::KeepOpen && !args.no_share;
                 let run = |spec: &ScriptSpec, salt: u32| {
                     count.set(count.get() + 1);
-                    // One session in eight runs alone, EOF and all, so what only a
-                    // fresh process shows (exit on EOF, say) is still exercised.
                     if share
-                        && !count.get().is_multiple_of(8)
+                        && !count.get().is_multiple_of(ALONE_EVERY)
                         && let Some(clean) = shared.borrow_mut().run(spec, salt)?.filter(|(_, _, v)| v.is_empty())
                     {
                         return Ok(clean);

@@ -3,13 +3,15 @@
 //! pipe, and keeps at most `cap` bytes, counting what it cut.
 
 use std::io::Read;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
 #[derive(Debug)]
 struct State {
     kept: Vec<u8>,
+    /// Bytes forgotten from the front of `kept` (read and no longer needed).
+    base: usize,
     cut: u64,
     last: Instant,
     closed: bool,
@@ -18,13 +20,14 @@ struct State {
 /// One captured stream.
 #[derive(Debug, Clone)]
 pub struct Capture {
-    state: Arc<Mutex<State>>,
+    state: Arc<(Mutex<State>, Condvar)>,
 }
 
 impl Capture {
     /// Starts draining `pipe` on its own thread.
     pub fn start(mut pipe: impl Read + Send + 'static, cap: usize) -> (Capture, JoinHandle<()>) {
-        let state = Arc::new(Mutex::new(State { kept: Vec::new(), cut: 0, last: Instant::now(), closed: false }));
+        let fresh = State { kept: Vec::new(), base: 0, cut: 0, last: Instant::now(), closed: false };
+        let state = Arc::new((Mutex::new(fresh), Condvar::new()));
         let s = state.clone();
         let thread = std::thread::spawn(move || {
             let mut buf = vec![0u8; 64 << 10];
@@ -33,29 +36,31 @@ impl Capture {
                     Ok(0) | Err(_) => break,
                     Ok(n) => n,
                 };
-                let mut st = s.lock().unwrap_or_else(|e| e.into_inner());
+                let mut st = s.0.lock().unwrap_or_else(|e| e.into_inner());
                 let room = cap.saturating_sub(st.kept.len()).min(n);
                 st.kept.extend_from_slice(&buf[..room]);
                 st.cut += (n - room) as u64;
                 st.last = Instant::now();
+                s.1.notify_all();
             }
-            s.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
+            s.0.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
+            s.1.notify_all();
         });
         (Capture { state }, thread)
     }
 
     fn with<R>(&self, f: impl FnOnce(&State) -> R) -> R {
-        f(&self.state.lock().unwrap_or_else(|e| e.into_inner()))
+        f(&self.state.0.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The kept bytes from offset `from` on.
     pub fn since(&self, from: usize) -> Vec<u8> {
-        self.with(|s| s.kept.get(from..).unwrap_or_default().to_vec())
+        self.with(|s| s.kept.get(from.saturating_sub(s.base)..).unwrap_or_default().to_vec())
     }
 
     /// How many bytes are kept.
     pub fn len(&self) -> usize {
-        self.with(|s| s.kept.len())
+        self.with(|s| s.base + s.kept.len())
     }
 
     /// Whether nothing was kept.
@@ -71,6 +76,26 @@ impl Capture {
     /// When the last bytes arrived (or the capture started).
     pub fn last(&self) -> Instant {
         self.with(|s| s.last)
+    }
+
+    /// Forgets the kept bytes before offset `to`, making room for more: a
+    /// long-lived process's output, once read.
+    pub fn forget_before(&self, to: usize) {
+        let mut st = self.state.0.lock().unwrap_or_else(|e| e.into_inner());
+        let n = to.saturating_sub(st.base).min(st.kept.len());
+        st.kept.drain(..n);
+        st.base += n;
+    }
+
+    /// Waits until more than `len` bytes have arrived in all, the pipe
+    /// closes, or `until` passes.
+    pub fn wait_past(&self, len: usize, until: Instant) {
+        let (lock, grew) = &*self.state;
+        let mut st = lock.lock().unwrap_or_else(|e| e.into_inner());
+        while st.base + st.kept.len() <= len && !st.closed {
+            let Some(left) = until.checked_duration_since(Instant::now()) else { return };
+            st = grew.wait_timeout(st, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
     }
 
     /// Whether the pipe has closed.

@@ -19,7 +19,7 @@ mod shared;
 
 pub use capture::Capture;
 pub use discover::list_tools;
-pub use shared::SharedChild;
+pub use shared::{ALONE_EVERY, SharedChild};
 
 use crate::attack::tokens_in;
 use crate::catalogue::Catalogue;
@@ -179,6 +179,18 @@ impl ChildGateway {
 
     /// Points the gateway at another session's recorder and tokens (a
     /// shared process serving one script after another).
+    /// Waits until stdout has bytes not yet taken, or `until` passes.
+    pub(crate) fn wait_stdout(&self, until: Instant) {
+        self.stdout.wait_past(self.out_taken, until);
+    }
+
+    /// Forgets the output already taken, so a process that lives for many
+    /// sessions never fills its captures.
+    pub(crate) fn forget_taken(&self) {
+        self.stdout.forget_before(self.out_taken);
+        self.stderr.forget_before(self.err_taken);
+    }
+
     pub(crate) fn rebind(&mut self, recorder: Recorder, salt: u32) {
         self.recorder = recorder;
         self.salt = salt;

@@ -28,6 +28,7 @@ pub(crate) fn await_reply(child: &mut ChildGateway, id: &Value, bound: Duration)
         if ended || Instant::now() >= deadline {
             return None;
         }
-        std::thread::sleep(Duration::from_millis(1));
+        // Woken by new output; the short bound keeps an eye on the exit too.
+        child.wait_stdout((Instant::now() + Duration::from_millis(5)).min(deadline));
     }
 }

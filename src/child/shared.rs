@@ -24,6 +24,11 @@ use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+/// One keep-open session in this many runs alone in a fresh process, EOF
+/// and all, so what only a fresh process shows (starting up, exiting when
+/// stdin closes) is still exercised while the rest share.
+pub const ALONE_EVERY: u32 = 32;
+
 struct Live {
     revision: Revision,
     child: ChildGateway,
@@ -133,6 +138,7 @@ impl<'a> SharedChild<'a> {
             eof_sent: false,
             cut: live.child.cut(),
         };
+        live.child.forget_taken();
         let session = Session { policy: Policy::KeepOpen, revision: spec.revision, salt };
         let violations = check(&script, &obs, &session);
         if exit == Exit::Running {

@@ -73,11 +73,12 @@ impl Probes {
         let deadline = start + bound;
         loop {
             let last = self.log.lock().unwrap_or_else(|e| e.into_inner()).last().map(|(t, _)| *t);
-            let calm = last.unwrap_or(start).max(start).elapsed() >= quiet;
-            if calm || Instant::now() >= deadline {
+            let since = last.unwrap_or(start).max(start).elapsed();
+            if since >= quiet || Instant::now() >= deadline {
                 break;
             }
-            std::thread::sleep(Duration::from_millis(5));
+            // Sleep only as long as the quiet still needs, at most 5 ms a check.
+            std::thread::sleep((quiet - since).min(Duration::from_millis(5)));
         }
         let mut effects: Vec<Action> = std::mem::take(&mut *self.log.lock().unwrap_or_else(|e| e.into_inner()))
             .into_iter()
