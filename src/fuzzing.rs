@@ -40,11 +40,6 @@ pub fn check_script<T: Target>(target: &T, data: &[u8]) {
     }
 }
 
-/// The handshake for `revision`, then `bytes` as one unlabelled frame.
-pub fn raw_script(bytes: &[u8], revision: Revision) -> Script {
-    with_raw_frame(Script::handshake(revision), bytes)
-}
-
 /// `script`, then `bytes` as one unlabelled frame, then EOF. The frame goes
 /// in two writes, split where its first byte says (in one when that points
 /// at its end), so inputs also try the gateway's line buffering.
