@@ -84,13 +84,8 @@ impl ScriptSpec {
     }
 
     fn write_ends(&self, frames: &[Frame]) -> Vec<usize> {
-        let mut ends = Vec::with_capacity(frames.len());
-        let mut at = 0;
-        for f in frames {
-            at += f.bytes.len();
-            ends.push(at);
-        }
-        let total = at;
+        let ends = frame_ends(frames);
+        let total = ends.last().copied().unwrap_or(0);
         let n = ends.len();
         let joined: Vec<usize> = self.joins.iter().map(|j| *j as usize % n).filter(|j| *j + 1 < n).collect();
         let mut ends: Vec<usize> =
@@ -130,17 +125,37 @@ fn handshake_frames(id: i64, revision: Revision) -> Vec<Frame> {
     vec![init, initialized]
 }
 
+/// The end offset of each frame in stdin: one write a frame.
+fn frame_ends(frames: &[Frame]) -> Vec<usize> {
+    let mut at = 0;
+    frames
+        .iter()
+        .map(|f| {
+            at += f.bytes.len();
+            at
+        })
+        .collect()
+}
+
+/// The spans between consecutive end offsets, from 0.
+fn spans(ends: &[usize]) -> Vec<Range<usize>> {
+    let mut start = 0;
+    ends.iter()
+        .map(|&end| {
+            let span = start..end;
+            start = end;
+            span
+        })
+        .collect()
+}
+
 impl Script {
     /// The handshake alone for `revision` (request id 1), one write a
     /// frame, stdin left open.
     pub fn handshake(revision: Revision) -> Script {
-        let frames = handshake_frames(1, revision);
-        let mut at = 0;
-        let write_ends = frames.iter().map(|f| {
-            at += f.bytes.len();
-            at
-        });
-        Script { revision, write_ends: write_ends.collect(), frames, eof: false }
+        let mut script = Script { revision, frames: handshake_frames(1, revision), write_ends: vec![], eof: false };
+        script.write_ends = frame_ends(&script.frames);
+        script
     }
 
     /// Everything written to stdin, in order.
@@ -154,15 +169,7 @@ impl Script {
 
     /// The byte span of each frame in stdin.
     pub fn frame_spans(&self) -> Vec<Range<usize>> {
-        let mut at = 0;
-        self.frames
-            .iter()
-            .map(|f| {
-                let span = at..at + f.bytes.len();
-                at = span.end;
-                span
-            })
-            .collect()
+        spans(&frame_ends(&self.frames))
     }
 
     /// The same script with every `old` canary base (in the bytes and in the
@@ -194,17 +201,8 @@ impl Script {
                 }
             }
         }
-        let mut at = 0;
-        let ends: Vec<usize> = self
-            .frames
-            .iter()
-            .map(|f| {
-                at += f.bytes.len();
-                at
-            })
-            .collect();
         // Boundaries inside frames moved with the bytes; keep one per frame.
-        self.write_ends = ends;
+        self.write_ends = frame_ends(&self.frames);
     }
 
     /// The script without its handshake and without EOF, for a session that
@@ -225,15 +223,7 @@ impl Script {
 
     /// The writes, as spans of stdin.
     pub fn write_spans(&self) -> Vec<Range<usize>> {
-        let mut start = 0;
-        self.write_ends
-            .iter()
-            .map(|&end| {
-                let span = start..end;
-                start = end;
-                span
-            })
-            .collect()
+        spans(&self.write_ends)
     }
 }
 
