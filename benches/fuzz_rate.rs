@@ -14,7 +14,7 @@
 use portcullis::attack::lifecycle::initialize_text;
 use portcullis::campaign::session;
 use portcullis::catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
-use portcullis::child::{ALONE_EVERY, ChildTarget, Command, Limits, SharedChild};
+use portcullis::child::{ChildTarget, Command, Limits, SharedChild};
 use portcullis::probe::{ProbeConfig, Probes};
 use portcullis::script::any_script;
 use portcullis::{Policy, Revision, ScriptSpec};
@@ -88,8 +88,8 @@ fn target(server: &Server) -> ChildTarget {
 }
 
 /// Frames per second over `specs`, split across `jobs` threads; with
-/// `share`, keep-open sessions share one process as `portcullis fuzz` does
-/// (one in [`ALONE_EVERY`] alone).
+/// `share`, keep-open sessions share one process through
+/// [`SharedChild::session`], exactly as `portcullis fuzz` runs them.
 fn fuzz_rate(server: &Server, specs: &[ScriptSpec], jobs: usize, share: bool) -> f64 {
     let started = Instant::now();
     let frames: usize = std::thread::scope(|s| {
@@ -101,9 +101,11 @@ fn fuzz_rate(server: &Server, specs: &[ScriptSpec], jobs: usize, share: bool) ->
                     let mut frames = 0;
                     for (i, spec) in specs.iter().skip(j).step_by(jobs).enumerate() {
                         let salt = (j * 10_000 + i) as u32;
-                        let alone = (i as u32 + 1).is_multiple_of(ALONE_EVERY);
-                        let run = if share && !alone { shared.run(spec, salt).unwrap() } else { None };
-                        let run = run.map(Ok).unwrap_or_else(|| session(&t, Policy::KeepOpen, spec, salt)).unwrap();
+                        let run = match share {
+                            true => shared.session(spec, salt),
+                            false => session(&t, Policy::KeepOpen, spec, salt),
+                        };
+                        let run = run.unwrap();
                         frames += run.0.frames.len();
                     }
                     frames

@@ -9,9 +9,9 @@ use portcullis::artifact::Artifact;
 use portcullis::attack::Step;
 use portcullis::campaign::{Finding, HuntConfig, hunt_by, session, strategy};
 use portcullis::catalogue::ToolSpec;
-use portcullis::child::{ALONE_EVERY, SharedChild};
+use portcullis::child::SharedChild;
 use portcullis::{CheckId, Policy, Revision, ScriptSpec, report};
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -200,17 +200,10 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                     !stop.load(Ordering::Relaxed)
                 };
                 let shared = RefCell::new(SharedChild::new(&target));
-                let count = Cell::new(0u32);
                 let share = args.policy == Policy::KeepOpen && !args.no_share;
-                let run = |spec: &ScriptSpec, salt: u32| {
-                    count.set(count.get() + 1);
-                    if share
-                        && !count.get().is_multiple_of(ALONE_EVERY)
-                        && let Some(clean) = shared.borrow_mut().run(spec, salt)?.filter(|(_, _, v)| v.is_empty())
-                    {
-                        return Ok(clean);
-                    }
-                    session(&target, args.policy, spec, salt)
+                let run = |spec: &ScriptSpec, salt: u32| match share {
+                    true => shared.borrow_mut().session(spec, salt),
+                    false => session(&target, args.policy, spec, salt),
                 };
                 match hunt_by(&cfg, strategy(&cfg), &tick, &run) {
                     Ok(Some(f)) => {

@@ -19,7 +19,7 @@ mod shared;
 
 pub use capture::Capture;
 pub use discover::list_tools;
-pub use shared::{ALONE_EVERY, SharedChild};
+pub use shared::SharedChild;
 
 use crate::attack::tokens_in;
 use crate::catalogue::Catalogue;

@@ -15,6 +15,7 @@
 use super::reply::await_reply;
 use super::{ChildGateway, ChildTarget};
 use crate::attack::lifecycle::initialize_text;
+use crate::campaign::session;
 use crate::check::{Violation, check};
 use crate::protocol::{Id, Policy, Revision};
 use crate::run::Observation;
@@ -27,7 +28,7 @@ use std::time::Duration;
 /// One keep-open session in this many runs alone in a fresh process, EOF
 /// and all, so what only a fresh process shows (starting up, exiting when
 /// stdin closes) is still exercised while the rest share.
-pub const ALONE_EVERY: u32 = 32;
+const ALONE_EVERY: u32 = 32;
 
 struct Live {
     revision: Revision,
@@ -41,6 +42,8 @@ pub struct SharedChild<'a> {
     live: Vec<Live>,
     marks: u64,
     next_id: i64,
+    /// Sessions asked for through [`SharedChild::session`].
+    sessions: u32,
     /// Sharing is off: the server did not answer a `ping` marker.
     disabled: bool,
 }
@@ -48,7 +51,7 @@ pub struct SharedChild<'a> {
 impl<'a> SharedChild<'a> {
     /// A shared process for `target`'s sessions, started on first use.
     pub fn new(target: &'a ChildTarget) -> Self {
-        SharedChild { target, live: Vec::new(), marks: 0, next_id: 1, disabled: false }
+        SharedChild { target, live: Vec::new(), marks: 0, next_id: 1, sessions: 0, disabled: false }
     }
 
     /// Writes a `ping` marker and reads stdout until its answer: the bytes
@@ -83,6 +86,20 @@ impl<'a> SharedChild<'a> {
             return Ok(None);
         }
         Ok(Some(Live { revision, child }))
+    }
+
+    /// One keep-open session as `portcullis fuzz` runs it: in the shared
+    /// process, unless it is one of those that run alone or it cannot share.
+    /// A shared session that shows a violation runs again in a fresh
+    /// process, whose verdict stands.
+    pub fn session(&mut self, spec: &ScriptSpec, salt: u32) -> Result<(Script, Observation, Vec<Violation>), Fault> {
+        self.sessions += 1;
+        if !self.sessions.is_multiple_of(ALONE_EVERY)
+            && let Some(clean) = self.run(spec, salt)?.filter(|(_, _, v)| v.is_empty())
+        {
+            return Ok(clean);
+        }
+        session(self.target, Policy::KeepOpen, spec, salt)
     }
 
     /// Runs `spec` in the shared process under keep-open. `None` when it
