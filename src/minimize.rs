@@ -69,15 +69,7 @@ impl<T: Target> Search<'_, T> {
 /// One write per frame: cuts change lengths, so the original boundaries
 /// no longer mean anything.
 fn with_frames(base: &Script, frames: Vec<crate::frame::Frame>) -> Script {
-    let mut at = 0;
-    let write_ends = frames
-        .iter()
-        .map(|f| {
-            at += f.bytes.len();
-            at
-        })
-        .collect();
-    Script { revision: base.revision, frames, write_ends, eof: base.eof }
+    Script::one_write_per_frame(base.revision, frames, base.eof)
 }
 
 /// Splits bytes into lexical pieces: JSON strings (with their quotes),

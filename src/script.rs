@@ -153,9 +153,12 @@ impl Script {
     /// The handshake alone for `revision` (request id 1), one write a
     /// frame, stdin left open.
     pub fn handshake(revision: Revision) -> Script {
-        let mut script = Script { revision, frames: handshake_frames(1, revision), write_ends: vec![], eof: false };
-        script.write_ends = frame_ends(&script.frames);
-        script
+        Script::one_write_per_frame(revision, handshake_frames(1, revision), false)
+    }
+
+    /// A script of `frames`, one write a frame.
+    pub fn one_write_per_frame(revision: Revision, frames: Vec<Frame>, eof: bool) -> Script {
+        Script { revision, write_ends: frame_ends(&frames), frames, eof }
     }
 
     /// Everything written to stdin, in order.
