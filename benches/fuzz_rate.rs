@@ -11,7 +11,7 @@
 //! (`scripts/bench-fuzz` installs it from PyPI and sets it).
 //! Run with `cargo bench --bench fuzz_rate`.
 
-use portcullis::attack::lifecycle::initialize_text;
+use portcullis::attack::lifecycle::{INITIALIZED, initialize_text};
 use portcullis::campaign::session;
 use portcullis::catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
 use portcullis::child::{ChildTarget, Command, Limits, SharedChild};
@@ -50,7 +50,7 @@ fn plain_client(server: &Server) -> f64 {
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     writeln!(stdin, "{}", initialize_text(0, Revision::R2025_06_18)).unwrap();
     lines.next();
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    writeln!(stdin, "{INITIALIZED}").unwrap();
     let started = Instant::now();
     for id in 1..=PLAIN_CALLS {
         let call = format!(

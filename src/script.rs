@@ -115,7 +115,7 @@ fn handshake_frames(id: i64, revision: Revision) -> Vec<Frame> {
         kind: "initialize".into(),
     };
     let initialized = Frame {
-        bytes: line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+        bytes: line(attack::lifecycle::INITIALIZED),
         expect: Expect::Inert { request: false },
         id: None,
         tokens: vec![],

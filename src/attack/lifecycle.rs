@@ -39,6 +39,9 @@ pub struct Lifecycle {
 
 const FAMILY: &str = "lifecycle";
 
+/// The `notifications/initialized` text that completes the handshake.
+pub const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
 /// The `initialize` request text for `revision` with request id `id`.
 pub fn initialize_text(id: i64, revision: crate::protocol::Revision) -> String {
     format!(

@@ -3,8 +3,8 @@
 
 use super::ChildTarget;
 use super::reply::await_reply;
-use crate::attack::lifecycle::initialize_text;
 use crate::protocol::{Policy, Revision};
+use crate::script::Script;
 use crate::seam::{Fault, Gateway, Recorder, Session, Target};
 use serde_json::Value;
 
@@ -12,13 +12,8 @@ use serde_json::Value;
 pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>, Fault> {
     let session = Session { policy: Policy::KeepOpen, revision, salt: 0 };
     let mut child = target.start(&session, Recorder::new())?;
-    let hello = format!(
-        "{}\n{}\n{}\n",
-        initialize_text(1, revision),
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#
-    );
-    child.write_stdin(hello.as_bytes())?;
+    let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    child.write_stdin(&[Script::handshake(revision).stdin().as_slice(), list, b"\n"].concat())?;
     if let Some((_, v)) = await_reply(&mut child, &Value::from(2), target.limits.timeout) {
         return v
             .pointer("/result/tools")

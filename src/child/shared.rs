@@ -14,7 +14,7 @@
 
 use super::reply::await_reply;
 use super::{ChildGateway, ChildTarget};
-use crate::attack::lifecycle::initialize_text;
+use crate::attack::lifecycle::{INITIALIZED, initialize_text};
 use crate::campaign::session;
 use crate::check::{Violation, check};
 use crate::protocol::{Id, Policy, Revision};
@@ -77,7 +77,7 @@ impl<'a> SharedChild<'a> {
         let hello = format!(
             "{}\n{}\n",
             initialize_text(0, revision).replace(r#""id":0"#, r#""id":"portcullis-init""#),
-            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+            INITIALIZED
         );
         child.write_stdin(hello.as_bytes())?;
         // Starting may be slow (an interpreter, say): the full timeout.
