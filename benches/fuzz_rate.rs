@@ -23,7 +23,6 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
 use std::time::Instant;
 
 const SESSIONS: usize = 40;
@@ -78,13 +77,7 @@ fn specs() -> Vec<ScriptSpec> {
 fn target(server: &Server) -> ChildTarget {
     let probes = Arc::new(Probes::start(&ProbeConfig::default()).expect("probes"));
     let command = Command { program: server.command[0].clone(), args: server.command[1..].to_vec(), env: vec![] };
-    ChildTarget {
-        command,
-        limits: Limits::default(),
-        catalogue: Catalogue { tools: vec![server.tool.clone()], canary_base: probes.http_base() },
-        probes,
-        late_effects: Arc::new(AtomicUsize::new(0)),
-    }
+    ChildTarget::new(command, Limits::default(), vec![server.tool.clone()], probes)
 }
 
 /// Frames per second over `specs`, split across `jobs` threads; with

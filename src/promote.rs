@@ -86,7 +86,7 @@ fn finding_test(name: &str, artifact: &Artifact, source: &Path) -> String {
     let _ =
         writeln!(t, "//! The test runs the same script against the same command and fails if the check breaks again.");
     let _ = writeln!(t, "\nuse portcullis::campaign::run_script;");
-    let _ = writeln!(t, "use portcullis::catalogue::{{Catalogue, ToolSpec}};");
+    let _ = writeln!(t, "use portcullis::catalogue::ToolSpec;");
     let _ = writeln!(t, "use portcullis::child::{{ChildTarget, Command, Limits}};");
     let _ = writeln!(t, "use portcullis::probe::{{ProbeConfig, Probes}};");
     let _ = writeln!(t, "use portcullis::{{Policy, Script}};\nuse std::sync::Arc;\n");
@@ -104,11 +104,8 @@ fn finding_test(name: &str, artifact: &Artifact, source: &Path) -> String {
     let _ = writeln!(t, "    if program.ends_with(\"/portcullis\") || program == \"portcullis\" {{");
     let _ = writeln!(t, "        program = env!(\"CARGO_BIN_EXE_portcullis\").to_owned();\n    }}");
     let _ = writeln!(t, "    let args = COMMAND[1..].iter().map(|a| a.to_string()).collect();");
-    let _ = writeln!(t, "    let target = ChildTarget {{");
-    let _ = writeln!(t, "        command: Command {{ program, args, env: vec![] }},");
-    let _ = writeln!(t, "        limits: Limits::default(),");
-    let _ = writeln!(t, "        catalogue: Catalogue {{ tools, canary_base: probes.http_base() }},");
-    let _ = writeln!(t, "        probes,\n        late_effects: Default::default(),\n    }};");
+    let _ = writeln!(t, "    let command = Command {{ program, args, env: vec![] }};");
+    let _ = writeln!(t, "    let target = ChildTarget::new(command, Limits::default(), tools, probes);");
     let policy = if artifact.policy == portcullis::Policy::Close { "Policy::Close" } else { "Policy::KeepOpen" };
     let _ =
         writeln!(t, "    let (_, violations) = run_script(&target, {policy}, &script, {}).unwrap();", artifact.salt);

@@ -4,13 +4,12 @@
 
 use anyhow::{Context, Result, bail};
 use portcullis::Revision;
-use portcullis::catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
+use portcullis::catalogue::{ArgKind, ArgSpec, ToolSpec};
 use portcullis::child::{ChildTarget, Command, Limits, list_tools};
 use portcullis::probe::{ProbeConfig, Probes};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 /// The flags every command that runs a child shares.
@@ -84,13 +83,7 @@ impl ChildFlags {
 impl Setup {
     /// A target calling `tools`, its canary URLs on this job's sink.
     pub fn target(&self, tools: Vec<ToolSpec>) -> ChildTarget {
-        ChildTarget {
-            command: self.command.clone(),
-            limits: self.limits,
-            catalogue: Catalogue { tools, canary_base: self.probes.http_base() },
-            probes: self.probes.clone(),
-            late_effects: Arc::new(AtomicUsize::new(0)),
-        }
+        ChildTarget::new(self.command.clone(), self.limits, tools, self.probes.clone())
     }
 }
 

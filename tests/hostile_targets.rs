@@ -7,23 +7,21 @@ use portcullis::child::{ChildTarget, Command, Limits};
 use portcullis::probe::{ProbeConfig, Probes};
 use portcullis::{CheckId, Policy, Revision, ScriptSpec, attack::Step};
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 
 fn target(script: &str) -> ChildTarget {
     let probes = Arc::new(Probes::start(&ProbeConfig::default()).expect("probes start"));
-    ChildTarget {
-        command: Command { program: "sh".into(), args: vec!["-c".into(), script.into()], env: vec![] },
-        limits: Limits {
+    ChildTarget::new(
+        Command { program: "sh".into(), args: vec!["-c".into(), script.into()], env: vec![] },
+        Limits {
             timeout: Duration::from_millis(700),
             quiet: Duration::from_millis(30),
             exit_grace: Duration::from_millis(300),
             capture: 1 << 20,
         },
-        catalogue: Catalogue { canary_base: probes.http_base(), ..Catalogue::reference() },
+        Catalogue::reference().tools,
         probes,
-        late_effects: Arc::new(AtomicUsize::new(0)),
-    }
+    )
 }
 
 fn spec() -> ScriptSpec {

@@ -10,7 +10,6 @@ use portcullis::script::any_script;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
 
 #[test]
 fn shared_sessions_of_the_reference_are_clean() {
@@ -19,13 +18,8 @@ fn shared_sessions_of_the_reference_are_clean() {
     // `write_note` acts only with --notes-dir: call `fetch`, forbid `rotate_keys`.
     let mut tools = Catalogue::reference().tools;
     tools.retain(|t| t.name != "write_note");
-    let target = ChildTarget {
-        command: Command { program: env!("CARGO_BIN_EXE_portcullis").into(), args, env: vec![] },
-        limits: Limits::default(),
-        catalogue: Catalogue { tools, canary_base: probes.http_base() },
-        probes,
-        late_effects: Arc::new(AtomicUsize::new(0)),
-    };
+    let command = Command { program: env!("CARGO_BIN_EXE_portcullis").into(), args, env: vec![] };
+    let target = ChildTarget::new(command, Limits::default(), tools, probes);
     let mut shared = SharedChild::new(&target);
     let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[3; 32]));
     let strategy = any_script();

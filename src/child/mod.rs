@@ -22,7 +22,7 @@ pub use discover::list_tools;
 pub use shared::SharedChild;
 
 use crate::attack::tokens_in;
-use crate::catalogue::Catalogue;
+use crate::catalogue::{Catalogue, ToolSpec};
 use crate::probe::Probes;
 use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -81,6 +81,15 @@ pub struct ChildTarget {
     pub probes: Arc<Probes>,
     /// Effects set aside because they carry only another session's tokens.
     pub late_effects: Arc<AtomicUsize>,
+}
+
+impl ChildTarget {
+    /// A target running `command` that calls `tools`, with their canary URLs
+    /// on the probes' HTTP sink and no late effect counted yet.
+    pub fn new(command: Command, limits: Limits, tools: Vec<ToolSpec>, probes: Arc<Probes>) -> ChildTarget {
+        let catalogue = Catalogue { tools, canary_base: probes.http_base() };
+        ChildTarget { command, limits, catalogue, probes, late_effects: Arc::new(AtomicUsize::new(0)) }
+    }
 }
 
 impl Target for ChildTarget {
