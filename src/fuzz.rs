@@ -181,11 +181,11 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
     std::thread::scope(|scope| {
         for (j, setup) in setups.into_iter().enumerate() {
             let (stop, done, found, errors, late, bar) = (&stop, &done, &found, &errors, &late, &bar);
-            let share = args.cases / jobs as u32 + u32::from((j as u32) < args.cases % jobs as u32);
+            let cases = args.cases / jobs as u32 + u32::from((j as u32) < args.cases % jobs as u32);
             scope.spawn(move || {
                 let target = setup.target(tools.to_vec());
                 let cfg = HuntConfig {
-                    cases: share,
+                    cases,
                     seed: args.seed.wrapping_add(j as u64),
                     policy: args.policy,
                     revisions: revisions.to_vec(),
