@@ -60,6 +60,14 @@ pub fn persist_to(path: &'static str) -> Config {
     Config { failure_persistence: Some(Box::new(FileFailurePersistence::Direct(path))), ..Config::default() }
 }
 
+/// A proptest runner whose draws are fixed by `seed`: the same seed, the
+/// same scripts.
+pub fn seeded_runner(config: Config, seed: u64) -> TestRunner {
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
+}
+
 /// A failing session, minimized.
 #[derive(Clone, Debug)]
 pub struct Finding {
@@ -161,9 +169,7 @@ pub fn hunt_by(
         max_shrink_time: cfg.max_shrink_ms,
         ..Config::default()
     };
-    let mut seed = [0u8; 32];
-    seed[..8].copy_from_slice(&cfg.seed.to_le_bytes());
-    let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
+    let mut runner = seeded_runner(config, cfg.seed);
     let caught: Cell<Option<CheckId>> = Cell::new(None);
     let cases = Cell::new(0u32);
     let fault: RefCell<Option<Fault>> = RefCell::new(None);

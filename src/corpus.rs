@@ -4,9 +4,10 @@
 
 use anyhow::{Context, Result};
 use portcullis::Catalogue;
+use portcullis::campaign::seeded_runner;
 use portcullis::script::any_script;
 use proptest::strategy::{Strategy, ValueTree};
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use proptest::test_runner::Config;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,9 +28,7 @@ pub struct Args {
 
 pub fn run(args: &Args) -> Result<ExitCode> {
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
-    let mut seed = [0u8; 32];
-    seed[..8].copy_from_slice(&args.seed.to_le_bytes());
-    let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
+    let mut runner = seeded_runner(Config::default(), args.seed);
     let strategy = any_script();
     let catalogue = Catalogue::reference();
     let (mut written, mut kept) = (0, 0);
