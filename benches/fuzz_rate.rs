@@ -25,8 +25,11 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Instant;
 
-const SESSIONS: usize = 40;
-const PLAIN_CALLS: usize = 400;
+/// Sessions per keep-open run: `portcullis fuzz`'s default case count.
+const SESSIONS: usize = 256;
+/// Sessions of the fresh-process run, which is slow against a slow starter.
+const FRESH_SESSIONS: usize = 32;
+const PLAIN_CALLS: usize = 2000;
 
 struct Server {
     name: &'static str,
@@ -83,8 +86,15 @@ fn target(server: &Server) -> ChildTarget {
 /// Frames per second over `specs`, split across `jobs` threads; with
 /// `share`, keep-open sessions share one process through
 /// [`SharedChild::session`], exactly as `portcullis fuzz` runs them.
+fn cpu() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let f: Vec<f64> = stat.rsplit(')').next().unwrap().split_whitespace().map(|x| x.parse().unwrap_or(0.0)).collect();
+    (f[11] + f[12] + f[13] + f[14]) / 100.0
+}
+
 fn fuzz_rate(server: &Server, specs: &[ScriptSpec], jobs: usize, share: bool) -> f64 {
     let started = Instant::now();
+    let c0 = cpu();
     let frames: usize = std::thread::scope(|s| {
         let handles: Vec<_> = (0..jobs)
             .map(|j| {
@@ -107,6 +117,7 @@ fn fuzz_rate(server: &Server, specs: &[ScriptSpec], jobs: usize, share: bool) ->
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).sum()
     });
+    eprintln!("CPU jobs {jobs} share {share}: {:.2} cores", (cpu() - c0) / started.elapsed().as_secs_f64());
     frames as f64 / started.elapsed().as_secs_f64()
 }
 
@@ -133,7 +144,7 @@ fn main() {
     let specs = specs();
     for server in &servers {
         let plain = plain_client(server);
-        let fresh = fuzz_rate(server, &specs, 1, false);
+        let fresh = fuzz_rate(server, &specs[..FRESH_SESSIONS], 1, false);
         let one = fuzz_rate(server, &specs, 1, true);
         let two = fuzz_rate(server, &specs, 2, true);
         println!("{}:", server.name);

@@ -43,6 +43,22 @@ pub enum Expect {
     Reject(Rule),
 }
 
+impl Frame {
+    /// The ids a response must carry: a valid request's, each call's, and a
+    /// rejected request's whose id is readable. A frame whose error cannot
+    /// carry its id (a malformed one) owes an error with a null id instead.
+    pub fn owed_ids(&self) -> Vec<Id> {
+        match &self.expect {
+            Expect::Inert { request: true } => self.id.iter().cloned().collect(),
+            Expect::Act(calls) => calls.iter().map(|c| c.id.clone()).collect(),
+            Expect::Reject(rule) if matches!(rule.reply(), Reply::Error { .. }) && rule.class() != Class::Malformed => {
+                self.id.iter().cloned().collect()
+            }
+            _ => vec![],
+        }
+    }
+}
+
 impl Expect {
     /// The rule when the frame is must-reject.
     pub fn rule(&self) -> Option<Rule> {

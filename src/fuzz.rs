@@ -199,7 +199,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                     bar(n);
                     !stop.load(Ordering::Relaxed)
                 };
-                let shared = RefCell::new(SharedChild::new(&target));
+                let shared = RefCell::new(SharedChild::new(&target).focused(args.check));
                 let share = args.policy == Policy::KeepOpen && !args.no_share;
                 let run = |spec: &ScriptSpec, salt: u32| match share {
                     true => shared.borrow_mut().session(spec, salt),

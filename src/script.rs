@@ -208,20 +208,27 @@ impl Script {
         self.write_ends = frame_ends(&self.frames);
     }
 
-    /// The script without its handshake and without EOF, for a session that
-    /// is already initialized and goes on after it (a shared process); `None`
-    /// when the script cannot run that way: something goes before the
-    /// handshake, a second `initialize`, or a frame cut short at EOF.
+    /// The script without its handshake, for a session that is already
+    /// initialized (a shared process, a fuzz target that sends the handshake
+    /// itself); `None` when something must go before the handshake. A
+    /// second `initialize` stays in: it meets an initialized session either
+    /// way.
     pub fn after_handshake(&self) -> Option<Script> {
-        let lifecycle = |f: &Frame| matches!(f.expect.rule(), Some(Rule::BeforeInitialize | Rule::RepeatedInitialize));
+        let early = |f: &Frame| matches!(f.expect.rule(), Some(Rule::BeforeInitialize));
         let starts =
             self.frames.len() >= 2 && self.frames[0].kind == "initialize" && self.frames[1].kind == "initialized";
-        if !starts || self.frames.iter().any(|f| lifecycle(f) || !f.bytes.ends_with(b"\n")) {
+        if !starts || self.frames.iter().any(early) {
             return None;
         }
         let skip: usize = self.frames[..2].iter().map(|f| f.bytes.len()).sum();
         let write_ends = self.write_ends.iter().filter(|e| **e > skip).map(|e| e - skip).collect();
-        Some(Script { revision: self.revision, frames: self.frames[2..].to_vec(), write_ends, eof: false })
+        Some(Script { revision: self.revision, frames: self.frames[2..].to_vec(), write_ends, eof: self.eof })
+    }
+
+    /// Whether the last frame is cut short: what follows it would join it,
+    /// so nothing may follow but EOF.
+    pub fn ends_cut(&self) -> bool {
+        self.frames.last().is_some_and(|f| !f.bytes.ends_with(b"\n"))
     }
 
     /// The writes, as spans of stdin.

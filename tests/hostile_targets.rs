@@ -113,3 +113,15 @@ fn a_command_that_does_not_start_is_a_harness_fault() {
     let r = session(&t, Policy::Close, &spec(), 1);
     assert!(matches!(r, Err(portcullis::Fault::Spawn(_))), "{:?}", r.map(|(_, _, v)| v));
 }
+
+#[test]
+fn a_target_slow_to_read_stdin_is_waited_for() {
+    // It reads nothing for 200 ms, far longer than the 30 ms quiet: calm
+    // counts only once it has read what was written, so its answer and its
+    // effect are still this session's, with no EOF to hurry it.
+    let gateway = format!("sleep 0.2; exec {} reference-gateway --policy keep-open", env!("CARGO_BIN_EXE_portcullis"));
+    let spec = ScriptSpec { eof: false, ..spec() };
+    let (script, obs, v) = session(&target(&gateway), Policy::KeepOpen, &spec, 1).expect("the harness runs");
+    assert!(v.is_empty(), "{}", portcullis::report::session(&script, &obs, &v));
+    assert_eq!(obs.effects.len(), 1, "the valid call acted once");
+}

@@ -81,21 +81,16 @@ fn owed_replies(facts: &Facts, per_id: &HashMap<Id, usize>, null_errors: usize, 
         if !facts.reached(i) || facts.closing == Some(i) {
             continue;
         }
-        let missing: Vec<Id> = match &frame.expect {
-            Expect::Inert { request: true } => frame.id.iter().filter(|id| !answered(id)).cloned().collect(),
-            Expect::Act(calls) => calls.iter().map(|c| c.id.clone()).filter(|id| !answered(id)).collect(),
-            Expect::Reject(rule) if matches!(rule.reply(), Owed::Error { .. }) => match &frame.id {
-                Some(id) if rule.class() != Class::Malformed => {
-                    (!answered(id)).then(|| id.clone()).into_iter().collect()
-                }
-                Some(id) if answered(id) => vec![],
-                _ => {
-                    anonymous.push(i);
-                    vec![]
-                }
-            },
-            _ => vec![],
-        };
+        if let Expect::Reject(rule) = &frame.expect
+            && matches!(rule.reply(), Owed::Error { .. })
+            && (frame.id.is_none() || rule.class() == Class::Malformed)
+        {
+            if !frame.id.as_ref().is_some_and(answered) {
+                anonymous.push(i);
+            }
+            continue;
+        }
+        let missing = frame.owed_ids().into_iter().filter(|id| !answered(id));
         for id in missing {
             out.push(Violation::at_frame(CheckId::Correlation, facts, i, format!("no response to request id {id}")));
         }

@@ -14,7 +14,7 @@ pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>
     let mut child = target.start(&session, Recorder::new())?;
     let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     child.write_stdin(&[Script::handshake(revision).stdin().as_slice(), list, b"\n"].concat())?;
-    if let Some((_, v)) = await_reply(&mut child, &Value::from(2), target.limits.timeout) {
+    if let Some((_, v)) = await_reply(&mut child, &Value::from(2), vec![], target.limits.timeout) {
         return v
             .pointer("/result/tools")
             .and_then(Value::as_array)

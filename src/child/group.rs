@@ -26,6 +26,12 @@ fn group_alive(pgid: Pid) -> bool {
     killpg(pgid, None).is_ok()
 }
 
+/// Whether any process of `child`'s group is still alive (a reaped leader
+/// no longer counts).
+pub fn alive(child: &Child) -> bool {
+    group_alive(Pid::from_raw(child.id() as i32))
+}
+
 /// Waits for the group to empty, up to `wait`.
 fn group_gone(pgid: Pid, wait: Duration) -> bool {
     let deadline = Instant::now() + wait;

@@ -25,10 +25,11 @@ use crate::attack::tokens_in;
 use crate::catalogue::{Catalogue, ToolSpec};
 use crate::probe::Probes;
 use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -101,16 +102,29 @@ impl Target for ChildTarget {
 
     fn start(&self, session: &Session, recorder: Recorder) -> Result<ChildGateway, Fault> {
         // Effects still arriving from an earlier session are not this one's.
-        let stale = self.probes.settle(Duration::ZERO, Duration::ZERO);
+        let stale = self.probes.settle(Instant::now(), Duration::ZERO, Duration::ZERO);
         self.late_effects.fetch_add(stale.len(), Ordering::Relaxed);
         ChildGateway::spawn(self, session.salt, recorder)
     }
+}
+
+/// What the writer thread has not written yet.
+#[derive(Default)]
+struct Backlog {
+    /// Bytes handed to the writer thread and not yet in the pipe.
+    queued: AtomicUsize,
+    /// A write failed: the child closed stdin or ended, and reads no more.
+    broken: AtomicBool,
 }
 
 /// One running child.
 pub struct ChildGateway {
     child: Child,
     writer: Option<mpsc::Sender<Vec<u8>>>,
+    backlog: Arc<Backlog>,
+    /// A second handle on stdin's pipe, to ask how many bytes in it the
+    /// child has not read; dropped when stdin closes.
+    stdin_pipe: Option<OwnedFd>,
     stdout: Capture,
     stderr: Capture,
     out_taken: usize,
@@ -148,22 +162,29 @@ impl ChildGateway {
         let (Some(mut stdin), Some(out), Some(err)) = (stdin, out, err) else {
             return Err(Fault::Spawn("the child's pipes were not set up".into()));
         };
+        let stdin_pipe = stdin.as_fd().try_clone_to_owned().ok();
         let (stdout, _) = Capture::start(out, target.limits.capture);
         let (stderr, _) = Capture::start(err, target.limits.capture);
         let (tx, rx) = mpsc::channel::<Vec<u8>>();
+        let backlog = Arc::new(Backlog::default());
+        let left = backlog.clone();
         // The writer runs apart: a child that stops reading blocks it, not
         // the harness. It ends when the channel closes or a write fails.
         std::thread::spawn(move || {
             use std::io::Write;
             for chunk in rx {
                 if stdin.write_all(&chunk).and_then(|_| stdin.flush()).is_err() {
+                    left.broken.store(true, Ordering::Relaxed);
                     break;
                 }
+                left.queued.fetch_sub(chunk.len(), Ordering::Relaxed);
             }
         });
         Ok(ChildGateway {
             child,
             writer: Some(tx),
+            backlog,
+            stdin_pipe,
             stdout,
             stderr,
             out_taken: 0,
@@ -205,11 +226,28 @@ impl ChildGateway {
         self.salt = salt;
     }
 
-    /// Hands the probes' effects to the recorder, setting aside those that
-    /// carry only tokens of other sessions.
-    pub(crate) fn collect_effects(&mut self, quiet: Duration) {
+    /// Whether bytes written to stdin still wait for the child to read them:
+    /// it has not caught up (it may still be starting).
+    fn stdin_unread(&self) -> bool {
+        let Some(pipe) = &self.stdin_pipe else { return false };
+        if self.backlog.broken.load(Ordering::Relaxed) {
+            return false;
+        }
+        self.backlog.queued.load(Ordering::Relaxed) > 0 || rustix::io::ioctl_fionread(pipe).is_ok_and(|n| n > 0)
+    }
+
+    /// The last sign of activity: output, a write, or an effect.
+    fn last_activity(&self) -> Instant {
+        let output = self.stdout.last().max(self.stderr.last()).max(self.last_write);
+        self.probes.last_effect().map_or(output, |e| e.max(output))
+    }
+
+    /// Hands the probes' effects to the recorder once none has come for
+    /// `quiet` since `from`, setting aside those that carry only tokens of
+    /// other sessions.
+    pub(crate) fn collect_effects(&mut self, from: Instant, quiet: Duration) {
         let own = format!("pc{:08x}", self.salt);
-        for effect in self.probes.settle(quiet, self.limits.timeout) {
+        for effect in self.probes.settle(from, quiet, self.limits.timeout) {
             let text = serde_json::Value::Object(effect.arguments.clone()).to_string();
             let mut tokens = tokens_in(&text).peekable();
             let foreign = tokens.peek().is_some() && tokens.all(|t| !t.starts_with(&own));
@@ -228,6 +266,7 @@ impl Gateway for ChildGateway {
         if let Some(w) = &self.writer {
             // A closed channel means the writer saw the pipe break: the child
             // stopped reading or ended, which is the child's business.
+            self.backlog.queued.fetch_add(bytes.len(), Ordering::Relaxed);
             let _ = w.send(bytes.to_vec());
         }
         Ok(())
@@ -235,6 +274,7 @@ impl Gateway for ChildGateway {
 
     fn close_stdin(&mut self) -> Result<(), Fault> {
         self.writer = None;
+        self.stdin_pipe = None;
         self.last_write = Instant::now();
         Ok(())
     }
@@ -270,21 +310,41 @@ impl Gateway for ChildGateway {
         let bound = if expect_exit { self.limits.exit_grace.min(self.limits.timeout) } else { self.limits.timeout };
         let deadline = Instant::now() + bound;
         let quiet = self.limits.quiet;
+        // While the child leaves stdin unread it has not caught up, and a
+        // child still starting may stay silent that long: calm counts from
+        // when it has read everything, and waits the exit grace at most.
+        let mut caught_up = Instant::now();
+        let mut behind_since = None;
         while Instant::now() < deadline {
             if self.poll().is_some() {
                 // Let the pipes drain: they close once every holder is gone.
                 while !(self.stdout.closed() && self.stderr.closed()) && Instant::now() < deadline {
                     std::thread::sleep(Duration::from_millis(2));
                 }
+                // What is still on its way comes from processes the child
+                // left running, or is in delivery.
+                let wait = if group::alive(&self.child) { quiet } else { quiet / 5 };
+                self.collect_effects(Instant::now(), wait);
+                return Ok(());
+            }
+            let behind = self.stdin_unread();
+            if behind {
+                caught_up = Instant::now();
+            }
+            let stalled = behind && behind_since.get_or_insert(caught_up).elapsed() >= self.limits.exit_grace;
+            let calm = self.last_activity().max(caught_up).elapsed() >= quiet;
+            if (calm || stalled) && !expect_exit {
                 break;
             }
-            let calm = self.stdout.last().max(self.stderr.last()).max(self.last_write).elapsed() >= quiet;
-            if calm && !expect_exit {
-                break;
+            if !behind {
+                behind_since = None;
             }
             std::thread::sleep(Duration::from_millis(2));
         }
-        self.collect_effects(self.limits.quiet);
+        // Output, writes and effects have been calm for `quiet`, or the
+        // bound ran out: the effects' quiet counts from the last of them.
+        let from = self.last_activity().max(caught_up);
+        self.collect_effects(from, quiet);
         Ok(())
     }
 }
@@ -292,6 +352,7 @@ impl Gateway for ChildGateway {
 impl Drop for ChildGateway {
     fn drop(&mut self) {
         self.writer = None;
+        self.stdin_pipe = None;
         let grace = self.limits.quiet.max(Duration::from_millis(100)).min(self.limits.timeout);
         group::end(&mut self.child, grace);
     }

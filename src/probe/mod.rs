@@ -64,16 +64,19 @@ impl Probes {
         self.tcp.as_ref().map(|t| format!("127.0.0.1:{}", t.port()))
     }
 
-    /// Waits until no new effect has arrived for `quiet` — counted from the
-    /// call too, so an effect still on its way is waited for even when none
+    /// When the last effect not yet handed over arrived.
+    pub fn last_effect(&self) -> Option<Instant> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).last().map(|(t, _)| *t)
+    }
+
+    /// Waits until no new effect has arrived for `quiet` — counted from
+    /// `from` too, so an effect still on its way is waited for even when none
     /// came yet (at most `bound`) — polls the watchers, and hands over every
     /// effect since the last call.
-    pub fn settle(&self, quiet: Duration, bound: Duration) -> Vec<Action> {
-        let start = Instant::now();
-        let deadline = start + bound;
+    pub fn settle(&self, from: Instant, quiet: Duration, bound: Duration) -> Vec<Action> {
+        let deadline = Instant::now() + bound;
         loop {
-            let last = self.log.lock().unwrap_or_else(|e| e.into_inner()).last().map(|(t, _)| *t);
-            let since = last.unwrap_or(start).max(start).elapsed();
+            let since = self.last_effect().unwrap_or(from).max(from).elapsed();
             if since >= quiet || Instant::now() >= deadline {
                 break;
             }

@@ -1,0 +1,51 @@
+"""A stdio MCP server that answers requests concurrently, as the official
+SDKs do: a tools/call is answered on its own thread after a delay, so a ping
+sent after it is answered first. Its tool `fetch` GETs its `url` argument.
+Used by tests/shared.rs; standard library only."""
+
+import json
+import sys
+import threading
+import time
+import urllib.request
+
+lock = threading.Lock()
+
+
+def send(message):
+    with lock:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+
+def call(request):
+    time.sleep(0.02)
+    url = request["params"]["arguments"]["url"]
+    with urllib.request.urlopen(url, timeout=5) as response:
+        response.read()
+    send({"jsonrpc": "2.0", "id": request["id"], "result": {"content": [{"type": "text", "text": "ok"}]}})
+
+
+def main():
+    threads = []
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+        except ValueError:
+            send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}})
+            continue
+        method, rid = request.get("method"), request.get("id")
+        if method == "initialize":
+            version = request["params"]["protocolVersion"]
+            result = {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": {"name": "concurrent", "version": "1"}}
+            send({"jsonrpc": "2.0", "id": rid, "result": result})
+        elif method == "tools/call":
+            threads.append(threading.Thread(target=call, args=(request,)))
+            threads[-1].start()
+        elif rid is not None:
+            send({"jsonrpc": "2.0", "id": rid, "result": {}})
+    for t in threads:
+        t.join()
+
+
+main()
