@@ -1,15 +1,21 @@
 //! Child-process throughput, in frames per second, measured in one run:
 //!
 //! - a plain client that starts the server once and sends only valid calls,
-//!   one at a time, waiting for each answer (the baseline); a URL argument
-//!   points at the same HTTP sink the fuzz sessions' calls reach, so both do
-//!   the same work per call;
-//! - fuzz sessions through the child driver with one job, and with two.
+//!   one at a time, waiting for each answer (the baseline, the best of three
+//!   runs, so noise can only make the ratios worse); a URL argument points
+//!   at the same HTTP sink the fuzz sessions' calls reach, so both do the
+//!   same work per call;
+//! - two plain clients at once, each with its own server: how far this
+//!   machine scales two independent pipelines, the yardstick for `--jobs 2`;
+//! - fuzz sessions through the child driver: a fresh process per session,
+//!   then keep-open sessions sharing a process with one job and with two, in
+//!   alternating rounds whose mean is reported.
 //!
-//! Against `portcullis reference-gateway` always, and against
-//! `mcp-server-time` when `PORTCULLIS_BENCH_TIME_SERVER` names its command
-//! (`scripts/bench-fuzz` installs it from PyPI and sets it).
-//! Run with `cargo bench --bench fuzz_rate`.
+//! Keep-open runs take `portcullis fuzz`'s default case count, through
+//! [`SharedChild::session`] exactly as the CLI runs them. Against
+//! `portcullis reference-gateway` always, and against `mcp-server-time`
+//! when `PORTCULLIS_BENCH_TIME_SERVER` names its command (`scripts/bench-fuzz`
+//! installs it from PyPI and sets it). Run with `cargo bench --bench fuzz_rate`.
 
 use portcullis::attack::lifecycle::{INITIALIZED, initialize_text};
 use portcullis::campaign::session;
@@ -17,28 +23,39 @@ use portcullis::catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
 use portcullis::child::{ChildTarget, Command, Limits, SharedChild};
 use portcullis::probe::{ProbeConfig, Probes};
 use portcullis::script::any_script;
-use portcullis::{Policy, Revision, ScriptSpec};
+use portcullis::{CheckId, Policy, Revision, ScriptSpec};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
-/// Sessions per keep-open run: `portcullis fuzz`'s default case count.
-const SESSIONS: usize = 256;
+/// Sessions per keep-open run against a server that starts fast: enough
+/// that starting and ending the job's processes weigh little.
+const SESSIONS: usize = 1024;
+/// Sessions per keep-open run against a slow starter: `portcullis fuzz`'s
+/// default `--cases`.
+const SLOW_SESSIONS: usize = 256;
 /// Sessions of the fresh-process run, which is slow against a slow starter.
 const FRESH_SESSIONS: usize = 32;
-const PLAIN_CALLS: usize = 2000;
+const PLAIN_CALLS: usize = 400;
+const ROUNDS: usize = 2;
 
 struct Server {
     name: &'static str,
     command: Vec<String>,
     tool: ToolSpec,
     plain_args: String,
+    /// The one check hunted for, as `portcullis fuzz --check` would.
+    focus: Option<CheckId>,
+    /// Sessions per keep-open run.
+    sessions: usize,
 }
 
-fn plain_client(server: &Server) -> f64 {
+/// The plain client's rate; with `together`, its calls start when the
+/// other clients' do.
+fn plain_client(server: &Server, together: Option<&Barrier>) -> f64 {
     let probes = Probes::start(&ProbeConfig::default()).expect("probes");
     let args = server.plain_args.replace("{sink}", &probes.http_base());
     let mut child = std::process::Command::new(&server.command[0])
@@ -53,6 +70,9 @@ fn plain_client(server: &Server) -> f64 {
     writeln!(stdin, "{}", initialize_text(0, Revision::R2025_06_18)).unwrap();
     lines.next();
     writeln!(stdin, "{INITIALIZED}").unwrap();
+    if let Some(b) = together {
+        b.wait();
+    }
     let started = Instant::now();
     for id in 1..=PLAIN_CALLS {
         let call = format!(
@@ -70,6 +90,17 @@ fn plain_client(server: &Server) -> f64 {
     rate
 }
 
+/// Two plain clients at once, each with its own server: what this machine
+/// gives two independent pipelines, the yardstick for `--jobs 2`.
+fn plain_pair(server: &Server) -> f64 {
+    let together = Barrier::new(2);
+    std::thread::scope(|s| {
+        let a = s.spawn(|| plain_client(server, Some(&together)));
+        let b = plain_client(server, Some(&together));
+        a.join().unwrap() + b
+    })
+}
+
 fn specs() -> Vec<ScriptSpec> {
     let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[9; 32]);
     let mut runner = TestRunner::new_with_rng(Config::default(), rng);
@@ -83,24 +114,28 @@ fn target(server: &Server) -> ChildTarget {
     ChildTarget::new(command, Limits::default(), vec![server.tool.clone()], probes)
 }
 
-/// Frames per second over `specs`, split across `jobs` threads; with
-/// `share`, keep-open sessions share one process through
-/// [`SharedChild::session`], exactly as `portcullis fuzz` runs them.
-fn cpu() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    let f: Vec<f64> = stat.rsplit(')').next().unwrap().split_whitespace().map(|x| x.parse().unwrap_or(0.0)).collect();
-    (f[11] + f[12] + f[13] + f[14]) / 100.0
+/// Seconds of CPU time the whole machine has spent busy so far (Linux).
+fn busy_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: Vec<f64> =
+        stat.lines().next().unwrap_or_default().split_whitespace().skip(1).flat_map(str::parse).collect();
+    let idle = ticks.get(3).unwrap_or(&0.0) + ticks.get(4).unwrap_or(&0.0);
+    (ticks.iter().sum::<f64>() - idle) / 100.0
 }
 
-fn fuzz_rate(server: &Server, specs: &[ScriptSpec], jobs: usize, share: bool) -> f64 {
+/// Frames per second over `specs`, split across `jobs` threads, and the
+/// machine's busy cores meanwhile; with `share`, keep-open sessions share
+/// one process through [`SharedChild::session`], exactly as `portcullis
+/// fuzz` runs them.
+fn fuzz_rate(server: &Server, specs: &[ScriptSpec], jobs: usize, share: bool) -> (f64, f64) {
     let started = Instant::now();
-    let c0 = cpu();
+    let busy = busy_seconds();
     let frames: usize = std::thread::scope(|s| {
         let handles: Vec<_> = (0..jobs)
             .map(|j| {
                 s.spawn(move || {
                     let t = target(server);
-                    let mut shared = SharedChild::new(&t);
+                    let mut shared = SharedChild::new(&t).focused(server.focus);
                     let mut frames = 0;
                     for (i, spec) in specs.iter().skip(j).step_by(jobs).enumerate() {
                         let salt = (j * 10_000 + i) as u32;
@@ -117,8 +152,13 @@ fn fuzz_rate(server: &Server, specs: &[ScriptSpec], jobs: usize, share: bool) ->
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).sum()
     });
-    eprintln!("CPU jobs {jobs} share {share}: {:.2} cores", (cpu() - c0) / started.elapsed().as_secs_f64());
-    frames as f64 / started.elapsed().as_secs_f64()
+    let seconds = started.elapsed().as_secs_f64();
+    (frames as f64 / seconds, (busy_seconds() - busy) / seconds)
+}
+
+fn mean(xs: &[(f64, f64)]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    (xs.iter().map(|x| x.0).sum::<f64>() / n, xs.iter().map(|x| x.1).sum::<f64>() / n)
 }
 
 fn main() {
@@ -130,6 +170,8 @@ fn main() {
         command: vec![bin, "reference-gateway".into(), "--policy".into(), "keep-open".into()],
         tool: fetch,
         plain_args: r#"{"url":"{sink}/plain"}"#.into(),
+        focus: None,
+        sessions: SESSIONS,
     }];
     if let Ok(cmd) = std::env::var("PORTCULLIS_BENCH_TIME_SERVER") {
         servers.push(Server {
@@ -137,21 +179,41 @@ fn main() {
             command: cmd.split_whitespace().map(str::to_owned).collect(),
             tool: ToolSpec::new("get_current_time", vec![ArgSpec::required("timezone", ArgKind::Text)]),
             plain_args: r#"{"timezone":"UTC"}"#.into(),
+            // Its tools cause no effect a probe can see, and it answers no
+            // malformed line: almost every session breaks exactly-once and
+            // correlation, and a campaign would stop at once. Hunting for a
+            // check it holds keeps the campaign going, as it would against a
+            // server with no finding.
+            focus: Some(CheckId::NoEffectOnReject),
+            sessions: SLOW_SESSIONS,
         });
     } else {
         println!("(mcp-server-time skipped: set PORTCULLIS_BENCH_TIME_SERVER, as scripts/bench-fuzz does)");
     }
     let specs = specs();
     for server in &servers {
-        let plain = plain_client(server);
-        let fresh = fuzz_rate(server, &specs[..FRESH_SESSIONS], 1, false);
-        let one = fuzz_rate(server, &specs, 1, true);
-        let two = fuzz_rate(server, &specs, 2, true);
+        let plain = (0..3).map(|_| plain_client(server, None)).fold(0.0, f64::max);
+        let plain_two = plain_pair(server);
+        let (fresh, fresh_cores) = fuzz_rate(server, &specs[..FRESH_SESSIONS], 1, false);
+        let (mut one, mut two) = (Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            one.push(fuzz_rate(server, &specs[..server.sessions], 1, true));
+            two.push(fuzz_rate(server, &specs[..server.sessions], 2, true));
+        }
+        let ((one, one_cores), (two, two_cores)) = (mean(&one), mean(&two));
         println!("{}:", server.name);
+        if let Some(check) = server.focus {
+            println!("  (hunting for {} alone)", check.id());
+        }
         println!("  plain client (valid calls only)   {plain:>9.0} frames/s  1.00×");
-        println!("  fuzz, fresh process per session   {fresh:>9.0} frames/s  {:.3}× plain", fresh / plain);
-        println!("  fuzz, keep-open shared, --jobs 1  {one:>9.0} frames/s  {:.3}× plain", one / plain);
+        let pair = format!("{:.2}× one client", plain_two / plain);
+        println!("  two plain clients at once         {plain_two:>9.0} frames/s  {pair}");
+        let row = |name: &str, rate: f64, cores: f64, vs: String| {
+            println!("  {name:<32}  {rate:>9.0} frames/s  {vs}  ({cores:.2} cores busy)");
+        };
+        row("fuzz, fresh process per session", fresh, fresh_cores, format!("{:.3}× plain", fresh / plain));
+        row("fuzz, keep-open shared, --jobs 1", one, one_cores, format!("{:.3}× plain", one / plain));
         let vs = format!("{:.3}× plain, {:.2}× --jobs 1", two / plain, two / one);
-        println!("  fuzz, keep-open shared, --jobs 2  {two:>9.0} frames/s  {vs}");
+        row("fuzz, keep-open shared, --jobs 2", two, two_cores, vs);
     }
 }

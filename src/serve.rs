@@ -47,13 +47,18 @@ impl Executor {
     fn one(&self, action: &Action) {
         let arg = |k: &str| action.arguments.get(k).and_then(|v| v.as_str()).unwrap_or_default();
         let all = encode(&serde_json::Value::Object(action.arguments.clone()).to_string());
+        // A body read to its end lets the agent keep the connection for the
+        // next call, as a fetching tool would.
+        let read = |r: Result<ureq::http::Response<ureq::Body>, ureq::Error>| {
+            drop(r.and_then(|mut r| r.body_mut().read_to_vec()))
+        };
         match action.tool.as_str() {
             "fetch" if arg("method") == "HEAD" => {
-                drop(self.agent.head(&encode(arg("url"))).header("x-mcp-arguments", &all).call())
+                read(self.agent.head(&encode(arg("url"))).header("x-mcp-arguments", &all).call())
             }
-            "fetch" => drop(self.agent.get(&encode(arg("url"))).header("x-mcp-arguments", &all).call()),
+            "fetch" => read(self.agent.get(&encode(arg("url"))).header("x-mcp-arguments", &all).call()),
             "rotate_keys" => {
-                drop(self.agent.post(&encode(arg("webhook"))).header("x-mcp-arguments", &all).send("rotate"))
+                read(self.agent.post(&encode(arg("webhook"))).header("x-mcp-arguments", &all).send("rotate"))
             }
             "write_note" => {
                 if let Some(dir) = &self.notes_dir {

@@ -15,15 +15,19 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::sync::Arc;
 
-#[test]
-fn shared_sessions_of_the_reference_are_clean() {
+fn reference() -> ChildTarget {
     let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
     let args = ["reference-gateway", "--policy", "keep-open"].map(String::from).to_vec();
     // `write_note` acts only with --notes-dir: call `fetch`, forbid `rotate_keys`.
     let mut tools = Catalogue::reference().tools;
     tools.retain(|t| t.name != "write_note");
     let command = Command { program: env!("CARGO_BIN_EXE_portcullis").into(), args, env: vec![] };
-    let target = ChildTarget::new(command, Limits::default(), tools, probes);
+    ChildTarget::new(command, Limits::default(), tools, probes)
+}
+
+#[test]
+fn shared_sessions_of_the_reference_are_clean() {
+    let target = reference();
     let mut shared = SharedChild::new(&target);
     let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[3; 32]));
     let strategy = any_script();
@@ -35,6 +39,21 @@ fn shared_sessions_of_the_reference_are_clean() {
             Some((script, obs, v)) => assert!(v.is_empty(), "{}", report::session(&script, &obs, &v)),
             None => assert!(early, "a script that need not start before the handshake did not share: {spec:?}"),
         }
+    }
+}
+
+#[test]
+fn every_way_a_session_runs_holds_against_the_reference() {
+    // Shared, cut at EOF as a process's last, alone, and before the
+    // handshake in a process of its own: none shows a violation.
+    let target = reference();
+    let mut shared = SharedChild::new(&target);
+    let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[5; 32]));
+    let strategy = any_script();
+    for salt in 0..70 {
+        let spec = strategy.new_tree(&mut runner).unwrap().current();
+        let (script, obs, v) = shared.session(&spec, salt).unwrap();
+        assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
     }
 }
 

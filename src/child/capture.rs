@@ -98,6 +98,16 @@ impl Capture {
         }
     }
 
+    /// Waits until the pipe closes or `until` passes.
+    pub fn wait_closed(&self, until: Instant) {
+        let (lock, changed) = &*self.state;
+        let mut st = lock.lock().unwrap_or_else(|e| e.into_inner());
+        while !st.closed {
+            let Some(left) = until.checked_duration_since(Instant::now()) else { return };
+            st = changed.wait_timeout(st, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+
     /// Whether the pipe has closed.
     pub fn closed(&self) -> bool {
         self.with(|s| s.closed)

@@ -25,7 +25,7 @@ use crate::attack::tokens_in;
 use crate::catalogue::{Catalogue, ToolSpec};
 use crate::probe::Probes;
 use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::Arc;
@@ -71,6 +71,7 @@ impl Default for Limits {
 }
 
 /// Starts one child per session.
+#[derive(Clone)]
 pub struct ChildTarget {
     /// What to run.
     pub command: Command,
@@ -108,6 +109,9 @@ impl Target for ChildTarget {
     }
 }
 
+/// Bytes a pipe always holds: its buffer is at least one page.
+const SURE_FIT: usize = 4096;
+
 /// What the writer thread has not written yet.
 #[derive(Default)]
 struct Backlog {
@@ -123,8 +127,9 @@ pub struct ChildGateway {
     writer: Option<mpsc::Sender<Vec<u8>>>,
     backlog: Arc<Backlog>,
     /// A second handle on stdin's pipe, to ask how many bytes in it the
-    /// child has not read; dropped when stdin closes.
-    stdin_pipe: Option<OwnedFd>,
+    /// child has not read, and to write what surely fits without the writer
+    /// thread; dropped when stdin closes.
+    stdin_pipe: Option<std::fs::File>,
     stdout: Capture,
     stderr: Capture,
     out_taken: usize,
@@ -162,7 +167,7 @@ impl ChildGateway {
         let (Some(mut stdin), Some(out), Some(err)) = (stdin, out, err) else {
             return Err(Fault::Spawn("the child's pipes were not set up".into()));
         };
-        let stdin_pipe = stdin.as_fd().try_clone_to_owned().ok();
+        let stdin_pipe = stdin.as_fd().try_clone_to_owned().ok().map(std::fs::File::from);
         let (stdout, _) = Capture::start(out, target.limits.capture);
         let (stderr, _) = Capture::start(err, target.limits.capture);
         let (tx, rx) = mpsc::channel::<Vec<u8>>();
@@ -263,12 +268,27 @@ impl ChildGateway {
 impl Gateway for ChildGateway {
     fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
         self.last_write = Instant::now();
-        if let Some(w) = &self.writer {
-            // A closed channel means the writer saw the pipe break: the child
-            // stopped reading or ended, which is the child's business.
-            self.backlog.queued.fetch_add(bytes.len(), Ordering::Relaxed);
-            let _ = w.send(bytes.to_vec());
+        let Some(w) = &self.writer else { return Ok(()) };
+        if self.backlog.broken.load(Ordering::Relaxed) {
+            return Ok(());
         }
+        // With nothing queued, bytes that fit in the smallest pipe buffer
+        // besides what the child has not read yet cannot block: written
+        // here, they skip a hop through the writer thread.
+        if let Some(pipe) = &self.stdin_pipe
+            && self.backlog.queued.load(Ordering::Relaxed) == 0
+            && rustix::io::ioctl_fionread(pipe).is_ok_and(|unread| unread as usize + bytes.len() <= SURE_FIT)
+        {
+            use std::io::Write;
+            if (&*pipe).write_all(bytes).is_err() {
+                self.backlog.broken.store(true, Ordering::Relaxed);
+            }
+            return Ok(());
+        }
+        // A closed channel means the writer saw the pipe break: the child
+        // stopped reading or ended, which is the child's business.
+        self.backlog.queued.fetch_add(bytes.len(), Ordering::Relaxed);
+        let _ = w.send(bytes.to_vec());
         Ok(())
     }
 
@@ -318,9 +338,8 @@ impl Gateway for ChildGateway {
         while Instant::now() < deadline {
             if self.poll().is_some() {
                 // Let the pipes drain: they close once every holder is gone.
-                while !(self.stdout.closed() && self.stderr.closed()) && Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(2));
-                }
+                self.stdout.wait_closed(deadline);
+                self.stderr.wait_closed(deadline);
                 // What is still on its way comes from processes the child
                 // left running, or is in delivery.
                 let wait = if group::alive(&self.child) { quiet } else { quiet / 5 };
@@ -339,7 +358,13 @@ impl Gateway for ChildGateway {
             if !behind {
                 behind_since = None;
             }
-            std::thread::sleep(Duration::from_millis(2));
+            // Woken by output, or by stdout closing as an exiting child's
+            // does; a look at least every 2 ms all the same.
+            let next = Instant::now() + Duration::from_millis(2);
+            match self.stdout.closed() {
+                true => std::thread::sleep(Duration::from_micros(500)),
+                false => self.stdout.wait_past(self.stdout.len(), next),
+            }
         }
         // Output, writes and effects have been calm for `quiet`, or the
         // bound ran out: the effects' quiet counts from the last of them.

@@ -26,18 +26,17 @@ pub(crate) fn await_reply(
             let line = scanned..scanned + n + 1;
             scanned = line.end;
             let Ok(v) = serde_json::from_slice::<Value>(&out[line.start..line.end - 1]) else { continue };
-            match v.get("id") {
-                Some(got) if got == id && reply.is_none() => {
-                    scanned = line.start;
-                    out.drain(line);
-                    reply = Some(v);
+            if v.get("id") == Some(id) && reply.is_none() {
+                scanned = line.start;
+                out.drain(line);
+                reply = Some(v);
+                continue;
+            }
+            // A batch's answers come as one array.
+            for answer in v.as_array().map_or(std::slice::from_ref(&v), Vec::as_slice) {
+                if let Some(got) = answer.get("id").and_then(Id::from_value) {
+                    owed.retain(|o| *o != got);
                 }
-                Some(got) => {
-                    if let Some(got) = Id::from_value(got) {
-                        owed.retain(|o| *o != got);
-                    }
-                }
-                None => {}
             }
         }
         if let Some(r) = reply.take_if(|_| owed.is_empty() || ended || Instant::now() >= deadline) {

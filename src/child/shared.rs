@@ -5,10 +5,12 @@
 //! without its handshake, with request ids no earlier script used, and ends
 //! with a `ping` marker: everything on stdout before the marker's answer is
 //! the script's, effects are the script's by their tokens' salt. A script
-//! whose last frame is cut short cannot be followed by a marker: it is the
-//! process's last, run to EOF and exit as a fresh session would be. A script
-//! that must start before the handshake, a process that dies, or a marker
-//! left unanswered falls back to a fresh process.
+//! whose last frame is cut short cannot be followed by a marker: the marker
+//! goes before that frame, and the script is the process's last, run to EOF
+//! and exit as a fresh session would be (a new process starts meanwhile). A
+//! script that must start before the handshake runs whole in a process of
+//! its own, with the same markers; a process that dies, or a marker left
+//! unanswered, falls back to a plain fresh session.
 //! Callers confirm any violation in a fresh process before reporting it:
 //! sharing speeds the search up, it never decides a finding; a process whose
 //! violation does not come back fresh is retired, as it may carry state from
@@ -25,8 +27,7 @@
 use super::reply::await_reply;
 use super::{ChildGateway, ChildTarget};
 use crate::attack::lifecycle::{INITIALIZED, initialize_text};
-use crate::campaign::{run_script, session};
-use crate::catalogue::Catalogue;
+use crate::campaign::session;
 use crate::check::{CheckId, Violation, check};
 use crate::frame::Expect;
 use crate::protocol::{Id, Policy, Revision};
@@ -34,13 +35,14 @@ use crate::run::Observation;
 use crate::script::{Script, ScriptSpec};
 use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Target};
 use serde_json::Value;
-use std::cell::RefCell;
 use std::sync::atomic::Ordering;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// One keep-open session in this many runs alone in a fresh process, EOF
-/// and all, so what only a fresh process shows (starting up, exiting when
-/// stdin closes) is still exercised while the rest share.
+/// One keep-open session in this many runs whole in a process of its own,
+/// EOF and all, so what only a fresh process shows (starting up, exiting
+/// when stdin closes, no earlier script's state) is still exercised while
+/// the rest share.
 const ALONE_EVERY: u32 = 32;
 
 /// Scripts in which every valid call's effect came before the marker's
@@ -50,6 +52,21 @@ const PROVEN_SYNCHRONOUS: u32 = 16;
 struct Live {
     revision: Revision,
     child: ChildGateway,
+}
+
+/// Where a script runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Process {
+    /// In the shared process, without its handshake.
+    Shared,
+    /// Whole, in a process of its own that ends with it.
+    Fresh,
+}
+
+/// A process starting on its own thread.
+struct Starting {
+    revision: Revision,
+    thread: JoinHandle<Result<Option<ChildGateway>, Fault>>,
 }
 
 /// A shared keep-open process for one job.
@@ -69,6 +86,8 @@ pub struct SharedChild<'a> {
     straggles: bool,
     /// The one check the campaign hunts for, if it hunts for one.
     focus: Option<CheckId>,
+    /// Processes starting in the background, at most one per revision.
+    starting: Vec<Starting>,
 }
 
 impl<'a> SharedChild<'a> {
@@ -84,19 +103,19 @@ impl<'a> SharedChild<'a> {
             synchronous: 0,
             straggles: false,
             focus: None,
+            starting: Vec::new(),
         }
     }
 
     /// Confirms in a fresh process only violations of `check`, when the
     /// campaign hunts for that one check alone.
-    pub fn focused(self, check: Option<CheckId>) -> Self {
-        SharedChild { focus: check, ..self }
+    pub fn focused(mut self, check: Option<CheckId>) -> Self {
+        self.focus = check;
+        self
     }
 
-    /// Writes a `ping` marker and reads stdout until its answer and those
-    /// to the `owed` ids, which a server answering concurrently may send
-    /// after it (at most `bound` in all). Returns all that stdout but the
-    /// marker's answer, or `None` if it never came or the child ended.
+    /// Writes the next `ping` marker and reads stdout until its answer (see
+    /// [`marker`]).
     fn until_marker(
         &mut self,
         child: &mut ChildGateway,
@@ -104,13 +123,11 @@ impl<'a> SharedChild<'a> {
         bound: Duration,
     ) -> Result<Option<Vec<u8>>, Fault> {
         self.marks += 1;
-        let mark = format!("portcullis-mark-{}", self.marks);
-        child.write_stdin(format!(r#"{{"jsonrpc":"2.0","id":"{mark}","method":"ping"}}"#).as_bytes())?;
-        child.write_stdin(b"\n")?;
-        Ok(await_reply(child, &Value::from(mark), owed, bound).map(|(stdout, _)| stdout))
+        marker(child, &format!("portcullis-mark-{}", self.marks), owed, bound)
     }
 
-    /// A live process initialized at `revision`, started if need be.
+    /// A live process initialized at `revision`: the one running, the one
+    /// starting in the background, or one started now.
     fn ensure(&mut self, revision: Revision) -> Result<Option<Live>, Fault> {
         if let Some(at) = self.live.iter().position(|l| l.revision == revision) {
             let mut live = self.live.swap_remove(at);
@@ -118,37 +135,48 @@ impl<'a> SharedChild<'a> {
                 return Ok(Some(live));
             }
         }
-        let session = Session { policy: Policy::KeepOpen, revision, salt: 0 };
-        let mut child = self.target.start(&session, Recorder::new())?;
-        let init = "portcullis-init";
-        let hello = format!(
-            "{}\n{}\n",
-            initialize_text(0, revision).replace(r#""id":0"#, &format!(r#""id":"{init}""#)),
-            INITIALIZED
-        );
-        child.write_stdin(hello.as_bytes())?;
-        // Starting may be slow (an interpreter, say): the full timeout.
-        if self.until_marker(&mut child, vec![Id::Str(init.into())], self.target.limits.timeout)?.is_none() {
+        let started = match self.starting.iter().position(|s| s.revision == revision) {
+            Some(at) => {
+                self.starting.swap_remove(at).thread.join().map_err(|_| Fault::Io("starting panicked".into()))?
+            }
+            None => start_initialized(self.target, revision),
+        };
+        let Some(child) = started? else {
             self.disabled = true;
             return Ok(None);
-        }
+        };
         Ok(Some(Live { revision, child }))
     }
 
+    /// Starts a process for `revision` in the background, to replace one
+    /// just retired, so its start overlaps the scripts run meanwhile.
+    fn start_in_background(&mut self, revision: Revision) {
+        if self.disabled || self.starting.iter().any(|s| s.revision == revision) {
+            return;
+        }
+        let target = self.target.clone();
+        let thread = std::thread::spawn(move || start_initialized(&target, revision));
+        self.starting.push(Starting { revision, thread });
+    }
+
     /// One keep-open session as `portcullis fuzz` runs it: in the shared
-    /// process, unless it is one of those that run alone or it cannot share.
-    /// A shared session that shows a violation (of the focused check, if
-    /// any) runs again in a fresh process, whose verdict stands.
+    /// process, unless it is one of those that run alone or it cannot share,
+    /// which run whole in a process of their own, still with a marker
+    /// before EOF rather than a wait for quiet. A session that shows a
+    /// violation (of the focused check, if any) runs again as a plain fresh
+    /// session ([`session`]), whose verdict stands.
     pub fn session(&mut self, spec: &ScriptSpec, salt: u32) -> Result<(Script, Observation, Vec<Violation>), Fault> {
         self.sessions += 1;
-        if self.sessions.is_multiple_of(ALONE_EVERY) {
-            return session(self.target, Policy::KeepOpen, spec, salt);
-        }
-        let Some(shared) = self.run(spec, salt)? else {
-            return session(self.target, Policy::KeepOpen, spec, salt);
+        let alone = self.sessions.is_multiple_of(ALONE_EVERY);
+        let quick = match alone {
+            true => self.run_in(spec, salt, Process::Fresh)?,
+            false => self
+                .run_in(spec, salt, Process::Shared)?
+                .map_or_else(|| self.run_in(spec, salt, Process::Fresh), |r| Ok(Some(r)))?,
         };
-        if !shared.2.iter().any(|v| self.focus.is_none_or(|c| c == v.check)) {
-            return Ok(shared);
+        let Some(quick) = quick else { return session(self.target, Policy::KeepOpen, spec, salt) };
+        if !quick.2.iter().any(|v| self.focus.is_none_or(|c| c == v.check)) {
+            return Ok(quick);
         }
         let fresh = session(self.target, Policy::KeepOpen, spec, salt)?;
         if fresh.2.is_empty() {
@@ -164,39 +192,90 @@ impl<'a> SharedChild<'a> {
         spec: &ScriptSpec,
         salt: u32,
     ) -> Result<Option<(Script, Observation, Vec<Violation>)>, Fault> {
+        self.run_in(spec, salt, Process::Shared)
+    }
+
+    /// Runs `spec` under keep-open with markers: without its handshake in
+    /// the shared process, or whole in a process of its own that ends with
+    /// it. `None` when it cannot run that way.
+    fn run_in(
+        &mut self,
+        spec: &ScriptSpec,
+        salt: u32,
+        process: Process,
+    ) -> Result<Option<(Script, Observation, Vec<Violation>)>, Fault> {
         if self.disabled {
             return Ok(None);
         }
         let full = spec.render_from(&self.target.catalogue, salt, self.next_id);
-        let Some(script) = full.after_handshake() else { return Ok(None) };
+        let script = match process {
+            Process::Shared => match full.after_handshake() {
+                Some(body) => body,
+                None => return Ok(None),
+            },
+            Process::Fresh => full.clone(),
+        };
         let highest = full.frames.iter().filter_map(|f| match f.id {
             Some(Id::Int(n)) => Some(n),
             _ => None,
         });
         self.next_id = highest.max().unwrap_or(self.next_id).max(self.next_id) + 1_000;
-        let Some(mut live) = self.ensure(spec.revision)? else { return Ok(None) };
+        let mut live = match process {
+            Process::Shared => match self.ensure(spec.revision)? {
+                Some(live) => live,
+                None => return Ok(None),
+            },
+            Process::Fresh => {
+                let session = Session { policy: Policy::KeepOpen, revision: spec.revision, salt };
+                Live { revision: spec.revision, child: self.target.start(&session, Recorder::new())? }
+            }
+        };
         let recorder = Recorder::new();
         live.child.rebind(recorder.clone(), salt);
-        live.child.take_stdout(); // late lines of an earlier script are not this one's
-        live.child.take_stderr();
-        let late_before = self.target.late_effects.load(Ordering::Relaxed);
-        if script.ends_cut() {
-            return self.last_script(live, &script, salt, late_before);
+        if process == Process::Shared {
+            live.child.take_stdout(); // late lines of an earlier script are not this one's
+            live.child.take_stderr();
         }
+        let late_before = self.target.late_effects.load(Ordering::Relaxed);
+        // A frame cut short at EOF cannot be followed by a marker: the marker
+        // goes before it, then EOF ends the process, as it ends a fresh one.
         let stdin = script.stdin();
-        for span in script.write_spans() {
-            live.child.write_stdin(&stdin[span])?;
+        let cut = script.ends_cut();
+        let whole = &script.frames[..script.frames.len() - usize::from(cut)];
+        let cut_at = whole.iter().map(|f| f.bytes.len()).sum::<usize>();
+        let (head, tail) = script.write_spans().into_iter().partition::<Vec<_>, _>(|s| s.start < cut_at);
+        for span in head {
+            live.child.write_stdin(&stdin[span.start..span.end.min(cut_at)])?;
         }
         // A healthy server answers a ping at once; one that does not within
         // the exit grace is wedged, and the script runs in a fresh process.
         let limits = self.target.limits;
-        let owed = script.frames.iter().flat_map(|f| f.owed_ids()).collect();
-        let Some(stdout) = self.until_marker(&mut live.child, owed, limits.exit_grace.min(limits.timeout))? else {
+        let owed = whole.iter().flat_map(|f| f.owed_ids()).collect();
+        let Some(mut stdout) = self.until_marker(&mut live.child, owed, limits.exit_grace.min(limits.timeout))? else {
             return Ok(None);
         };
-        live.child.collect_effects(Instant::now(), Duration::ZERO);
-        if self.straggles || self.synchronous < PROVEN_SYNCHRONOUS {
-            self.catch_stragglers(&mut live.child, &script, &recorder);
+        let mut exit_before_eof = live.child.exit();
+        let last = cut || process == Process::Fresh;
+        if last {
+            if process == Process::Shared {
+                self.start_in_background(spec.revision);
+            }
+            // A write that spans the cut goes on in two.
+            let straddle = script.write_spans().into_iter().find(|s| s.start < cut_at && s.end > cut_at);
+            for span in straddle.map(|s| cut_at..s.end).into_iter().chain(tail) {
+                live.child.write_stdin(&stdin[span])?;
+            }
+            exit_before_eof = live.child.exit();
+            if script.eof {
+                live.child.close_stdin()?;
+            }
+            live.child.settle(script.eof)?;
+            stdout.extend(live.child.take_stdout());
+        } else {
+            live.child.collect_effects(Instant::now(), Duration::ZERO);
+            if self.straggles || self.synchronous < PROVEN_SYNCHRONOUS {
+                self.catch_stragglers(&mut live.child, &script, &recorder);
+            }
         }
         // An effect that still comes late could be pinned on the wrong
         // script, so the first one turns sharing off for good.
@@ -209,16 +288,16 @@ impl<'a> SharedChild<'a> {
             stdout,
             stderr: live.child.take_stderr(),
             effects: recorder.actions(),
-            exit_before_eof: exit.clone(),
-            ended_at: exit.ended().then_some(stdin.len()),
+            ended_at: exit_before_eof.ended().then_some(stdin.len()),
+            exit_before_eof,
             exit: exit.clone(),
-            eof_sent: false,
+            eof_sent: last && script.eof,
             cut: live.child.cut(),
         };
         live.child.forget_taken();
         let session = Session { policy: Policy::KeepOpen, revision: spec.revision, salt };
         let violations = check(&script, &obs, &session);
-        if exit == Exit::Running {
+        if exit == Exit::Running && !last {
             self.live.push(live);
         }
         Ok(Some((script, obs, violations)))
@@ -243,43 +322,40 @@ impl<'a> SharedChild<'a> {
             self.synchronous += 1;
         }
     }
+}
 
-    /// Runs `script`, whose last frame is cut short, as `live`'s last: to
-    /// EOF and exit, as a fresh session ends. The process is retired after.
-    fn last_script(
-        &mut self,
-        live: Live,
-        script: &Script,
-        salt: u32,
-        late_before: usize,
-    ) -> Result<Option<(Script, Observation, Vec<Violation>)>, Fault> {
-        let adopted = Adopted { catalogue: &self.target.catalogue, child: RefCell::new(Some(live.child)) };
-        let (obs, violations) = run_script(&adopted, Policy::KeepOpen, script, salt)?;
-        if self.target.late_effects.load(Ordering::Relaxed) > late_before {
-            self.disabled = true;
-            return Ok(None);
+impl Drop for SharedChild<'_> {
+    /// Waits for processes still starting, and so ends them.
+    fn drop(&mut self) {
+        for s in self.starting.drain(..) {
+            let _ = s.thread.join();
         }
-        Ok(Some((script.clone(), obs, violations)))
     }
 }
 
-/// A target whose one session is a process already running: a shared
-/// process handed to the fresh-session driver for its last script.
-struct Adopted<'a> {
-    catalogue: &'a Catalogue,
-    child: RefCell<Option<ChildGateway>>,
+/// Writes a `ping` marker with id `mark` and reads stdout until its answer
+/// and those to the `owed` ids, which a server answering concurrently may
+/// send after it (at most `bound` in all). Returns all that stdout but the
+/// marker's answer, or `None` if it never came or the child ended.
+fn marker(child: &mut ChildGateway, mark: &str, owed: Vec<Id>, bound: Duration) -> Result<Option<Vec<u8>>, Fault> {
+    child.write_stdin(format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{mark}\",\"method\":\"ping\"}}\n").as_bytes())?;
+    Ok(await_reply(child, &Value::from(mark), owed, bound).map(|(stdout, _)| stdout))
 }
 
-impl Target for Adopted<'_> {
-    type Gateway = ChildGateway;
-
-    fn catalogue(&self) -> Catalogue {
-        self.catalogue.clone()
-    }
-
-    fn start(&self, session: &Session, recorder: Recorder) -> Result<ChildGateway, Fault> {
-        let mut child = self.child.take().ok_or_else(|| Fault::Spawn("the shared process was handed over".into()))?;
-        child.rebind(recorder, session.salt);
-        Ok(child)
-    }
+/// Starts a process and initializes it at `revision`; `None` when it does
+/// not answer a marker after the handshake. It is spawned directly rather
+/// than through [`crate::seam::Target::start`], which would take the probes' pending
+/// effects from a script running meanwhile.
+fn start_initialized(target: &ChildTarget, revision: Revision) -> Result<Option<ChildGateway>, Fault> {
+    let mut child = ChildGateway::spawn(target, 0, Recorder::new())?;
+    let init = "portcullis-init";
+    let hello = format!(
+        "{}\n{}\n",
+        initialize_text(0, revision).replace(r#""id":0"#, &format!(r#""id":"{init}""#)),
+        INITIALIZED
+    );
+    child.write_stdin(hello.as_bytes())?;
+    // Starting may be slow (an interpreter, say): the full timeout.
+    let ready = marker(&mut child, "portcullis-ready", vec![Id::Str(init.into())], target.limits.timeout)?;
+    Ok(ready.map(|_| child))
 }
