@@ -6,19 +6,32 @@ use crate::seam::Gateway;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
-/// Reads stdout until the response with id `id` has arrived, and those to
-/// the `owed` ids too (a server that answers requests concurrently may send
-/// them after it), the child ends, or `bound` runs out. Each line is parsed
-/// once, as it completes. Returns every byte read except the response's line,
-/// and the response itself; `None` if it never came.
+/// What reading for an answer found.
+pub(crate) struct Answer {
+    /// Every byte read except the answer's line.
+    pub stdout: Vec<u8>,
+    /// The answer.
+    pub value: Value,
+    /// When every owed answer came: how long after this one the last did
+    /// (zero when all came before it).
+    pub owed_after: Option<Duration>,
+}
+
+/// Reads stdout until the response with id `id` has arrived, the child
+/// ends, or `bound` runs out; then for at most `owed_wait` more (within
+/// `bound`) until the `owed` ids are answered too, as a server that answers
+/// requests concurrently may answer them after it. Each line is parsed once,
+/// as it completes. `None` if the response never came.
 pub(crate) fn await_reply(
     child: &mut ChildGateway,
     id: &Value,
     mut owed: Vec<Id>,
     bound: Duration,
-) -> Option<(Vec<u8>, Value)> {
+    owed_wait: Duration,
+) -> Option<Answer> {
     let deadline = Instant::now() + bound;
-    let (mut out, mut scanned, mut reply) = (Vec::new(), 0, None);
+    let (mut out, mut scanned, mut reply) = (Vec::new(), 0, None::<(Value, Instant)>);
+    let mut last_owed = None;
     loop {
         let ended = child.exit().ended();
         out.extend(child.take_stdout());
@@ -29,23 +42,35 @@ pub(crate) fn await_reply(
             if v.get("id") == Some(id) && reply.is_none() {
                 scanned = line.start;
                 out.drain(line);
-                reply = Some(v);
+                reply = Some((v, Instant::now()));
                 continue;
             }
             // A batch's answers come as one array.
+            let before = owed.len();
             for answer in v.as_array().map_or(std::slice::from_ref(&v), Vec::as_slice) {
                 if let Some(got) = answer.get("id").and_then(Id::from_value) {
                     owed.retain(|o| *o != got);
                 }
             }
+            if owed.len() < before {
+                last_owed = Some(Instant::now());
+            }
         }
-        if let Some(r) = reply.take_if(|_| owed.is_empty() || ended || Instant::now() >= deadline) {
-            return Some((out, r));
+        let now = Instant::now();
+        if let Some((_, at)) = &reply {
+            let until = (*at + owed_wait).min(deadline);
+            if owed.is_empty() || ended || now >= until {
+                let owed_after =
+                    owed.is_empty().then(|| last_owed.map_or(Duration::ZERO, |l| l.saturating_duration_since(*at)));
+                return reply.map(|(value, _)| Answer { stdout: out, value, owed_after });
+            }
+            child.wait_stdout(until);
+            continue;
         }
-        if ended || Instant::now() >= deadline {
+        if ended || now >= deadline {
             return None;
         }
         // Woken by new output; the short bound keeps an eye on the exit too.
-        child.wait_stdout((Instant::now() + Duration::from_millis(5)).min(deadline));
+        child.wait_stdout((now + Duration::from_millis(5)).min(deadline));
     }
 }

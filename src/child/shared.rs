@@ -24,7 +24,7 @@
 //! script (one whose tokens belong to another session) turns sharing off for
 //! the rest of the job.
 
-use super::reply::await_reply;
+use super::reply::{Answer, await_reply};
 use super::{ChildGateway, ChildTarget};
 use crate::attack::lifecycle::{INITIALIZED, initialize_text};
 use crate::campaign::session;
@@ -88,6 +88,9 @@ pub struct SharedChild<'a> {
     focus: Option<CheckId>,
     /// Processes starting in the background, at most one per revision.
     starting: Vec<Starting>,
+    /// The latest an owed answer has come after its script's marker, once
+    /// a script had every owed answer.
+    answers_after: Option<Duration>,
 }
 
 impl<'a> SharedChild<'a> {
@@ -104,6 +107,7 @@ impl<'a> SharedChild<'a> {
             straggles: false,
             focus: None,
             starting: Vec::new(),
+            answers_after: None,
         }
     }
 
@@ -114,16 +118,24 @@ impl<'a> SharedChild<'a> {
         self
     }
 
-    /// Writes the next `ping` marker and reads stdout until its answer (see
-    /// [`marker`]).
-    fn until_marker(
-        &mut self,
-        child: &mut ChildGateway,
-        owed: Vec<Id>,
-        bound: Duration,
-    ) -> Result<Option<Vec<u8>>, Fault> {
+    /// Writes the next `ping` marker and reads stdout until its answer and
+    /// the owed ones (see [`marker`]), learning how late a server answers
+    /// after the marker: the stdout before it all, or `None`.
+    fn until_marker(&mut self, child: &mut ChildGateway, owed: Vec<Id>) -> Result<Option<Vec<u8>>, Fault> {
         self.marks += 1;
-        marker(child, &format!("portcullis-mark-{}", self.marks), owed, bound)
+        let limits = self.target.limits;
+        // A healthy server answers a ping at once; one that does not within
+        // the exit grace is wedged. Answers owed after the marker are waited
+        // for the exit grace until the server has shown how late they come.
+        let bound = limits.exit_grace.min(limits.timeout);
+        let owed_wait = self.answers_after.map_or(bound, |d| (d * 4).max(limits.quiet).min(bound));
+        let Some(answer) = marker(child, &format!("portcullis-mark-{}", self.marks), owed, bound, owed_wait)? else {
+            return Ok(None);
+        };
+        if let Some(after) = answer.owed_after {
+            self.answers_after = Some(self.answers_after.unwrap_or_default().max(after));
+        }
+        Ok(Some(answer.stdout))
     }
 
     /// A live process initialized at `revision`: the one running, the one
@@ -180,7 +192,10 @@ impl<'a> SharedChild<'a> {
         }
         let fresh = session(self.target, Policy::KeepOpen, spec, salt)?;
         if fresh.2.is_empty() {
+            // What sharing saw did not come back: the process may carry an
+            // earlier script's state, or an answer came later than waited for.
             self.live.retain(|l| l.revision != spec.revision);
+            self.answers_after = self.answers_after.map(|d| (d * 2).max(self.target.limits.quiet));
         }
         Ok(fresh)
     }
@@ -247,13 +262,8 @@ impl<'a> SharedChild<'a> {
         for span in head {
             live.child.write_stdin(&stdin[span.start..span.end.min(cut_at)])?;
         }
-        // A healthy server answers a ping at once; one that does not within
-        // the exit grace is wedged, and the script runs in a fresh process.
-        let limits = self.target.limits;
         let owed = whole.iter().flat_map(|f| f.owed_ids()).collect();
-        let Some(mut stdout) = self.until_marker(&mut live.child, owed, limits.exit_grace.min(limits.timeout))? else {
-            return Ok(None);
-        };
+        let Some(mut stdout) = self.until_marker(&mut live.child, owed)? else { return Ok(None) };
         let mut exit_before_eof = live.child.exit();
         let last = cut || process == Process::Fresh;
         if last {
@@ -334,12 +344,18 @@ impl Drop for SharedChild<'_> {
 }
 
 /// Writes a `ping` marker with id `mark` and reads stdout until its answer
-/// and those to the `owed` ids, which a server answering concurrently may
-/// send after it (at most `bound` in all). Returns all that stdout but the
-/// marker's answer, or `None` if it never came or the child ended.
-fn marker(child: &mut ChildGateway, mark: &str, owed: Vec<Id>, bound: Duration) -> Result<Option<Vec<u8>>, Fault> {
+/// (at most `bound`), then for at most `owed_wait` more until the `owed` ids
+/// are answered too, as a server answering concurrently may answer them
+/// after it. `None` if the marker's answer never came or the child ended.
+fn marker(
+    child: &mut ChildGateway,
+    mark: &str,
+    owed: Vec<Id>,
+    bound: Duration,
+    owed_wait: Duration,
+) -> Result<Option<Answer>, Fault> {
     child.write_stdin(format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{mark}\",\"method\":\"ping\"}}\n").as_bytes())?;
-    Ok(await_reply(child, &Value::from(mark), owed, bound).map(|(stdout, _)| stdout))
+    Ok(await_reply(child, &Value::from(mark), owed, bound, owed_wait))
 }
 
 /// Starts a process and initializes it at `revision`; `None` when it does
@@ -356,6 +372,7 @@ fn start_initialized(target: &ChildTarget, revision: Revision) -> Result<Option<
     );
     child.write_stdin(hello.as_bytes())?;
     // Starting may be slow (an interpreter, say): the full timeout.
-    let ready = marker(&mut child, "portcullis-ready", vec![Id::Str(init.into())], target.limits.timeout)?;
+    let timeout = target.limits.timeout;
+    let ready = marker(&mut child, "portcullis-ready", vec![Id::Str(init.into())], timeout, timeout)?;
     Ok(ready.map(|_| child))
 }
