@@ -5,14 +5,13 @@
 //!   runs, so noise can only make the ratios worse); a URL argument points
 //!   at the same HTTP sink the fuzz sessions' calls reach, so both do the
 //!   same work per call;
-//! - two plain clients at once, each with its own server: how far this
-//!   machine scales two independent pipelines, the yardstick for `--jobs 2`;
 //! - fuzz sessions through the child driver: a fresh process per session,
 //!   then keep-open sessions sharing a process with one job and with two, in
 //!   alternating rounds whose mean is reported.
 //!
-//! Keep-open runs take `portcullis fuzz`'s default case count, through
-//! [`SharedChild::session`] exactly as the CLI runs them. Against
+//! Keep-open runs go through [`SharedChild::session`] exactly as the CLI
+//! runs them; each line also says how many cores the machine kept busy
+//! meanwhile. Against
 //! `portcullis reference-gateway` always, and against `mcp-server-time`
 //! when `PORTCULLIS_BENCH_TIME_SERVER` names its command (`scripts/bench-fuzz`
 //! installs it from PyPI and sets it). Run with `cargo bench --bench fuzz_rate`.
@@ -28,7 +27,7 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Sessions per keep-open run against a server that starts fast: enough
@@ -53,9 +52,7 @@ struct Server {
     sessions: usize,
 }
 
-/// The plain client's rate; with `together`, its calls start when the
-/// other clients' do.
-fn plain_client(server: &Server, together: Option<&Barrier>) -> f64 {
+fn plain_client(server: &Server) -> f64 {
     let probes = Probes::start(&ProbeConfig::default()).expect("probes");
     let args = server.plain_args.replace("{sink}", &probes.http_base());
     let mut child = std::process::Command::new(&server.command[0])
@@ -70,9 +67,6 @@ fn plain_client(server: &Server, together: Option<&Barrier>) -> f64 {
     writeln!(stdin, "{}", initialize_text(0, Revision::R2025_06_18)).unwrap();
     lines.next();
     writeln!(stdin, "{INITIALIZED}").unwrap();
-    if let Some(b) = together {
-        b.wait();
-    }
     let started = Instant::now();
     for id in 1..=PLAIN_CALLS {
         let call = format!(
@@ -88,17 +82,6 @@ fn plain_client(server: &Server, together: Option<&Barrier>) -> f64 {
     let _ = child.kill();
     let _ = child.wait();
     rate
-}
-
-/// Two plain clients at once, each with its own server: what this machine
-/// gives two independent pipelines, the yardstick for `--jobs 2`.
-fn plain_pair(server: &Server) -> f64 {
-    let together = Barrier::new(2);
-    std::thread::scope(|s| {
-        let a = s.spawn(|| plain_client(server, Some(&together)));
-        let b = plain_client(server, Some(&together));
-        a.join().unwrap() + b
-    })
 }
 
 fn specs() -> Vec<ScriptSpec> {
@@ -192,8 +175,7 @@ fn main() {
     }
     let specs = specs();
     for server in &servers {
-        let plain = (0..3).map(|_| plain_client(server, None)).fold(0.0, f64::max);
-        let plain_two = plain_pair(server);
+        let plain = (0..3).map(|_| plain_client(server)).fold(0.0, f64::max);
         let (fresh, fresh_cores) = fuzz_rate(server, &specs[..FRESH_SESSIONS], 1, false);
         let (mut one, mut two) = (Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
@@ -206,8 +188,6 @@ fn main() {
             println!("  (hunting for {} alone)", check.id());
         }
         println!("  plain client (valid calls only)   {plain:>9.0} frames/s  1.00×");
-        let pair = format!("{:.2}× one client", plain_two / plain);
-        println!("  two plain clients at once         {plain_two:>9.0} frames/s  {pair}");
         let row = |name: &str, rate: f64, cores: f64, vs: String| {
             println!("  {name:<32}  {rate:>9.0} frames/s  {vs}  ({cores:.2} cores busy)");
         };
