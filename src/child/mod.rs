@@ -367,9 +367,10 @@ impl Gateway for ChildGateway {
             }
         }
         // Output, writes and effects have been calm for `quiet`, or the
-        // bound ran out: the effects' quiet counts from the last of them.
-        let from = self.last_activity().max(caught_up);
-        self.collect_effects(from, quiet);
+        // bound ran out. A child still busy (slow under load, say) may act
+        // after a calm, and what it acts on is read later with its output:
+        // effects get a quiet of their own from now, so both are seen.
+        self.collect_effects(Instant::now(), quiet);
         Ok(())
     }
 }
