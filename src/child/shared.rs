@@ -223,7 +223,7 @@ impl<'a> SharedChild<'a> {
             return Ok(None);
         }
         let full = spec.render_from(&self.target.catalogue, salt, self.next_id);
-        let script = match process {
+        let mut script = match process {
             Process::Shared => match full.after_handshake() {
                 Some(body) => body,
                 None => return Ok(None),
@@ -282,6 +282,7 @@ impl<'a> SharedChild<'a> {
             live.child.settle(script.eof)?;
             stdout.extend(live.child.take_stdout());
         } else {
+            script.eof = false; // the process goes on: no EOF was sent
             live.child.collect_effects(Instant::now(), Duration::ZERO);
             if self.straggles || self.synchronous < PROVEN_SYNCHRONOUS {
                 self.catch_stragglers(&mut live.child, &script, &recorder);
