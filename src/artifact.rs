@@ -13,6 +13,10 @@ use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// How many artifacts of one finding (check, seed and salt) a folder may
+/// hold before saving one more is refused rather than searched for ever.
+const NAMES_PER_FINDING: u32 = 10_000;
+
 /// The artifact format's version.
 pub const VERSION: u32 = 1;
 
@@ -95,7 +99,7 @@ impl Artifact {
         let text = serde_json::to_string_pretty(self).expect("artifacts serialize");
         let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
         tmp.write_all(text.as_bytes()).and_then(|_| tmp.as_file().sync_all()).map_err(io)?;
-        for n in 0u32.. {
+        for n in 0..NAMES_PER_FINDING {
             let name = format!(
                 "finding-{}-seed{}-{:08x}{}.json",
                 self.check,
@@ -110,7 +114,8 @@ impl Artifact {
                 Err(e) => return Err(ArtifactError::Io(path, e.error)),
             }
         }
-        unreachable!("some name is free")
+        let full = format!("{NAMES_PER_FINDING} artifacts of this finding are there already");
+        Err(ArtifactError::Io(dir.to_path_buf(), std::io::Error::new(std::io::ErrorKind::AlreadyExists, full)))
     }
 
     /// Reads one.
