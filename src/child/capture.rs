@@ -90,19 +90,20 @@ impl Capture {
     /// Waits until more than `len` bytes have arrived in all, the pipe
     /// closes, or `until` passes.
     pub fn wait_past(&self, len: usize, until: Instant) {
-        let (lock, grew) = &*self.state;
-        let mut st = lock.lock().unwrap_or_else(|e| e.into_inner());
-        while st.base + st.kept.len() <= len && !st.closed {
-            let Some(left) = until.checked_duration_since(Instant::now()) else { return };
-            st = grew.wait_timeout(st, left).unwrap_or_else(|e| e.into_inner()).0;
-        }
+        self.wait(until, |st| st.base + st.kept.len() > len || st.closed);
     }
 
     /// Waits until the pipe closes or `until` passes.
     pub fn wait_closed(&self, until: Instant) {
+        self.wait(until, |st| st.closed);
+    }
+
+    /// Waits, woken as bytes arrive or the pipe closes, until `done` holds
+    /// or `until` passes.
+    fn wait(&self, until: Instant, done: impl Fn(&State) -> bool) {
         let (lock, changed) = &*self.state;
         let mut st = lock.lock().unwrap_or_else(|e| e.into_inner());
-        while !st.closed {
+        while !done(&st) {
             let Some(left) = until.checked_duration_since(Instant::now()) else { return };
             st = changed.wait_timeout(st, left).unwrap_or_else(|e| e.into_inner()).0;
         }

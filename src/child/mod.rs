@@ -212,8 +212,6 @@ impl ChildGateway {
         self.status
     }
 
-    /// Points the gateway at another session's recorder and tokens (a
-    /// shared process serving one script after another).
     /// Waits until stdout has bytes not yet taken, or `until` passes.
     pub(crate) fn wait_stdout(&self, until: Instant) {
         self.stdout.wait_past(self.out_taken, until);
@@ -226,6 +224,8 @@ impl ChildGateway {
         self.stderr.forget_before(self.err_taken);
     }
 
+    /// Points the gateway at another session's recorder and tokens (a
+    /// shared process serving one script after another).
     pub(crate) fn rebind(&mut self, recorder: Recorder, salt: u32) {
         self.recorder = recorder;
         self.salt = salt;

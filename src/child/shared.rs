@@ -223,18 +223,18 @@ impl<'a> SharedChild<'a> {
             return Ok(None);
         }
         let full = spec.render_from(&self.target.catalogue, salt, self.next_id);
-        let mut script = match process {
-            Process::Shared => match full.after_handshake() {
-                Some(body) => body,
-                None => return Ok(None),
-            },
-            Process::Fresh => full.clone(),
-        };
         let highest = full.frames.iter().filter_map(|f| match f.id {
             Some(Id::Int(n)) => Some(n),
             _ => None,
         });
         self.next_id = highest.max().unwrap_or(self.next_id).max(self.next_id) + 1_000;
+        let mut script = match process {
+            Process::Shared => match full.after_handshake() {
+                Some(body) => body,
+                None => return Ok(None),
+            },
+            Process::Fresh => full,
+        };
         let mut live = match process {
             Process::Shared => match self.ensure(spec.revision)? {
                 Some(live) => live,
@@ -258,9 +258,13 @@ impl<'a> SharedChild<'a> {
         let cut = script.ends_cut();
         let whole = &script.frames[..script.frames.len() - usize::from(cut)];
         let cut_at = whole.iter().map(|f| f.bytes.len()).sum::<usize>();
-        let (head, tail) = script.write_spans().into_iter().partition::<Vec<_>, _>(|s| s.start < cut_at);
-        for span in head {
-            live.child.write_stdin(&stdin[span.start..span.end.min(cut_at)])?;
+        // Each write in two at the cut: its part before the marker, and after.
+        let spans = script.write_spans();
+        let part = |lo: usize, hi: usize| {
+            spans.iter().map(move |s| s.start.clamp(lo, hi)..s.end.clamp(lo, hi)).filter(|p| !p.is_empty())
+        };
+        for span in part(0, cut_at) {
+            live.child.write_stdin(&stdin[span])?;
         }
         let owed = whole.iter().flat_map(|f| f.owed_ids()).collect();
         let Some(mut stdout) = self.until_marker(&mut live.child, owed)? else { return Ok(None) };
@@ -270,9 +274,7 @@ impl<'a> SharedChild<'a> {
             if process == Process::Shared {
                 self.start_in_background(spec.revision);
             }
-            // A write that spans the cut goes on in two.
-            let straddle = script.write_spans().into_iter().find(|s| s.start < cut_at && s.end > cut_at);
-            for span in straddle.map(|s| cut_at..s.end).into_iter().chain(tail) {
+            for span in part(cut_at, stdin.len()) {
                 live.child.write_stdin(&stdin[span])?;
             }
             exit_before_eof = live.child.exit();
@@ -361,8 +363,8 @@ fn marker(
 
 /// Starts a process and initializes it at `revision`; `None` when it does
 /// not answer a marker after the handshake. It is spawned directly rather
-/// than through [`crate::seam::Target::start`], which would take the probes' pending
-/// effects from a script running meanwhile.
+/// than through [`crate::seam::Target::start`], which would take the
+/// probes' pending effects from a script running meanwhile.
 fn start_initialized(target: &ChildTarget, revision: Revision) -> Result<Option<ChildGateway>, Fault> {
     let mut child = ChildGateway::spawn(target, 0, Recorder::new())?;
     let init = "portcullis-init";
