@@ -25,14 +25,18 @@ fn reference() -> ChildTarget {
     ChildTarget::new(command, Limits::default(), tools, probes)
 }
 
+/// `n` scripts of any kind, drawn from an RNG seeded with `seed` bytes.
+fn draws(seed: u8, n: u32) -> impl Iterator<Item = (u32, ScriptSpec)> {
+    let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32]));
+    let strategy = any_script();
+    (0..n).map(move |salt| (salt, strategy.new_tree(&mut runner).unwrap().current()))
+}
+
 #[test]
 fn shared_sessions_of_the_reference_are_clean() {
     let target = reference();
     let mut shared = SharedChild::new(&target);
-    let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[3; 32]));
-    let strategy = any_script();
-    for salt in 0..60 {
-        let spec = strategy.new_tree(&mut runner).unwrap().current();
+    for (salt, spec) in draws(3, 60) {
         let early =
             spec.render(&target.catalogue, salt).frames.iter().any(|f| f.expect.rule() == Some(Rule::BeforeInitialize));
         match shared.run(&spec, salt).unwrap() {
@@ -48,10 +52,7 @@ fn every_way_a_session_runs_holds_against_the_reference() {
     // handshake in a process of its own: none shows a violation.
     let target = reference();
     let mut shared = SharedChild::new(&target);
-    let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[5; 32]));
-    let strategy = any_script();
-    for salt in 0..70 {
-        let spec = strategy.new_tree(&mut runner).unwrap().current();
+    for (salt, spec) in draws(5, 70) {
         let (script, obs, v) = shared.session(&spec, salt).unwrap();
         assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
     }
