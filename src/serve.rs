@@ -10,6 +10,7 @@ use anyhow::{Context, Result, bail};
 use portcullis::reference::{Mutant, ReferenceGateway};
 use portcullis::{Action, Catalogue, Exit, Gateway, Policy, Recorder};
 use std::io::{Read, Write};
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -30,7 +31,11 @@ pub struct Args {
 
 /// Performs the actions the gateway decided on since `done`.
 struct Executor {
-    agent: ureq::Agent,
+    /// For hosts named by address: nothing to resolve, so no timeout for
+    /// resolving, which ureq would run on a thread of its own per call.
+    by_address: ureq::Agent,
+    /// For hosts named by name: the name lookup is bounded too.
+    by_name: ureq::Agent,
     notes_dir: Option<PathBuf>,
     done: usize,
 }
@@ -52,14 +57,13 @@ impl Executor {
         let read = |r: Result<ureq::http::Response<ureq::Body>, ureq::Error>| {
             drop(r.and_then(|mut r| r.body_mut().read_to_vec()))
         };
+        let (url, webhook) = (encode(arg("url")), encode(arg("webhook")));
         match action.tool.as_str() {
             "fetch" if arg("method") == "HEAD" => {
-                read(self.agent.head(&encode(arg("url"))).header("x-mcp-arguments", &all).call())
+                read(self.agent(&url).head(&url).header("x-mcp-arguments", &all).call())
             }
-            "fetch" => read(self.agent.get(&encode(arg("url"))).header("x-mcp-arguments", &all).call()),
-            "rotate_keys" => {
-                read(self.agent.post(&encode(arg("webhook"))).header("x-mcp-arguments", &all).send("rotate"))
-            }
+            "fetch" => read(self.agent(&url).get(&url).header("x-mcp-arguments", &all).call()),
+            "rotate_keys" => read(self.agent(&webhook).post(&webhook).header("x-mcp-arguments", &all).send("rotate")),
             "write_note" => {
                 if let Some(dir) = &self.notes_dir {
                     let name = std::path::Path::new(arg("path")).file_name().unwrap_or_default();
@@ -68,6 +72,28 @@ impl Executor {
             }
             _ => {}
         }
+    }
+}
+
+impl Executor {
+    fn new(notes_dir: Option<PathBuf>) -> Self {
+        let bound = Some(Duration::from_secs(2));
+        let by_address = ureq::Agent::config_builder()
+            .timeout_connect(bound)
+            .timeout_send_request(bound)
+            .timeout_send_body(bound)
+            .timeout_recv_response(bound)
+            .timeout_recv_body(bound)
+            .build();
+        let by_name = ureq::Agent::config_builder().timeout_global(bound).build();
+        Executor { by_address: by_address.into(), by_name: by_name.into(), notes_dir, done: 0 }
+    }
+
+    /// The agent for `url`: by its host, an address or a name.
+    fn agent(&self, url: &str) -> &ureq::Agent {
+        let host = url.parse::<ureq::http::Uri>().ok().and_then(|u| u.host().map(str::to_owned));
+        let address = host.is_some_and(|h| h.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>().is_ok());
+        if address { &self.by_address } else { &self.by_name }
     }
 }
 
@@ -96,8 +122,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let recorder = Recorder::new();
     let mut gateway =
         ReferenceGateway::new(std::sync::Arc::new(Catalogue::reference()), args.policy, mutant, recorder.clone());
-    let config = ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(2))).build();
-    let mut executor = Executor { agent: config.into(), notes_dir: args.notes_dir.clone(), done: 0 };
+    let mut executor = Executor::new(args.notes_dir.clone());
     let mut stdin = std::io::stdin().lock();
     let mut stdout = std::io::stdout().lock();
     let mut buf = vec![0u8; 64 << 10];
