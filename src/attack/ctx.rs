@@ -214,7 +214,7 @@ impl<'a> Ctx<'a> {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 /// The length of every canary token: `pc`, 8 hex digits of salt, `t`, 5 digits.
