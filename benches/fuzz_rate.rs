@@ -19,7 +19,7 @@
 use portcullis::attack::lifecycle::{INITIALIZED, initialize_text};
 use portcullis::campaign::session;
 use portcullis::catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
-use portcullis::child::{ChildTarget, Command, Limits, SharedChild};
+use portcullis::child::{ChildTarget, Command, Limits, SharedChild, pin_job};
 use portcullis::probe::{ProbeConfig, Probes};
 use portcullis::script::any_script;
 use portcullis::{CheckId, Policy, Revision, ScriptSpec};
@@ -106,7 +106,8 @@ fn busy_seconds() -> f64 {
     (ticks.iter().sum::<f64>() - idle) / 100.0
 }
 
-/// Frames per second over `specs`, split across `jobs` threads, and the
+/// Frames per second over `specs`, split across `jobs` threads (each kept
+/// to a core of its own when there are several, as the CLI keeps them), and the
 /// machine's busy cores meanwhile; with `share`, keep-open sessions share
 /// one process through [`SharedChild::session`], exactly as `portcullis
 /// fuzz` runs them.
@@ -117,6 +118,11 @@ fn fuzz_rate(server: &Server, specs: &[ScriptSpec], jobs: usize, share: bool) ->
         let handles: Vec<_> = (0..jobs)
             .map(|j| {
                 s.spawn(move || {
+                    // As `portcullis fuzz --jobs N` does: each job, its
+                    // probes and its processes on a core of its own.
+                    if jobs > 1 {
+                        pin_job(j);
+                    }
                     let t = target(server);
                     let mut shared = SharedChild::new(&t).focused(server.focus);
                     let mut frames = 0;

@@ -9,7 +9,7 @@ use portcullis::artifact::Artifact;
 use portcullis::attack::Step;
 use portcullis::campaign::{Finding, HuntConfig, hunt_by, session, strategy};
 use portcullis::catalogue::ToolSpec;
-use portcullis::child::SharedChild;
+use portcullis::child::{SharedChild, pin_job};
 use portcullis::{CheckId, Policy, Revision, ScriptSpec, report};
 use std::cell::RefCell;
 use std::io::IsTerminal;
@@ -53,6 +53,10 @@ pub struct Args {
     /// confirmed in a fresh process either way).
     #[arg(long)]
     no_share: bool,
+    /// With --jobs above 1, let the scheduler place the jobs rather than
+    /// keep each job, its probes and its processes to a core of its own.
+    #[arg(long)]
+    no_pin: bool,
     /// Only this protocol revision (default: every one).
     #[arg(long)]
     revision: Option<Revision>,
@@ -174,15 +178,34 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
     let late = AtomicU32::new(0);
     let bar = progress(args.cases);
     let jobs = args.jobs.min(args.cases.max(1) as usize);
-    let mut setups = vec![first];
-    for _ in 1..jobs {
-        setups.push(args.child.setup()?);
+    // A pinned job starts its own probes once on its core, so their threads
+    // keep to it too; unpinned jobs get theirs here.
+    let pin = jobs > 1 && !args.no_pin;
+    let mut setups: Vec<Option<Setup>> = Vec::new();
+    if pin {
+        setups.resize_with(jobs, || None);
+    } else {
+        setups.push(Some(first));
+        for _ in 1..jobs {
+            setups.push(Some(args.child.setup()?));
+        }
     }
+    let fail = |e: String| {
+        stop.store(true, Ordering::Relaxed);
+        errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
+    };
     std::thread::scope(|scope| {
         for (j, setup) in setups.into_iter().enumerate() {
-            let (stop, done, found, errors, late, bar) = (&stop, &done, &found, &errors, &late, &bar);
+            let (stop, done, found, fail, late, bar) = (&stop, &done, &found, &fail, &late, &bar);
             let cases = args.cases / jobs as u32 + u32::from((j as u32) < args.cases % jobs as u32);
             scope.spawn(move || {
+                if pin {
+                    pin_job(j);
+                }
+                let setup = match setup.map_or_else(|| args.child.setup(), Ok) {
+                    Ok(setup) => setup,
+                    Err(e) => return fail(e.to_string()),
+                };
                 let target = setup.target(tools.to_vec());
                 let cfg = HuntConfig {
                     cases,
@@ -212,10 +235,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                         found.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert((f, base));
                     }
                     Ok(None) => {}
-                    Err(e) => {
-                        stop.store(true, Ordering::Relaxed);
-                        errors.lock().unwrap_or_else(|e| e.into_inner()).push(e.to_string());
-                    }
+                    Err(e) => fail(e.to_string()),
                 }
                 late.fetch_add(target.late_effects.load(Ordering::Relaxed) as u32, Ordering::Relaxed);
             });

@@ -11,12 +11,14 @@
 //! Effect probes play the executor recorder: whatever they observe while the
 //! session runs is handed to the session's [`Recorder`] when it settles.
 
+mod affinity;
 mod capture;
 mod discover;
 mod group;
 mod reply;
 mod shared;
 
+pub use affinity::pin_job;
 pub use capture::Capture;
 pub use discover::list_tools;
 pub use shared::SharedChild;
