@@ -139,6 +139,9 @@ pub struct ChildGateway {
     status: Option<ExitStatus>,
     last_write: Instant,
     limits: Limits,
+    /// How long effects may still be in delivery once the child and every
+    /// process it started are gone.
+    pub(crate) after_exit: Duration,
     probes: Arc<Probes>,
     recorder: Recorder,
     salt: u32,
@@ -199,6 +202,7 @@ impl ChildGateway {
             status: None,
             last_write: Instant::now(),
             limits: target.limits,
+            after_exit: target.limits.quiet / 5,
             probes: target.probes.clone(),
             recorder,
             salt,
@@ -344,7 +348,7 @@ impl Gateway for ChildGateway {
                 self.stderr.wait_closed(deadline);
                 // What is still on its way comes from processes the child
                 // left running, or is in delivery.
-                let wait = if group::alive(&self.child) { quiet } else { quiet / 5 };
+                let wait = if group::alive(&self.child) { quiet } else { self.after_exit };
                 self.collect_effects(Instant::now(), wait);
                 return Ok(());
             }

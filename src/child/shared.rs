@@ -19,8 +19,9 @@
 //! The marker's answer means every synchronous effect has happened. Until
 //! the server has shown that it acts synchronously (in enough scripts, every
 //! valid call's effect came before the marker's answer and none after it), a
-//! short quiet after the answer catches stragglers; a server that ever
-//! straggles keeps that quiet for good. An effect that arrives after its
+//! short quiet after the answer catches stragglers, and another after a
+//! process's exit catches effects still in delivery; a server that ever
+//! straggles keeps both for good. An effect that arrives after its
 //! script (one whose tokens belong to another session) turns sharing off for
 //! the rest of the job.
 
@@ -281,12 +282,17 @@ impl<'a> SharedChild<'a> {
             if script.eof {
                 live.child.close_stdin()?;
             }
+            // A server shown to act before it answers has acted before it
+            // exits: once it and its processes are gone, nothing is on its way.
+            if self.proven_synchronous() {
+                live.child.after_exit = Duration::ZERO;
+            }
             live.child.settle(script.eof)?;
             stdout.extend(live.child.take_stdout());
         } else {
             script.eof = false; // the process goes on: no EOF was sent
             live.child.collect_effects(Instant::now(), Duration::ZERO);
-            if self.straggles || self.synchronous < PROVEN_SYNCHRONOUS {
+            if !self.proven_synchronous() {
                 self.catch_stragglers(&mut live.child, &script, &recorder);
             }
         }
@@ -314,6 +320,12 @@ impl<'a> SharedChild<'a> {
             self.live.push(live);
         }
         Ok(Some((script, obs, violations)))
+    }
+
+    /// Whether the server has shown that it acts before it answers, and has
+    /// never acted after.
+    fn proven_synchronous(&self) -> bool {
+        !self.straggles && self.synchronous >= PROVEN_SYNCHRONOUS
     }
 
     /// Waits a short quiet for effects after the marker's answer, and learns
