@@ -104,10 +104,34 @@ impl Target for ChildTarget {
     }
 
     fn start(&self, session: &Session, recorder: Recorder) -> Result<ChildGateway, Fault> {
-        // Effects still arriving from an earlier session are not this one's.
+        self.set_aside_stale();
+        ChildGateway::spawn(self, session.salt, recorder)
+    }
+}
+
+impl ChildTarget {
+    /// Effects still arriving from an earlier session are not the next
+    /// one's: they are counted as late and dropped.
+    fn set_aside_stale(&self) {
         let stale = self.probes.settle(Instant::now(), Duration::ZERO, Duration::ZERO);
         self.late_effects.fetch_add(stale.len(), Ordering::Relaxed);
-        ChildGateway::spawn(self, session.salt, recorder)
+    }
+
+    /// A process for a session of its own, like [`Target::start`], but
+    /// taken from `spare` (spawned ahead, so it started meanwhile) when one
+    /// is there and still running; a new spare is spawned for next time.
+    pub(crate) fn start_from(&self, spare: &mut Option<ChildGateway>, salt: u32) -> Result<ChildGateway, Fault> {
+        self.set_aside_stale();
+        let ready = spare.take().and_then(|mut c| c.poll().is_none().then_some(c));
+        let child = match ready {
+            Some(mut child) => {
+                child.rebind(Recorder::new(), salt);
+                child
+            }
+            None => ChildGateway::spawn(self, salt, Recorder::new())?,
+        };
+        *spare = ChildGateway::spawn(self, 0, Recorder::new()).ok();
+        Ok(child)
     }
 }
 

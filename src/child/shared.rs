@@ -34,7 +34,7 @@ use crate::frame::Expect;
 use crate::protocol::{Id, Policy, Revision};
 use crate::run::Observation;
 use crate::script::{Script, ScriptSpec};
-use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Target};
+use crate::seam::{Exit, Fault, Gateway, Recorder, Session};
 use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
@@ -92,6 +92,9 @@ pub struct SharedChild<'a> {
     /// The latest an owed answer has come after its script's marker, once
     /// a script had every owed answer.
     answers_after: Option<Duration>,
+    /// A process spawned ahead for the next script that runs in a process
+    /// of its own, so that its start overlaps the scripts run meanwhile.
+    spare: Option<ChildGateway>,
 }
 
 impl<'a> SharedChild<'a> {
@@ -109,6 +112,7 @@ impl<'a> SharedChild<'a> {
             focus: None,
             starting: Vec::new(),
             answers_after: None,
+            spare: None,
         }
     }
 
@@ -241,10 +245,7 @@ impl<'a> SharedChild<'a> {
                 Some(live) => live,
                 None => return Ok(None),
             },
-            Process::Fresh => {
-                let session = Session { policy: Policy::KeepOpen, revision: spec.revision, salt };
-                Live { revision: spec.revision, child: self.target.start(&session, Recorder::new())? }
-            }
+            Process::Fresh => Live { revision: spec.revision, child: self.target.start_from(&mut self.spare, salt)? },
         };
         let recorder = Recorder::new();
         live.child.rebind(recorder.clone(), salt);
