@@ -7,8 +7,19 @@
 //! while both chains wait. A job whose threads and processes all keep to
 //! one core hands off locally instead, as AFL++ binds each fuzzer instance
 //! to a free core.
+//!
+//! Work off the chain is not pinned: a process started ahead of its use
+//! (a spare, a replacement) starts on whichever core is free, so a server
+//! slow to start does not crowd its job's core; it joins the job's core
+//! when it is taken into use.
 
-use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
+use rustix::thread::{CpuSet, Pid, sched_getaffinity, sched_setaffinity};
+use std::cell::Cell;
+
+thread_local! {
+    /// The cores the thread could run on before it was pinned.
+    static BEFORE_PIN: Cell<Option<CpuSet>> = const { Cell::new(None) };
+}
 
 /// Pins the calling thread to one of the cores this process may run on:
 /// the `job`-th, counting round. Threads and processes it starts from then
@@ -24,12 +35,54 @@ pub fn pin_job(job: usize) -> Option<usize> {
     let mut one = CpuSet::new();
     one.set(core);
     sched_setaffinity(None, &one).ok()?;
+    BEFORE_PIN.set(Some(allowed));
     Some(core)
+}
+
+/// The cores the calling thread's job may use when unpinned: what a thread
+/// or process started for work off the chain should run on. `None` when the
+/// thread is not pinned.
+pub(crate) fn unpinned_cores() -> Option<CpuSet> {
+    BEFORE_PIN.get()
+}
+
+/// Lets the calling thread run on `cores` (from [`unpinned_cores`]).
+pub(crate) fn run_on(cores: &CpuSet) {
+    let _ = sched_setaffinity(None, cores);
+}
+
+/// Pins the process `pid` (its main thread, and so the threads it starts
+/// from then on) to the calling thread's core, if the thread is pinned.
+pub(crate) fn join_chain(pid: u32) {
+    if unpinned_cores().is_none() {
+        return;
+    }
+    let (Ok(mine), Some(pid)) = (sched_getaffinity(None), Pid::from_raw(pid as i32)) else { return };
+    let _ = sched_setaffinity(Some(pid), &mine);
+}
+
+/// Runs `f` with the calling thread unpinned, so a process it starts is
+/// unpinned too; then pins the thread again.
+pub(crate) fn off_the_chain<T>(f: impl FnOnce() -> T) -> T {
+    let Some(all) = unpinned_cores() else { return f() };
+    let pinned = sched_getaffinity(None).ok();
+    run_on(&all);
+    let out = f();
+    if let Some(p) = pinned {
+        run_on(&p);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `Cpus_allowed_list` of a `/proc/PID/status` text.
+    fn cores_of(status: &str) -> String {
+        let line = status.lines().find(|l| l.starts_with("Cpus_allowed_list:")).expect("a Linux status file");
+        line.split_whitespace().nth(1).unwrap_or_default().to_owned()
+    }
 
     #[test]
     fn a_pinned_thread_and_what_it_starts_keep_to_one_allowed_core() {
@@ -47,9 +100,18 @@ mod tests {
             assert_eq!((inherited.count(), inherited.is_set(core)), (1, true));
             // So does a process it starts.
             let status = std::process::Command::new("cat").arg("/proc/self/status").output().expect("cat runs");
-            let status = String::from_utf8_lossy(&status.stdout).into_owned();
-            let line = status.lines().find(|l| l.starts_with("Cpus_allowed_list:")).expect("a Linux status file");
-            assert_eq!(line.split_whitespace().nth(1), Some(core.to_string().as_str()));
+            assert_eq!(cores_of(&String::from_utf8_lossy(&status.stdout)), core.to_string());
+            // A process started off the chain runs on every allowed core,
+            // the thread is pinned again afterwards, and the process joins
+            // the thread's core when asked.
+            let mut ahead = off_the_chain(|| std::process::Command::new("sleep").arg("5").spawn().expect("sleep"));
+            assert_eq!(sched_getaffinity(None).expect("affinity").count(), 1);
+            let status = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+            assert_ne!(cores_of(&status(ahead.id())), core.to_string());
+            join_chain(ahead.id());
+            assert_eq!(cores_of(&status(ahead.id())), core.to_string());
+            let _ = ahead.kill();
+            let _ = ahead.wait();
         })
         .join()
         .unwrap();

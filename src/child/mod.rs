@@ -126,11 +126,12 @@ impl ChildTarget {
         let child = match ready {
             Some(mut child) => {
                 child.rebind(Recorder::new(), salt);
+                affinity::join_chain(child.id());
                 child
             }
             None => ChildGateway::spawn(self, salt, Recorder::new())?,
         };
-        *spare = ChildGateway::spawn(self, 0, Recorder::new()).ok();
+        *spare = affinity::off_the_chain(|| ChildGateway::spawn(self, 0, Recorder::new())).ok();
         Ok(child)
     }
 }
@@ -240,6 +241,11 @@ impl ChildGateway {
             self.status = self.child.try_wait().ok().flatten();
         }
         self.status
+    }
+
+    /// The child's process id.
+    pub(crate) fn id(&self) -> u32 {
+        self.child.id()
     }
 
     /// Waits until stdout has bytes not yet taken, or `until` passes.

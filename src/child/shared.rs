@@ -25,6 +25,7 @@
 //! script (one whose tokens belong to another session) turns sharing off for
 //! the rest of the job.
 
+use super::affinity;
 use super::reply::{Answer, await_reply};
 use super::{ChildGateway, ChildTarget};
 use crate::attack::lifecycle::{INITIALIZED, initialize_text};
@@ -126,14 +127,22 @@ impl<'a> SharedChild<'a> {
     /// Writes the next `ping` marker and reads stdout until its answer and
     /// the owed ones (see [`marker`]), learning how late a server answers
     /// after the marker: the stdout before it all, or `None`.
-    fn until_marker(&mut self, child: &mut ChildGateway, owed: Vec<Id>) -> Result<Option<Vec<u8>>, Fault> {
+    fn until_marker(
+        &mut self,
+        child: &mut ChildGateway,
+        owed: Vec<Id>,
+        process: Process,
+    ) -> Result<Option<Vec<u8>>, Fault> {
         self.marks += 1;
         let limits = self.target.limits;
         // A healthy server answers a ping at once; one that does not within
-        // the exit grace is wedged. Answers owed after the marker are waited
-        // for the exit grace until the server has shown how late they come.
-        let bound = limits.exit_grace.min(limits.timeout);
-        let owed_wait = self.answers_after.map_or(bound, |d| (d * 4).max(limits.quiet).min(bound));
+        // the exit grace is wedged, unless it is still starting (an
+        // interpreter, say), which gets the full timeout. Answers owed after
+        // the marker are waited for the exit grace until the server has
+        // shown how late they come.
+        let grace = limits.exit_grace.min(limits.timeout);
+        let bound = if process == Process::Fresh { limits.timeout } else { grace };
+        let owed_wait = self.answers_after.map_or(grace, |d| (d * 4).max(limits.quiet).min(grace));
         let Some(answer) = marker(child, &format!("portcullis-mark-{}", self.marks), owed, bound, owed_wait)? else {
             return Ok(None);
         };
@@ -154,7 +163,12 @@ impl<'a> SharedChild<'a> {
         }
         let started = match self.starting.iter().position(|s| s.revision == revision) {
             Some(at) => {
-                self.starting.swap_remove(at).thread.join().map_err(|_| Fault::Io("starting panicked".into()))?
+                let started = self.starting.swap_remove(at).thread.join();
+                let started = started.map_err(|_| Fault::Io("starting panicked".into()))?;
+                if let Ok(Some(child)) = &started {
+                    affinity::join_chain(child.id());
+                }
+                started
             }
             None => start_initialized(self.target, revision),
         };
@@ -172,7 +186,13 @@ impl<'a> SharedChild<'a> {
             return;
         }
         let target = self.target.clone();
-        let thread = std::thread::spawn(move || start_initialized(&target, revision));
+        let cores = affinity::unpinned_cores();
+        let thread = std::thread::spawn(move || {
+            if let Some(cores) = cores {
+                affinity::run_on(&cores);
+            }
+            start_initialized(&target, revision)
+        });
         self.starting.push(Starting { revision, thread });
     }
 
@@ -269,7 +289,7 @@ impl<'a> SharedChild<'a> {
             live.child.write_stdin(&stdin[span])?;
         }
         let owed = whole.iter().flat_map(|f| f.owed_ids()).collect();
-        let Some(mut stdout) = self.until_marker(&mut live.child, owed)? else { return Ok(None) };
+        let Some(mut stdout) = self.until_marker(&mut live.child, owed, process)? else { return Ok(None) };
         let mut exit_before_eof = live.child.exit();
         let last = cut || process == Process::Fresh;
         if last {
