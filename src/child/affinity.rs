@@ -11,7 +11,8 @@
 //! Work off the chain is not pinned: a process started ahead of its use
 //! (a spare, a replacement) starts on whichever core is free, so a server
 //! slow to start does not crowd its job's core; it joins the job's core
-//! when it is taken into use.
+//! when it is taken into use. The harness threads that serve it keep to
+//! the job's core throughout.
 
 use rustix::thread::{CpuSet, Pid, sched_getaffinity, sched_setaffinity};
 use std::cell::Cell;
@@ -46,9 +47,11 @@ pub(crate) fn unpinned_cores() -> Option<CpuSet> {
     BEFORE_PIN.get()
 }
 
-/// Lets the calling thread run on `cores` (from [`unpinned_cores`]).
-pub(crate) fn run_on(cores: &CpuSet) {
-    let _ = sched_setaffinity(None, cores);
+/// In a thread started by a pinned job's thread (and so pinned too), takes
+/// on the job's [`unpinned_cores`], so work off the chain started from it
+/// is unpinned too.
+pub(crate) fn adopt(cores: Option<CpuSet>) {
+    BEFORE_PIN.set(cores);
 }
 
 /// Pins the process `pid` (its main thread, and so the threads it starts
@@ -66,10 +69,10 @@ pub(crate) fn join_chain(pid: u32) {
 pub(crate) fn off_the_chain<T>(f: impl FnOnce() -> T) -> T {
     let Some(all) = unpinned_cores() else { return f() };
     let pinned = sched_getaffinity(None).ok();
-    run_on(&all);
+    let _ = sched_setaffinity(None, &all);
     let out = f();
     if let Some(p) = pinned {
-        run_on(&p);
+        let _ = sched_setaffinity(None, &p);
     }
     out
 }

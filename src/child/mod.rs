@@ -105,7 +105,7 @@ impl Target for ChildTarget {
 
     fn start(&self, session: &Session, recorder: Recorder) -> Result<ChildGateway, Fault> {
         self.set_aside_stale();
-        ChildGateway::spawn(self, session.salt, recorder)
+        ChildGateway::spawn(self, session.salt, recorder, false)
     }
 }
 
@@ -129,9 +129,9 @@ impl ChildTarget {
                 affinity::join_chain(child.id());
                 child
             }
-            None => ChildGateway::spawn(self, salt, Recorder::new())?,
+            None => ChildGateway::spawn(self, salt, Recorder::new(), false)?,
         };
-        *spare = affinity::off_the_chain(|| ChildGateway::spawn(self, 0, Recorder::new())).ok();
+        *spare = ChildGateway::spawn(self, 0, Recorder::new(), true).ok();
         Ok(child)
     }
 }
@@ -175,7 +175,10 @@ pub struct ChildGateway {
 }
 
 impl ChildGateway {
-    fn spawn(target: &ChildTarget, salt: u32, recorder: Recorder) -> Result<ChildGateway, Fault> {
+    /// Spawns the target's command. A process started `ahead` of its use
+    /// starts on whichever core is free (see [`affinity`]); the threads
+    /// that serve it keep to the caller's.
+    fn spawn(target: &ChildTarget, salt: u32, recorder: Recorder, ahead: bool) -> Result<ChildGateway, Fault> {
         let home = tempfile::tempdir().map_err(|e| Fault::Spawn(format!("temporary HOME: {e}")))?;
         let cmd = &target.command;
         let mut command = std::process::Command::new(&cmd.program);
@@ -192,7 +195,11 @@ impl ChildGateway {
             };
         }
         command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
-        let mut child = command.spawn().map_err(|e| Fault::Spawn(format!("{}: {e}", cmd.program)))?;
+        let spawned = match ahead {
+            true => affinity::off_the_chain(|| command.spawn()),
+            false => command.spawn(),
+        };
+        let mut child = spawned.map_err(|e| Fault::Spawn(format!("{}: {e}", cmd.program)))?;
         let (stdin, out, err) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let (Some(mut stdin), Some(out), Some(err)) = (stdin, out, err) else {
             return Err(Fault::Spawn("the child's pipes were not set up".into()));

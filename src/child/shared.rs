@@ -170,7 +170,7 @@ impl<'a> SharedChild<'a> {
                 }
                 started
             }
-            None => start_initialized(self.target, revision),
+            None => start_initialized(self.target, revision, false),
         };
         let Some(child) = started? else {
             self.disabled = true;
@@ -188,10 +188,8 @@ impl<'a> SharedChild<'a> {
         let target = self.target.clone();
         let cores = affinity::unpinned_cores();
         let thread = std::thread::spawn(move || {
-            if let Some(cores) = cores {
-                affinity::run_on(&cores);
-            }
-            start_initialized(&target, revision)
+            affinity::adopt(cores);
+            start_initialized(&target, revision, true)
         });
         self.starting.push(Starting { revision, thread });
     }
@@ -398,8 +396,8 @@ fn marker(
 /// not answer a marker after the handshake. It is spawned directly rather
 /// than through [`crate::seam::Target::start`], which would take the
 /// probes' pending effects from a script running meanwhile.
-fn start_initialized(target: &ChildTarget, revision: Revision) -> Result<Option<ChildGateway>, Fault> {
-    let mut child = ChildGateway::spawn(target, 0, Recorder::new())?;
+fn start_initialized(target: &ChildTarget, revision: Revision, ahead: bool) -> Result<Option<ChildGateway>, Fault> {
+    let mut child = ChildGateway::spawn(target, 0, Recorder::new(), ahead)?;
     let init = "portcullis-init";
     let hello = format!(
         "{}\n{}\n",
