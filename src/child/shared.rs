@@ -274,8 +274,12 @@ impl<'a> SharedChild<'a> {
         let late_before = self.target.late_effects.load(Ordering::Relaxed);
         // A frame cut short at EOF cannot be followed by a marker: the marker
         // goes before it, then EOF ends the process, as it ends a fresh one.
+        // Its replacement starts now, while the script runs.
         let stdin = script.stdin();
         let cut = script.ends_cut();
+        if cut && process == Process::Shared {
+            self.start_in_background(spec.revision);
+        }
         let whole = &script.frames[..script.frames.len() - usize::from(cut)];
         let cut_at = whole.iter().map(|f| f.bytes.len()).sum::<usize>();
         // Each write in two at the cut: its part before the marker, and after.
@@ -290,10 +294,9 @@ impl<'a> SharedChild<'a> {
         let Some(mut stdout) = self.until_marker(&mut live.child, owed, process)? else { return Ok(None) };
         let mut exit_before_eof = live.child.exit();
         let last = cut || process == Process::Fresh;
-        if last {
-            if process == Process::Shared {
-                self.start_in_background(spec.revision);
-            }
+        // A script with nothing after its marker (no cut frame, no EOF) has
+        // shown, once the marker is answered, all a wait would show.
+        if cut || (last && script.eof) {
             for span in part(cut_at, stdin.len()) {
                 live.child.write_stdin(&stdin[span])?;
             }
