@@ -183,6 +183,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
     let pin = jobs > 1 && !args.no_pin;
     let mut setups: Vec<Option<Setup>> = Vec::new();
     if pin {
+        drop(first);
         setups.resize_with(jobs, || None);
     } else {
         setups.push(Some(first));

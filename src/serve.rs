@@ -73,9 +73,7 @@ impl Executor {
             _ => {}
         }
     }
-}
 
-impl Executor {
     fn new(notes_dir: Option<PathBuf>) -> Self {
         let bound = Some(Duration::from_secs(2));
         let by_address = ureq::Agent::config_builder()
