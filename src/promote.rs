@@ -119,7 +119,6 @@ fn finding_test(name: &str, artifact: &Artifact, source: &Path) -> String {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let bytes = std::fs::read(&args.artifact).with_context(|| format!("reading {}", args.artifact.display()))?;
     let stem = args.artifact.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let name = ident(args.name.as_deref().unwrap_or(&stem));
     let json = args.artifact.extension().is_some_and(|e| e == "json");
@@ -129,6 +128,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     } else {
         let from_dir = args.artifact.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
         let target = args.target.clone().or(from_dir).context("say which fuzz target with --target")?;
+        let bytes = std::fs::read(&args.artifact).with_context(|| format!("reading {}", args.artifact.display()))?;
         crash_test(&name, &target, &args.artifact, &bytes)?
     };
     let main = args.dir.join("main.rs");
