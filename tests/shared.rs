@@ -1,9 +1,11 @@
 //! Sessions sharing one keep-open process: against the strict reference as
 //! a child process they show no violation (sharing adds no false alarm),
 //! and every script that need not start before the handshake shares; a
-//! server that answers concurrently shares without false alarms too.
+//! server that answers concurrently shares without false alarms too, and a
+//! replacement process slowed past the timeout does not end sharing.
 
 use portcullis::attack::Step;
+use portcullis::attack::truncate::{Kind, Truncate};
 use portcullis::catalogue::Catalogue;
 use portcullis::child::{ChildTarget, Command, Limits, SharedChild};
 use portcullis::frame::Rule;
@@ -58,15 +60,21 @@ fn every_way_a_session_runs_holds_against_the_reference() {
     }
 }
 
+/// `tests/servers/concurrent.py` with `args`, calling its `fetch`.
+fn concurrent(args: &[&str], limits: Limits) -> ChildTarget {
+    let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
+    let server = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/concurrent.py");
+    let args = std::iter::once(server).chain(args.iter().copied()).map(String::from).collect();
+    let command = Command { program: "python3".into(), args, env: vec![] };
+    let fetch = Catalogue::reference().tools.into_iter().filter(|t| t.name == "fetch").collect();
+    ChildTarget::new(command, limits, fetch, probes)
+}
+
 #[test]
 fn a_server_answering_concurrently_shares_without_false_alarms() {
     // Its calls are answered after the marker's `ping`: the marker waits for
     // every answer the script is owed, so none is lost or pinned on the next.
-    let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
-    let server = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/concurrent.py");
-    let command = Command { program: "python3".into(), args: vec![server.into()], env: vec![] };
-    let fetch = Catalogue::reference().tools.into_iter().filter(|t| t.name == "fetch").collect();
-    let target = ChildTarget::new(command, Limits::default(), fetch, probes);
+    let target = concurrent(&[], Limits::default());
     let mut shared = SharedChild::new(&target);
     let steps = vec![Step::Control(0), Step::Control(1), Step::Control(2)];
     let spec = ScriptSpec { revision: Revision::R2025_06_18, steps, splits: vec![], joins: vec![], eof: true };
@@ -75,4 +83,26 @@ fn a_server_answering_concurrently_shares_without_false_alarms() {
         assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
         assert_eq!(obs.effects.len(), 3, "{}", report::session(&script, &obs, &v));
     }
+}
+
+#[test]
+fn a_replacement_slowed_past_the_timeout_does_not_end_sharing() {
+    // The second start (the replacement a cut script starts in the
+    // background) sleeps past the timeout; the third, in the foreground,
+    // does not. Sharing goes on.
+    let state = tempfile::tempdir().unwrap();
+    let limits = Limits { timeout: std::time::Duration::from_millis(600), ..Limits::default() };
+    let target = concurrent(&[state.path().to_str().unwrap(), "2"], limits);
+    let mut shared = SharedChild::new(&target);
+    let spec = |steps| ScriptSpec { revision: Revision::R2025_06_18, steps, splits: vec![], joins: vec![], eof: true };
+    let cut = Step::Truncate(Truncate { kind: Kind::AtEof, tool: 0, cut: 7 });
+    for (salt, spec) in [spec(vec![Step::Control(0)]), spec(vec![Step::Control(0), cut]), spec(vec![Step::Control(0)])]
+        .into_iter()
+        .enumerate()
+    {
+        let (script, obs, v) = shared.run(&spec, salt as u32).unwrap().expect("the script shares");
+        assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
+    }
+    let starts = std::fs::read_dir(state.path()).unwrap().count();
+    assert_eq!(starts, 3, "the first process, the slowed replacement, the one started after it");
 }

@@ -164,11 +164,18 @@ impl<'a> SharedChild<'a> {
         let started = match self.starting.iter().position(|s| s.revision == revision) {
             Some(at) => {
                 let started = self.starting.swap_remove(at).thread.join();
-                let started = started.map_err(|_| Fault::Io("starting panicked".into()))?;
-                if let Ok(Some(child)) = &started {
-                    affinity::join_chain(child.id());
+                match started.map_err(|_| Fault::Io("starting panicked".into()))? {
+                    Ok(Some(child)) => {
+                        affinity::join_chain(child.id());
+                        Ok(Some(child))
+                    }
+                    // The server has answered markers before, so a start in
+                    // the background that did not was slowed (a loaded
+                    // machine, say): one more try, in the foreground, before
+                    // sharing is given up.
+                    Ok(None) => start_initialized(self.target, revision, false),
+                    Err(e) => Err(e),
                 }
-                started
             }
             None => start_initialized(self.target, revision, false),
         };

@@ -1,9 +1,14 @@
 """A stdio MCP server that answers requests concurrently, as the official
 SDKs do: a tools/call is answered on its own thread after a delay, so a ping
 sent after it is answered first. Its tool `fetch` GETs its `url` argument.
-Used by tests/shared.rs; standard library only."""
+Used by tests/shared.rs; standard library only.
+
+With two arguments, STATE_DIR and N, it counts its starts in STATE_DIR and
+sleeps a second before serving on its Nth start, as a server slowed by a
+loaded machine would."""
 
 import json
+import os
 import sys
 import threading
 import time
@@ -26,7 +31,20 @@ def call(request):
     send({"jsonrpc": "2.0", "id": request["id"], "result": {"content": [{"type": "text", "text": "ok"}]}})
 
 
+def count_start(state):
+    """The number of this start: the first free start-N file, created."""
+    for n in range(1, 1000):
+        try:
+            os.close(os.open(os.path.join(state, f"start-{n}"), os.O_CREAT | os.O_EXCL))
+            return n
+        except FileExistsError:
+            continue
+    return 0
+
+
 def main():
+    if len(sys.argv) == 3 and count_start(sys.argv[1]) == int(sys.argv[2]):
+        time.sleep(1.0)
     threads = []
     for line in sys.stdin:
         try:
