@@ -3,7 +3,7 @@
 
 use portcullis::probe::{ProbeConfig, Probes};
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const TOKEN: &str = "pc0000abcdt00042";
 const QUIET: Duration = Duration::from_millis(30);
@@ -18,7 +18,7 @@ fn the_http_sink_records_method_path_headers_and_body() {
     let probes = Probes::start(&ProbeConfig::default()).unwrap();
     let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
     agent.post(&format!("{}/{TOKEN}", probes.http_base())).header("x-test", "yes").send("body-bytes").unwrap();
-    let effects = probes.settle(Instant::now(), QUIET, BOUND);
+    let effects = probes.settle(QUIET, BOUND);
     assert_eq!(effects.len(), 1, "{}", text(&effects));
     let e = &effects[0];
     assert!(e.is_observed() && e.tool == "probe:http");
@@ -26,7 +26,7 @@ fn the_http_sink_records_method_path_headers_and_body() {
     assert_eq!(e.arguments["path"], format!("/{TOKEN}"));
     assert_eq!(e.arguments["headers"]["x-test"], "yes");
     assert_eq!(e.arguments["body"], "body-bytes");
-    assert!(probes.settle(Instant::now(), QUIET, BOUND).is_empty(), "handed over once");
+    assert!(probes.settle(QUIET, BOUND).is_empty(), "handed over once");
 }
 
 #[test]
@@ -37,7 +37,7 @@ fn the_tcp_sink_records_what_a_connection_sends() {
     let mut conn = std::net::TcpStream::connect(&addr).unwrap();
     conn.write_all(format!("SSH-2.0-helper run {TOKEN}\r\n").as_bytes()).unwrap();
     drop(conn);
-    let effects = probes.settle(Instant::now(), Duration::from_millis(200), BOUND);
+    let effects = probes.settle(Duration::from_millis(200), BOUND);
     assert!(text(&effects).contains(TOKEN) && text(&effects).contains("probe:tcp"), "{}", text(&effects));
 }
 
@@ -51,7 +51,7 @@ fn watchers_see_tokens_in_new_files_and_appended_content() {
         ProbeConfig { watch_dirs: vec![dir.path().join("out")], watch_files: vec![log.clone()], ..Default::default() };
     std::fs::create_dir(dir.path().join("out")).unwrap();
     let probes = Probes::start(&cfg).unwrap();
-    assert!(probes.settle(Instant::now(), QUIET, BOUND).is_empty());
+    assert!(probes.settle(QUIET, BOUND).is_empty());
     std::fs::write(dir.path().join("out").join(format!("{TOKEN}.txt")), "x").unwrap();
     std::fs::write(dir.path().join("out").join("plain.txt"), "no token here").unwrap();
     std::fs::OpenOptions::new()
@@ -60,10 +60,10 @@ fn watchers_see_tokens_in_new_files_and_appended_content() {
         .unwrap()
         .write_all(format!("ran {TOKEN}\n").as_bytes())
         .unwrap();
-    let effects = probes.settle(Instant::now(), QUIET, BOUND);
+    let effects = probes.settle(QUIET, BOUND);
     assert_eq!(effects.len(), 2, "one file named by the token, one log line: {}", text(&effects));
     assert!(effects.iter().all(|e| e.tool == "probe:file" && text(std::slice::from_ref(e)).contains(TOKEN)));
-    assert!(probes.settle(Instant::now(), QUIET, BOUND).is_empty(), "handed over once");
+    assert!(probes.settle(QUIET, BOUND).is_empty(), "handed over once");
 }
 
 #[test]

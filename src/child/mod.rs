@@ -113,7 +113,7 @@ impl ChildTarget {
     /// Effects still arriving from an earlier session are not the next
     /// one's: they are counted as late and dropped.
     fn set_aside_stale(&self) {
-        let stale = self.probes.settle(Instant::now(), Duration::ZERO, Duration::ZERO);
+        let stale = self.probes.settle(Duration::ZERO, Duration::ZERO);
         self.late_effects.fetch_add(stale.len(), Ordering::Relaxed);
     }
 
@@ -291,11 +291,10 @@ impl ChildGateway {
     }
 
     /// Hands the probes' effects to the recorder once none has come for
-    /// `quiet` since `from`, setting aside those that carry only tokens of
-    /// other sessions.
-    pub(crate) fn collect_effects(&mut self, from: Instant, quiet: Duration) {
+    /// `quiet`, setting aside those that carry only tokens of other sessions.
+    pub(crate) fn collect_effects(&mut self, quiet: Duration) {
         let own = format!("pc{:08x}", self.salt);
-        for effect in self.probes.settle(from, quiet, self.limits.timeout) {
+        for effect in self.probes.settle(quiet, self.limits.timeout) {
             let text = serde_json::Value::Object(effect.arguments.clone()).to_string();
             let mut tokens = tokens_in(&text).peekable();
             let foreign = tokens.peek().is_some() && tokens.all(|t| !t.starts_with(&own));
@@ -386,7 +385,7 @@ impl Gateway for ChildGateway {
                 // What is still on its way comes from processes the child
                 // left running, or is in delivery.
                 let wait = if group::alive(&self.child) { quiet } else { self.after_exit };
-                self.collect_effects(Instant::now(), wait);
+                self.collect_effects(wait);
                 return Ok(());
             }
             let behind = self.stdin_unread();
@@ -413,7 +412,7 @@ impl Gateway for ChildGateway {
         // bound ran out. A child still busy (slow under load, say) may act
         // after a calm, and what it acts on is read later with its output:
         // effects get a quiet of their own from now, so both are seen.
-        self.collect_effects(Instant::now(), quiet);
+        self.collect_effects(quiet);
         Ok(())
     }
 }

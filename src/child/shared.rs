@@ -39,7 +39,7 @@ use crate::seam::{Exit, Fault, Gateway, Recorder, Session};
 use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One keep-open session in this many runs whole in a process of its own,
 /// EOF and all, so what only a fresh process shows (starting up, exiting
@@ -320,7 +320,7 @@ impl<'a> SharedChild<'a> {
             stdout.extend(live.child.take_stdout());
         } else {
             script.eof = false; // the process goes on: no EOF was sent
-            live.child.collect_effects(Instant::now(), Duration::ZERO);
+            live.child.collect_effects(Duration::ZERO);
             if !self.proven_synchronous() {
                 self.catch_stragglers(&mut live.child, &script, &recorder);
             }
@@ -361,7 +361,7 @@ impl<'a> SharedChild<'a> {
     /// from what came whether the server acts synchronously.
     fn catch_stragglers(&mut self, child: &mut ChildGateway, script: &Script, recorder: &Recorder) {
         let by_marker = recorder.actions().len();
-        child.collect_effects(Instant::now(), self.target.limits.quiet / 5);
+        child.collect_effects(self.target.limits.quiet / 5);
         let valid_calls: usize = script
             .frames
             .iter()

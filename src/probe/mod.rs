@@ -69,14 +69,15 @@ impl Probes {
         self.log.lock().unwrap_or_else(|e| e.into_inner()).last().map(|(t, _)| *t)
     }
 
-    /// Waits until no new effect has arrived for `quiet` — counted from
-    /// `from` too, so an effect still on its way is waited for even when none
+    /// Waits until no new effect has arrived for `quiet` — counted from the
+    /// call too, so an effect still on its way is waited for even when none
     /// came yet (at most `bound`) — polls the watchers, and hands over every
     /// effect since the last call.
-    pub fn settle(&self, from: Instant, quiet: Duration, bound: Duration) -> Vec<Action> {
-        let deadline = Instant::now() + bound;
+    pub fn settle(&self, quiet: Duration, bound: Duration) -> Vec<Action> {
+        let start = Instant::now();
+        let deadline = start + bound;
         loop {
-            let since = self.last_effect().unwrap_or(from).max(from).elapsed();
+            let since = self.last_effect().unwrap_or(start).max(start).elapsed();
             if since >= quiet || Instant::now() >= deadline {
                 break;
             }
