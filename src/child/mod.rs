@@ -120,16 +120,16 @@ impl ChildTarget {
     /// A process for a session of its own, like [`Target::start`], but
     /// taken from `spare` (spawned ahead, so it started meanwhile) when one
     /// is there and still running; a new spare is spawned for next time.
-    pub(crate) fn start_from(&self, spare: &mut Option<ChildGateway>, salt: u32) -> Result<ChildGateway, Fault> {
+    /// The caller binds it to its session ([`ChildGateway::rebind`]).
+    pub(crate) fn start_from(&self, spare: &mut Option<ChildGateway>) -> Result<ChildGateway, Fault> {
         self.set_aside_stale();
         let ready = spare.take().and_then(|mut c| c.poll().is_none().then_some(c));
         let child = match ready {
-            Some(mut child) => {
-                child.rebind(Recorder::new(), salt);
+            Some(child) => {
                 affinity::join_chain(child.id());
                 child
             }
-            None => ChildGateway::spawn(self, salt, Recorder::new(), false)?,
+            None => ChildGateway::spawn(self, 0, Recorder::new(), false)?,
         };
         *spare = ChildGateway::spawn(self, 0, Recorder::new(), true).ok();
         Ok(child)

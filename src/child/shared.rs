@@ -270,7 +270,7 @@ impl<'a> SharedChild<'a> {
                 Some(live) => live,
                 None => return Ok(None),
             },
-            Process::Fresh => Live { revision: spec.revision, child: self.target.start_from(&mut self.spare, salt)? },
+            Process::Fresh => Live { revision: spec.revision, child: self.target.start_from(&mut self.spare)? },
         };
         let recorder = Recorder::new();
         live.child.rebind(recorder.clone(), salt);
