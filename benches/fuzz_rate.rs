@@ -7,7 +7,9 @@
 //!   same work per call;
 //! - fuzz sessions through the child driver: a fresh process per session,
 //!   then keep-open sessions sharing a process with one job and with two, in
-//!   alternating rounds whose mean is reported.
+//!   alternating rounds whose mean is reported; under the full mix (the
+//!   default) and the lean one (`--mix lean`), which draws 16 times fewer
+//!   of the scripts that cost a process start.
 //!
 //! Keep-open runs go through [`SharedChild::session`] exactly as the CLI
 //! runs them; each line also says how many cores the machine kept busy
@@ -17,12 +19,13 @@
 //! installs it from PyPI and sets it). Run with `cargo bench --bench fuzz_rate`.
 
 use portcullis::attack::lifecycle::{INITIALIZED, initialize_text};
+use portcullis::attack::{any_revision, any_step};
 use portcullis::campaign::session;
 use portcullis::catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
 use portcullis::child::{ChildTarget, Command, Limits, SharedChild, pin_job};
 use portcullis::probe::{ProbeConfig, Probes};
-use portcullis::script::any_script;
-use portcullis::{CheckId, Policy, Revision, ScriptSpec};
+use portcullis::script::scripts_mixed;
+use portcullis::{CheckId, Mix, Policy, Revision, ScriptSpec};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::io::{BufRead, BufReader, Write};
@@ -84,10 +87,10 @@ fn plain_client(server: &Server) -> f64 {
     rate
 }
 
-fn specs() -> Vec<ScriptSpec> {
+fn specs(mix: Mix) -> Vec<ScriptSpec> {
     let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[9; 32]);
     let mut runner = TestRunner::new_with_rng(Config::default(), rng);
-    let strategy = any_script();
+    let strategy = scripts_mixed(any_revision(), any_step(), mix);
     (0..SESSIONS).map(|_| strategy.new_tree(&mut runner).unwrap().current()).collect()
 }
 
@@ -111,7 +114,7 @@ fn busy_seconds() -> f64 {
 /// machine's busy cores meanwhile; with `share`, keep-open sessions share
 /// one process through [`SharedChild::session`], exactly as `portcullis
 /// fuzz` runs them.
-fn fuzz_rate(server: &Server, specs: &[ScriptSpec], jobs: usize, share: bool) -> (f64, f64) {
+fn fuzz_rate(server: &Server, specs: &[ScriptSpec], jobs: usize, share: bool, mix: Mix) -> (f64, f64) {
     let started = Instant::now();
     let busy = busy_seconds();
     let frames: usize = std::thread::scope(|s| {
@@ -124,7 +127,7 @@ fn fuzz_rate(server: &Server, specs: &[ScriptSpec], jobs: usize, share: bool) ->
                         pin_job(j);
                     }
                     let t = target(server);
-                    let mut shared = SharedChild::new(&t).focused(server.focus);
+                    let mut shared = SharedChild::new(&t).focused(server.focus).mixed(mix);
                     let mut frames = 0;
                     for (i, spec) in specs.iter().skip(j).step_by(jobs).enumerate() {
                         let salt = (j * 10_000 + i) as u32;
@@ -179,27 +182,34 @@ fn main() {
     } else {
         println!("(mcp-server-time skipped: set PORTCULLIS_BENCH_TIME_SERVER, as scripts/bench-fuzz does)");
     }
-    let specs = specs();
     for server in &servers {
         let plain = (0..3).map(|_| plain_client(server)).fold(0.0, f64::max);
-        let (fresh, fresh_cores) = fuzz_rate(server, &specs[..FRESH_SESSIONS], 1, false);
-        let (mut one, mut two) = (Vec::new(), Vec::new());
-        for _ in 0..ROUNDS {
-            one.push(fuzz_rate(server, &specs[..server.sessions], 1, true));
-            two.push(fuzz_rate(server, &specs[..server.sessions], 2, true));
+        let specs = specs(Mix::Full);
+        let (fresh, fresh_cores) = fuzz_rate(server, &specs[..FRESH_SESSIONS], 1, false, Mix::Full);
+        let mut keep_open = Vec::new();
+        for mix in [Mix::Full, Mix::Lean] {
+            let specs = self::specs(mix);
+            let (mut one, mut two) = (Vec::new(), Vec::new());
+            for _ in 0..ROUNDS {
+                one.push(fuzz_rate(server, &specs[..server.sessions], 1, true, mix));
+                two.push(fuzz_rate(server, &specs[..server.sessions], 2, true, mix));
+            }
+            keep_open.push((mix, mean(&one), mean(&two)));
         }
-        let ((one, one_cores), (two, two_cores)) = (mean(&one), mean(&two));
         println!("{}:", server.name);
         if let Some(check) = server.focus {
             println!("  (hunting for {} alone)", check.id());
         }
-        println!("  plain client (valid calls only)   {plain:>9.0} frames/s  1.00×");
+        println!("  {:<34}  {plain:>9.0} frames/s  1.00×", "plain client (valid calls only)");
         let row = |name: &str, rate: f64, cores: f64, vs: String| {
-            println!("  {name:<32}  {rate:>9.0} frames/s  {vs}  ({cores:.2} cores busy)");
+            println!("  {name:<34}  {rate:>9.0} frames/s  {vs}  ({cores:.2} cores busy)");
         };
         row("fuzz, fresh process per session", fresh, fresh_cores, format!("{:.3}× plain", fresh / plain));
-        row("fuzz, keep-open shared, --jobs 1", one, one_cores, format!("{:.3}× plain", one / plain));
-        let vs = format!("{:.3}× plain, {:.2}× --jobs 1", two / plain, two / one);
-        row("fuzz, keep-open shared, --jobs 2", two, two_cores, vs);
+        for (mix, (one, one_cores), (two, two_cores)) in keep_open {
+            let name = |jobs| format!("fuzz, keep-open, {} mix, --jobs {jobs}", mix.name());
+            row(&name(1), one, one_cores, format!("{:.3}× plain", one / plain));
+            let vs = format!("{:.3}× plain, {:.2}× --jobs 1", two / plain, two / one);
+            row(&name(2), two, two_cores, vs);
+        }
     }
 }

@@ -6,7 +6,7 @@ use crate::attack;
 use crate::check::{self, CheckId, Violation};
 use crate::protocol::{Policy, Revision};
 use crate::run::{self, Observation};
-use crate::script::{Script, ScriptSpec, scripts};
+use crate::script::{Mix, Script, ScriptSpec, scripts_mixed};
 use crate::seam::{Fault, Session, Target};
 use proptest::strategy::BoxedStrategy;
 use proptest::test_runner::{
@@ -31,6 +31,8 @@ pub struct HuntConfig {
     pub persistence: Option<&'static str>,
     /// Only this check counts, when set: a hunt for one kind of bug.
     pub focus: Option<CheckId>,
+    /// How often scripts that need a process of their own are drawn.
+    pub mix: Mix,
     /// Most shrinking steps after a failure (each one a session).
     pub max_shrink_iters: u32,
     /// Most time spent shrinking, in milliseconds; 0 for no bound.
@@ -47,6 +49,7 @@ impl Default for HuntConfig {
             revisions: Revision::ALL.to_vec(),
             persistence: None,
             focus: None,
+            mix: Mix::Full,
             max_shrink_iters: 2048,
             max_shrink_ms: 0,
         }
@@ -124,7 +127,7 @@ pub fn run_script<T: Target>(
 pub fn strategy(cfg: &HuntConfig) -> BoxedStrategy<ScriptSpec> {
     use proptest::strategy::Strategy;
     let revisions = proptest::sample::select(cfg.revisions.clone()).boxed();
-    scripts(revisions, attack::any_step())
+    scripts_mixed(revisions, attack::any_step(), cfg.mix)
 }
 
 /// Hunts for a failing session; `Ok(None)` when every case held.

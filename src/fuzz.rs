@@ -9,14 +9,16 @@ use portcullis::artifact::Artifact;
 use portcullis::attack::Step;
 use portcullis::campaign::{Finding, HuntConfig, hunt_by, session, strategy};
 use portcullis::catalogue::ToolSpec;
-use portcullis::child::{SharedChild, pin_job};
-use portcullis::{CheckId, Policy, Revision, ScriptSpec, report};
+use portcullis::child::{SharedChild, Starts, pin_job};
+use portcullis::script::LEAN;
+use portcullis::{CheckId, Mix, Policy, Revision, ScriptSpec, report};
 use std::cell::RefCell;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Duration;
 
 /// Flags of `portcullis fuzz`.
 #[derive(clap::Args)]
@@ -53,6 +55,12 @@ pub struct Args {
     /// confirmed in a fresh process either way).
     #[arg(long)]
     no_share: bool,
+    /// How often scripts that need a process of their own are drawn (a
+    /// call before `initialize`, a frame cut at EOF): full, about one in
+    /// six; lean, 16 times fewer, for a server slow to start under
+    /// keep-open. The same seed and mix draw the same scripts.
+    #[arg(long, default_value = "full")]
+    mix: Mix,
     /// With --jobs above 1, let the scheduler place the jobs rather than
     /// keep each job, its probes and its processes to a core of its own.
     #[arg(long)]
@@ -85,6 +93,10 @@ pub struct Outcome {
     pub finding: Option<(Finding, PathBuf)>,
     pub sessions: u32,
     pub late_effects: usize,
+    /// What sharing a process cost in starts, over every job.
+    pub starts: Starts,
+    /// The mix scripts were drawn from.
+    pub mix: Mix,
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
@@ -104,7 +116,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let outcome = match control {
         Some(finding) => {
             let base = first.probes.http_base();
-            Outcome { finding: Some(save(&finding, &tools, &base, args)?), sessions: 1, late_effects: 0 }
+            Outcome {
+                finding: Some(save(&finding, &tools, &base, args)?),
+                sessions: 1,
+                late_effects: 0,
+                starts: Starts::default(),
+                mix: args.mix,
+            }
         }
         None => campaign(args, first, &tools, &revisions)?,
     };
@@ -129,9 +147,31 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 String::new()
             };
             println!("no finding in {} sessions against `{}`{late}", outcome.sessions, args.child.command.join(" "));
+            if let Some(hint) = lean_hint(args.mix, &outcome.starts) {
+                eprintln!("portcullis: {hint}");
+            }
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// A server that starts slower than this makes its own-process scripts
+/// most of a keep-open campaign's time.
+const SLOW_START: Duration = Duration::from_millis(250);
+
+/// Under keep-open, what `--mix lean` would save against a slow starter.
+fn lean_hint(mix: Mix, starts: &Starts) -> Option<String> {
+    let quickest = starts.quickest.filter(|q| *q >= SLOW_START)?;
+    if mix != Mix::Full || starts.costly == 0 {
+        return None;
+    }
+    Some(format!(
+        "the server took {:.1} s to start, and {} of {} sessions each cost a start (a call before \
+         `initialize`, a frame cut at EOF, a session run alone); `--mix lean` draws {LEAN} times fewer of them",
+        quickest.as_secs_f64(),
+        starts.costly,
+        starts.sessions,
+    ))
 }
 
 /// One valid call must cause exactly one observed effect before the
@@ -176,6 +216,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
     let found: Mutex<Option<(Finding, String)>> = Mutex::new(None);
     let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let late = AtomicU32::new(0);
+    let starts = Mutex::new(Starts::default());
     let bar = progress(args.cases);
     let jobs = args.jobs.min(args.cases.max(1) as usize);
     // A pinned job starts its own probes once on its core, so their threads
@@ -197,7 +238,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
     };
     std::thread::scope(|scope| {
         for (j, setup) in setups.into_iter().enumerate() {
-            let (stop, done, found, fail, late, bar) = (&stop, &done, &found, &fail, &late, &bar);
+            let (stop, done, found, fail, late, bar, starts) = (&stop, &done, &found, &fail, &late, &bar, &starts);
             let cases = args.cases / jobs as u32 + u32::from((j as u32) < args.cases % jobs as u32);
             scope.spawn(move || {
                 if pin {
@@ -216,6 +257,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                     max_shrink_iters: 200,
                     max_shrink_ms: 30_000,
                     focus: args.check,
+                    mix: args.mix,
                     ..HuntConfig::default()
                 };
                 let tick = |_| {
@@ -223,7 +265,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                     bar(n);
                     !stop.load(Ordering::Relaxed)
                 };
-                let shared = RefCell::new(SharedChild::new(&target).focused(args.check));
+                let shared = RefCell::new(SharedChild::new(&target).focused(args.check).mixed(args.mix));
                 let share = args.policy == Policy::KeepOpen && !args.no_share;
                 let run = |spec: &ScriptSpec, salt: u32| match share {
                     true => shared.borrow_mut().session(spec, salt),
@@ -239,6 +281,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                     Err(e) => fail(e.to_string()),
                 }
                 late.fetch_add(target.late_effects.load(Ordering::Relaxed) as u32, Ordering::Relaxed);
+                starts.lock().unwrap_or_else(|e| e.into_inner()).add(shared.borrow().starts());
             });
         }
     });
@@ -249,7 +292,13 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
         Some((f, base)) => Some(save(&f, tools, &base, args)?),
         None => None,
     };
-    Ok(Outcome { finding, sessions: done.load(Ordering::Relaxed), late_effects: late.load(Ordering::Relaxed) as usize })
+    Ok(Outcome {
+        finding,
+        sessions: done.load(Ordering::Relaxed),
+        late_effects: late.load(Ordering::Relaxed) as usize,
+        starts: starts.into_inner().unwrap_or_else(|e| e.into_inner()),
+        mix: args.mix,
+    })
 }
 
 /// Saves the artifact before anything is reported, so no finding is lost.

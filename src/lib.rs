@@ -55,5 +55,5 @@ pub use check::{CheckId, Violation};
 pub use frame::{Call, Class, Expect, Frame, Rule};
 pub use protocol::{Id, Policy, Revision};
 pub use run::Observation;
-pub use script::{Script, ScriptSpec};
+pub use script::{Mix, Script, ScriptSpec};
 pub use seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};

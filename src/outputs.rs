@@ -48,6 +48,7 @@ fn json(outcome: &Outcome, command: &[String]) -> serde_json::Value {
         "command": command,
         "sessions": outcome.sessions,
         "late_effects": outcome.late_effects,
+        "mix": outcome.mix.name(),
         "findings": findings,
     })
 }

@@ -11,6 +11,7 @@ use crate::frame::{Expect, Frame, Rule};
 use crate::protocol::{Id, Revision};
 use proptest::prelude::*;
 use std::ops::Range;
+use std::str::FromStr;
 
 /// The choices a script is built from.
 #[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
@@ -42,6 +43,15 @@ pub struct Script {
 }
 
 impl ScriptSpec {
+    /// Whether the script cannot share a process with others: it calls
+    /// before the handshake, so it must begin one, or its last frame is cut
+    /// at EOF, so it must end one.
+    pub fn needs_own_process(&self) -> bool {
+        let cut = |s: &Step| matches!(s, Step::Truncate(t) if t.kind == attack::truncate::Kind::AtEof);
+        let early = self.steps.iter().any(Step::before_handshake);
+        early || self.steps.iter().rev().find(|s| !s.before_handshake()).is_some_and(cut)
+    }
+
     /// Renders the script against a target's tools. `salt` keeps the tokens
     /// of different sessions apart.
     pub fn render(&self, catalogue: &Catalogue, salt: u32) -> Script {
@@ -234,6 +244,74 @@ impl Script {
     /// The writes, as spans of stdin.
     pub fn write_spans(&self) -> Vec<Range<usize>> {
         spans(&self.write_ends)
+    }
+}
+
+/// How often a campaign draws the scripts that need a process of their
+/// own ([`ScriptSpec::needs_own_process`]). Under keep-open they cost a
+/// process start each, while the rest share one process: against a server
+/// that takes a second to start, they are nearly all of the campaign's time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mix {
+    /// As drawn: about one script in six.
+    #[default]
+    Full,
+    /// One in [`LEAN`] of those, the rest drawn again.
+    Lean,
+}
+
+/// Under [`Mix::Lean`], one script in this many of those that need a
+/// process of their own is kept.
+pub const LEAN: u32 = 16;
+
+impl Mix {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mix::Full => "full",
+            Mix::Lean => "lean",
+        }
+    }
+
+    /// How many times rarer than drawn this mix makes what needs a process
+    /// of its own.
+    pub fn rarity(self) -> u32 {
+        match self {
+            Mix::Full => 1,
+            Mix::Lean => LEAN,
+        }
+    }
+}
+
+impl FromStr for Mix {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "full" => Ok(Mix::Full),
+            "lean" => Ok(Mix::Lean),
+            _ => Err(format!("unknown mix {s:?} (known: full, lean)")),
+        }
+    }
+}
+
+/// [`scripts`] under `mix`: a script that needs a process of its own is
+/// kept one time in [`Mix::rarity`], by a draw of its own that shrinks
+/// toward keeping it.
+pub fn scripts_mixed(
+    revision: BoxedStrategy<Revision>,
+    step: BoxedStrategy<Step>,
+    mix: Mix,
+) -> BoxedStrategy<ScriptSpec> {
+    let all = scripts(revision, step);
+    match mix.rarity() {
+        1 => all,
+        rarity => (all, 0..rarity)
+            .prop_filter("a script that needs a process of its own, not kept this time", |(spec, keep)| {
+                *keep == 0 || !spec.needs_own_process()
+            })
+            .prop_map(|(spec, _)| spec)
+            .boxed(),
     }
 }
 

@@ -193,6 +193,7 @@ fn bad_input_is_a_one_line_error() {
     assert!(one_line_error(&["fuzz", "--args", "{", "--", "true"]).contains("--args is not JSON"));
     assert!(one_line_error(&["fuzz", "--args", r#"{"url":"x"}"#, "--", "true"]).contains("{canary}"));
     assert!(one_line_error(&["fuzz", "--policy", "sometimes", "--", "true"]).contains("unknown policy"));
+    assert!(one_line_error(&["fuzz", "--mix", "most", "--", "true"]).contains("unknown mix"));
     let missing = one_line_error(&["fuzz", "--tool", "fetch", "--", "/nonexistent/server"]);
     assert!(missing.contains("/nonexistent/server"), "{missing}");
     assert!(one_line_error(&["replay", "/nonexistent/finding.json", "--", "true"]).contains("finding.json"));

@@ -16,6 +16,10 @@
 //! violation does not come back fresh is retired, as it may carry state from
 //! earlier scripts.
 //!
+//! [`Starts`] counts the sessions that cost a process start, which
+//! `portcullis fuzz` weighs against how long one takes to suggest
+//! `--mix lean`.
+//!
 //! The marker's answer means every synchronous effect has happened. Until
 //! the server has shown that it acts synchronously (in enough scripts, every
 //! valid call's effect came before the marker's answer and none after it), a
@@ -34,17 +38,18 @@ use crate::check::{CheckId, Violation, check};
 use crate::frame::Expect;
 use crate::protocol::{Id, Policy, Revision};
 use crate::run::Observation;
-use crate::script::{Script, ScriptSpec};
+use crate::script::{Mix, Script, ScriptSpec};
 use crate::seam::{Exit, Fault, Gateway, Recorder, Session};
 use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// One keep-open session in this many runs whole in a process of its own,
 /// EOF and all, so what only a fresh process shows (starting up, exiting
 /// when stdin closes, no earlier script's state) is still exercised while
-/// the rest share.
+/// the rest share; under [`Mix::Lean`], as many times rarer as that mix
+/// makes scripts that need a process of their own.
 const ALONE_EVERY: u32 = 32;
 
 /// Scripts in which every valid call's effect came before the marker's
@@ -68,7 +73,34 @@ enum Process {
 /// A process starting on its own thread.
 struct Starting {
     revision: Revision,
-    thread: JoinHandle<Result<Option<ChildGateway>, Fault>>,
+    thread: JoinHandle<Result<Option<Started>, Fault>>,
+}
+
+/// A process initialized and answering, and how long that took.
+type Started = (ChildGateway, Duration);
+
+/// What sharing has cost in process starts so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Starts {
+    /// Sessions asked for through [`SharedChild::session`].
+    pub sessions: u32,
+    /// Of those, the ones that cost a process start: they ran in a process
+    /// of their own, or ended the shared one with a frame cut at EOF.
+    pub costly: u32,
+    /// The quickest a process started and answered its first marker.
+    pub quickest: Option<Duration>,
+}
+
+impl Starts {
+    /// Adds another job's starts to these.
+    pub fn add(&mut self, other: Starts) {
+        self.sessions += other.sessions;
+        self.costly += other.costly;
+        self.quickest = match (self.quickest, other.quickest) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
 }
 
 /// A shared keep-open process for one job.
@@ -78,8 +110,6 @@ pub struct SharedChild<'a> {
     live: Vec<Live>,
     marks: u64,
     next_id: i64,
-    /// Sessions asked for through [`SharedChild::session`].
-    sessions: u32,
     /// Sharing is off: the server did not answer a `ping` marker.
     disabled: bool,
     /// Scripts so far that showed the server acting synchronously.
@@ -96,6 +126,11 @@ pub struct SharedChild<'a> {
     /// A process spawned ahead for the next script that runs in a process
     /// of its own, so that its start overlaps the scripts run meanwhile.
     spare: Option<ChildGateway>,
+    /// How often sessions run alone is this many times rarer than
+    /// [`ALONE_EVERY`], as the campaign's [`Mix`] makes what needs a process
+    /// of its own rarer.
+    rarity: u32,
+    starts: Starts,
 }
 
 impl<'a> SharedChild<'a> {
@@ -106,7 +141,6 @@ impl<'a> SharedChild<'a> {
             live: Vec::new(),
             marks: 0,
             next_id: 1,
-            sessions: 0,
             disabled: false,
             synchronous: 0,
             straggles: false,
@@ -114,7 +148,27 @@ impl<'a> SharedChild<'a> {
             starting: Vec::new(),
             answers_after: None,
             spare: None,
+            rarity: 1,
+            starts: Starts::default(),
         }
+    }
+
+    /// Runs sessions alone as rarely as `mix` draws scripts that need a
+    /// process of their own.
+    pub fn mixed(mut self, mix: Mix) -> Self {
+        self.rarity = mix.rarity();
+        self
+    }
+
+    /// What sharing has cost in process starts so far.
+    pub fn starts(&self) -> Starts {
+        self.starts
+    }
+
+    fn started(&mut self, started: Option<Started>) -> Option<ChildGateway> {
+        let (child, took) = started?;
+        self.starts.quickest = Some(self.starts.quickest.map_or(took, |q| q.min(took)));
+        Some(child)
     }
 
     /// Confirms in a fresh process only violations of `check`, when the
@@ -165,9 +219,9 @@ impl<'a> SharedChild<'a> {
             Some(at) => {
                 let started = self.starting.swap_remove(at).thread.join();
                 match started.map_err(|_| Fault::Io("starting panicked".into()))? {
-                    Ok(Some(child)) => {
-                        affinity::join_chain(child.id());
-                        Ok(Some(child))
+                    Ok(Some(started)) => {
+                        affinity::join_chain(started.0.id());
+                        Ok(Some(started))
                     }
                     // The server has answered markers before, so a start in
                     // the background that did not was slowed (a loaded
@@ -179,7 +233,7 @@ impl<'a> SharedChild<'a> {
             }
             None => start_initialized(self.target, revision, false),
         };
-        let Some(child) = started? else {
+        let Some(child) = self.started(started?) else {
             self.disabled = true;
             return Ok(None);
         };
@@ -208,13 +262,18 @@ impl<'a> SharedChild<'a> {
     /// violation (of the focused check, if any) runs again as a plain fresh
     /// session ([`session`]), whose verdict stands.
     pub fn session(&mut self, spec: &ScriptSpec, salt: u32) -> Result<(Script, Observation, Vec<Violation>), Fault> {
-        self.sessions += 1;
-        let alone = self.sessions.is_multiple_of(ALONE_EVERY);
-        let quick = match alone {
-            true => self.run_in(spec, salt, Process::Fresh)?,
-            false => self
-                .run_in(spec, salt, Process::Shared)?
-                .map_or_else(|| self.run_in(spec, salt, Process::Fresh), |r| Ok(Some(r)))?,
+        self.starts.sessions += 1;
+        let alone = self.starts.sessions.is_multiple_of(ALONE_EVERY * self.rarity);
+        let shared = match alone {
+            true => None,
+            false => self.run_in(spec, salt, Process::Shared)?,
+        };
+        let quick = match shared {
+            Some(run) => Some(run),
+            None => {
+                self.starts.costly += 1;
+                self.run_in(spec, salt, Process::Fresh)?
+            }
         };
         let Some(quick) = quick else { return session(self.target, Policy::KeepOpen, spec, salt) };
         if !quick.2.iter().any(|v| self.focus.is_none_or(|c| c == v.check)) {
@@ -285,6 +344,7 @@ impl<'a> SharedChild<'a> {
         let stdin = script.stdin();
         let cut = script.ends_cut();
         if cut && process == Process::Shared {
+            self.starts.costly += 1;
             self.start_in_background(spec.revision);
         }
         let whole = &script.frames[..script.frames.len() - usize::from(cut)];
@@ -406,7 +466,8 @@ fn marker(
 /// not answer a marker after the handshake. It is spawned directly rather
 /// than through [`crate::seam::Target::start`], which would take the
 /// probes' pending effects from a script running meanwhile.
-fn start_initialized(target: &ChildTarget, revision: Revision, ahead: bool) -> Result<Option<ChildGateway>, Fault> {
+fn start_initialized(target: &ChildTarget, revision: Revision, ahead: bool) -> Result<Option<Started>, Fault> {
+    let begun = Instant::now();
     let mut child = ChildGateway::spawn(target, 0, Recorder::new(), ahead)?;
     let init = "portcullis-init";
     let hello = format!(
@@ -418,5 +479,5 @@ fn start_initialized(target: &ChildTarget, revision: Revision, ahead: bool) -> R
     // Starting may be slow (an interpreter, say): the full timeout.
     let timeout = target.limits.timeout;
     let ready = marker(&mut child, "portcullis-ready", vec![Id::Str(init.into())], timeout, timeout)?;
-    Ok(ready.map(|_| child))
+    Ok(ready.map(|_| (child, begun.elapsed())))
 }
