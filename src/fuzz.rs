@@ -9,7 +9,7 @@ use portcullis::artifact::Artifact;
 use portcullis::attack::Step;
 use portcullis::campaign::{Finding, HuntConfig, hunt_by, session, strategy};
 use portcullis::catalogue::ToolSpec;
-use portcullis::child::{SharedChild, Starts, pin_job};
+use portcullis::child::{SharedChild, Sharing, pin_job};
 use portcullis::script::LEAN;
 use portcullis::{CheckId, Mix, Policy, Revision, ScriptSpec, report};
 use std::cell::RefCell;
@@ -93,8 +93,9 @@ pub struct Outcome {
     pub finding: Option<(Finding, PathBuf)>,
     pub sessions: u32,
     pub late_effects: usize,
-    /// What sharing a process cost in starts, over every job.
-    pub starts: Starts,
+    /// What sharing a process cost in starts over every job, and whether
+    /// it held.
+    pub sharing: Sharing,
     /// The mix scripts were drawn from.
     pub mix: Mix,
 }
@@ -120,13 +121,20 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 finding: Some(save(&finding, &tools, &base, args)?),
                 sessions: 1,
                 late_effects: 0,
-                starts: Starts::default(),
+                sharing: Sharing::default(),
                 mix: args.mix,
             }
         }
         None => campaign(args, first, &tools, &revisions)?,
     };
     outputs::write(args.report.as_deref(), args.junit.as_deref(), &outcome, &args.child.command)?;
+    if let Some((why, at)) = outcome.sharing.off {
+        eprintln!(
+            "portcullis: sharing a process was given up at session {at} of a job: {}; \
+             the rest of that job ran a fresh process per session",
+            why.describe()
+        );
+    }
     match &outcome.finding {
         Some((f, path)) => {
             let command = args.child.command.join(" ");
@@ -147,7 +155,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 String::new()
             };
             println!("no finding in {} sessions against `{}`{late}", outcome.sessions, args.child.command.join(" "));
-            if let Some(hint) = lean_hint(args.mix, &outcome.starts) {
+            if let Some(hint) = lean_hint(args.mix, &outcome.sharing) {
                 eprintln!("portcullis: {hint}");
             }
             Ok(ExitCode::SUCCESS)
@@ -160,17 +168,17 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 const SLOW_START: Duration = Duration::from_millis(250);
 
 /// Under keep-open, what `--mix lean` would save against a slow starter.
-fn lean_hint(mix: Mix, starts: &Starts) -> Option<String> {
-    let quickest = starts.quickest.filter(|q| *q >= SLOW_START)?;
-    if mix != Mix::Full || starts.costly == 0 {
+fn lean_hint(mix: Mix, sharing: &Sharing) -> Option<String> {
+    let quickest = sharing.quickest.filter(|q| *q >= SLOW_START)?;
+    if mix != Mix::Full || sharing.costly == 0 {
         return None;
     }
     Some(format!(
         "the server took {:.1} s to start, and {} of {} sessions each cost a start (a call before \
          `initialize`, a frame cut at EOF, a session run alone); `--mix lean` draws {LEAN} times fewer of them",
         quickest.as_secs_f64(),
-        starts.costly,
-        starts.sessions,
+        sharing.costly,
+        sharing.sessions,
     ))
 }
 
@@ -216,7 +224,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
     let found: Mutex<Option<(Finding, String)>> = Mutex::new(None);
     let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let late = AtomicU32::new(0);
-    let starts = Mutex::new(Starts::default());
+    let sharing = Mutex::new(Sharing::default());
     let bar = progress(args.cases);
     let jobs = args.jobs.min(args.cases.max(1) as usize);
     // A pinned job starts its own probes once on its core, so their threads
@@ -238,7 +246,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
     };
     std::thread::scope(|scope| {
         for (j, setup) in setups.into_iter().enumerate() {
-            let (stop, done, found, fail, late, bar, starts) = (&stop, &done, &found, &fail, &late, &bar, &starts);
+            let (stop, done, found, fail, late, bar, sharing) = (&stop, &done, &found, &fail, &late, &bar, &sharing);
             let cases = args.cases / jobs as u32 + u32::from((j as u32) < args.cases % jobs as u32);
             scope.spawn(move || {
                 if pin {
@@ -281,7 +289,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                     Err(e) => fail(e.to_string()),
                 }
                 late.fetch_add(target.late_effects.load(Ordering::Relaxed) as u32, Ordering::Relaxed);
-                starts.lock().unwrap_or_else(|e| e.into_inner()).add(shared.borrow().starts());
+                sharing.lock().unwrap_or_else(|e| e.into_inner()).add(shared.borrow().sharing());
             });
         }
     });
@@ -296,7 +304,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
         finding,
         sessions: done.load(Ordering::Relaxed),
         late_effects: late.load(Ordering::Relaxed) as usize,
-        starts: starts.into_inner().unwrap_or_else(|e| e.into_inner()),
+        sharing: sharing.into_inner().unwrap_or_else(|e| e.into_inner()),
         mix: args.mix,
     })
 }

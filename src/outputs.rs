@@ -49,6 +49,7 @@ fn json(outcome: &Outcome, command: &[String]) -> serde_json::Value {
         "sessions": outcome.sessions,
         "late_effects": outcome.late_effects,
         "mix": outcome.mix.name(),
+        "sharing_given_up": outcome.sharing.off.map(|(why, _)| why.describe()),
         "findings": findings,
     })
 }

@@ -21,7 +21,7 @@ mod shared;
 pub use affinity::pin_job;
 pub use capture::Capture;
 pub use discover::list_tools;
-pub use shared::{SharedChild, Starts};
+pub use shared::{Off, SharedChild, Sharing};
 
 use crate::attack::tokens_in;
 use crate::catalogue::{Catalogue, ToolSpec};

@@ -16,9 +16,9 @@
 //! violation does not come back fresh is retired, as it may carry state from
 //! earlier scripts.
 //!
-//! [`Starts`] counts the sessions that cost a process start, which
+//! [`Sharing`] counts the sessions that cost a process start, which
 //! `portcullis fuzz` weighs against how long one takes to suggest
-//! `--mix lean`.
+//! `--mix lean`, and says why sharing was given up, if it was.
 //!
 //! The marker's answer means every synchronous effect has happened. Until
 //! the server has shown that it acts synchronously (in enough scripts, every
@@ -79,9 +79,35 @@ struct Starting {
 /// A process initialized and answering, and how long that took.
 type Started = (ChildGateway, Duration);
 
-/// What sharing has cost in process starts so far.
+/// Why sharing a process was given up for the rest of a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Off {
+    /// A process did not answer a `ping` marker after its handshake within
+    /// the timeout: it does not answer `ping`, or starts too slowly.
+    NoMarker,
+    /// An effect came after its script had ended, so one could be pinned on
+    /// the wrong session.
+    LateEffect,
+}
+
+impl Off {
+    /// What happened, for a human.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Off::NoMarker => {
+                "a process did not answer a `ping` within --timeout-ms of starting \
+                 (it does not answer `ping`, or starts too slowly)"
+            }
+            Off::LateEffect => {
+                "an effect came after its session had ended, so one could be pinned on the wrong session"
+            }
+        }
+    }
+}
+
+/// What sharing a process has cost in starts so far, and whether it held.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Starts {
+pub struct Sharing {
     /// Sessions asked for through [`SharedChild::session`].
     pub sessions: u32,
     /// Of those, the ones that cost a process start: they ran in a process
@@ -89,17 +115,20 @@ pub struct Starts {
     pub costly: u32,
     /// The quickest a process started and answered its first marker.
     pub quickest: Option<Duration>,
+    /// Why sharing was given up, and at which session.
+    pub off: Option<(Off, u32)>,
 }
 
-impl Starts {
-    /// Adds another job's starts to these.
-    pub fn add(&mut self, other: Starts) {
+impl Sharing {
+    /// Adds another job's sharing to this one's.
+    pub fn add(&mut self, other: Sharing) {
         self.sessions += other.sessions;
         self.costly += other.costly;
         self.quickest = match (self.quickest, other.quickest) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        self.off = self.off.or(other.off);
     }
 }
 
@@ -110,8 +139,6 @@ pub struct SharedChild<'a> {
     live: Vec<Live>,
     marks: u64,
     next_id: i64,
-    /// Sharing is off: the server did not answer a `ping` marker.
-    disabled: bool,
     /// Scripts so far that showed the server acting synchronously.
     synchronous: u32,
     /// An effect came after a marker's answer: the server may act late.
@@ -130,7 +157,7 @@ pub struct SharedChild<'a> {
     /// [`ALONE_EVERY`], as the campaign's [`Mix`] makes what needs a process
     /// of its own rarer.
     rarity: u32,
-    starts: Starts,
+    sharing: Sharing,
 }
 
 impl<'a> SharedChild<'a> {
@@ -141,7 +168,6 @@ impl<'a> SharedChild<'a> {
             live: Vec::new(),
             marks: 0,
             next_id: 1,
-            disabled: false,
             synchronous: 0,
             straggles: false,
             focus: None,
@@ -149,7 +175,7 @@ impl<'a> SharedChild<'a> {
             answers_after: None,
             spare: None,
             rarity: 1,
-            starts: Starts::default(),
+            sharing: Sharing::default(),
         }
     }
 
@@ -160,14 +186,23 @@ impl<'a> SharedChild<'a> {
         self
     }
 
-    /// What sharing has cost in process starts so far.
-    pub fn starts(&self) -> Starts {
-        self.starts
+    /// What sharing has cost in process starts so far, and whether it held.
+    pub fn sharing(&self) -> Sharing {
+        self.sharing
+    }
+
+    fn disabled(&self) -> bool {
+        self.sharing.off.is_some()
+    }
+
+    /// Gives sharing up for the rest of the job.
+    fn turn_off(&mut self, why: Off) {
+        self.sharing.off.get_or_insert((why, self.sharing.sessions));
     }
 
     fn started(&mut self, started: Option<Started>) -> Option<ChildGateway> {
         let (child, took) = started?;
-        self.starts.quickest = Some(self.starts.quickest.map_or(took, |q| q.min(took)));
+        self.sharing.quickest = Some(self.sharing.quickest.map_or(took, |q| q.min(took)));
         Some(child)
     }
 
@@ -234,7 +269,7 @@ impl<'a> SharedChild<'a> {
             None => start_initialized(self.target, revision, false),
         };
         let Some(child) = self.started(started?) else {
-            self.disabled = true;
+            self.turn_off(Off::NoMarker);
             return Ok(None);
         };
         Ok(Some(Live { revision, child }))
@@ -243,7 +278,7 @@ impl<'a> SharedChild<'a> {
     /// Starts a process for `revision` in the background, to replace one
     /// just retired, so its start overlaps the scripts run meanwhile.
     fn start_in_background(&mut self, revision: Revision) {
-        if self.disabled || self.starting.iter().any(|s| s.revision == revision) {
+        if self.disabled() || self.starting.iter().any(|s| s.revision == revision) {
             return;
         }
         let target = self.target.clone();
@@ -262,8 +297,8 @@ impl<'a> SharedChild<'a> {
     /// violation (of the focused check, if any) runs again as a plain fresh
     /// session ([`session`]), whose verdict stands.
     pub fn session(&mut self, spec: &ScriptSpec, salt: u32) -> Result<(Script, Observation, Vec<Violation>), Fault> {
-        self.starts.sessions += 1;
-        let alone = self.starts.sessions.is_multiple_of(ALONE_EVERY * self.rarity);
+        self.sharing.sessions += 1;
+        let alone = self.sharing.sessions.is_multiple_of(ALONE_EVERY * self.rarity);
         let shared = match alone {
             true => None,
             false => self.run_in(spec, salt, Process::Shared)?,
@@ -271,7 +306,7 @@ impl<'a> SharedChild<'a> {
         let quick = match shared {
             Some(run) => Some(run),
             None => {
-                self.starts.costly += 1;
+                self.sharing.costly += 1;
                 self.run_in(spec, salt, Process::Fresh)?
             }
         };
@@ -308,7 +343,7 @@ impl<'a> SharedChild<'a> {
         salt: u32,
         process: Process,
     ) -> Result<Option<(Script, Observation, Vec<Violation>)>, Fault> {
-        if self.disabled {
+        if self.disabled() {
             return Ok(None);
         }
         let full = spec.render_from(&self.target.catalogue, salt, self.next_id);
@@ -344,7 +379,7 @@ impl<'a> SharedChild<'a> {
         let stdin = script.stdin();
         let cut = script.ends_cut();
         if cut && process == Process::Shared {
-            self.starts.costly += 1;
+            self.sharing.costly += 1;
             self.start_in_background(spec.revision);
         }
         let whole = &script.frames[..script.frames.len() - usize::from(cut)];
@@ -388,7 +423,7 @@ impl<'a> SharedChild<'a> {
         // An effect that still comes late could be pinned on the wrong
         // script, so the first one turns sharing off for good.
         if self.target.late_effects.load(Ordering::Relaxed) > late_before {
-            self.disabled = true;
+            self.turn_off(Off::LateEffect);
             return Ok(None);
         }
         let exit = live.child.exit();

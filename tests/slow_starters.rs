@@ -1,7 +1,9 @@
-//! `--mix`: the lean mix draws scripts that need a process of their own
-//! (a call before `initialize`, a frame cut at EOF) many times more rarely
-//! than the full one, yet still draws them; `portcullis fuzz` says when a
-//! keep-open campaign against a slow starter would gain from it.
+//! Servers slow to start, under keep-open. `--mix lean` draws scripts that
+//! need a process of their own (a call before `initialize`, a frame cut at
+//! EOF) many times more rarely than the full mix, yet still draws them;
+//! `portcullis fuzz` says when a campaign against a slow starter would gain
+//! from it, and says so when a start too slow for the timeout made it give
+//! sharing up.
 
 use portcullis::Mix;
 use portcullis::attack::{any_revision, any_step};
@@ -59,4 +61,24 @@ fn a_slow_starter_under_the_full_mix_gets_a_hint_and_the_lean_mix_none() {
     assert!(hint.contains("to start") && hint.contains("each cost a start"), "{hint}");
     let (_, lean) = slow_campaign("lean", &report);
     assert!(!lean.contains("--mix lean"), "no hint once lean:\n{lean}");
+}
+
+#[test]
+fn a_start_past_the_timeout_gives_sharing_up_and_says_so() {
+    // The server's third start, the shared process's, sleeps a second:
+    // past --timeout-ms. The tools/list's and the control's do not.
+    let state = tempfile::tempdir().unwrap();
+    let server = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/concurrent.py");
+    let o = Command::new(BIN)
+        .args(["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--policy", "keep-open"])
+        .args(["--cases", "2", "--timeout-ms", "600", "--artifacts", state.path().to_str().unwrap()])
+        .args(["--", "python3", server, state.path().to_str().unwrap(), "3"])
+        .current_dir(state.path())
+        .output()
+        .expect("portcullis runs");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let line = stderr.lines().find(|l| l.contains("sharing a process was given up")).unwrap_or_else(|| {
+        panic!("status {:?}\nstdout:\n{}\nstderr:\n{stderr}", o.status, String::from_utf8_lossy(&o.stdout))
+    });
+    assert!(line.contains("at session 1 of a job") && line.contains("--timeout-ms"), "{line}");
 }
