@@ -18,14 +18,15 @@
 //! when `PORTCULLIS_BENCH_TIME_SERVER` names its command (`scripts/bench-fuzz`
 //! installs it from PyPI and sets it). Run with `cargo bench --bench fuzz_rate`.
 
+use portcullis::attack::any_step;
 use portcullis::attack::lifecycle::{INITIALIZED, initialize_text};
-use portcullis::attack::{any_revision, any_step};
-use portcullis::campaign::session;
+use portcullis::campaign::{revision_share, session};
 use portcullis::catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
 use portcullis::child::{ChildTarget, Command, Limits, SharedChild, pin_job};
 use portcullis::probe::{ProbeConfig, Probes};
 use portcullis::script::scripts_mixed;
 use portcullis::{CheckId, Mix, Policy, Revision, ScriptSpec};
+use proptest::sample::select;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::io::{BufRead, BufReader, Write};
@@ -87,11 +88,14 @@ fn plain_client(server: &Server) -> f64 {
     rate
 }
 
-fn specs(mix: Mix) -> Vec<ScriptSpec> {
-    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[9; 32]);
+/// `n` scripts for job `job` of `jobs`, drawn under `mix` from its share of
+/// the revisions, as `portcullis fuzz` draws them.
+fn specs(mix: Mix, n: usize, job: usize, jobs: usize) -> Vec<ScriptSpec> {
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[9 + job as u8; 32]);
     let mut runner = TestRunner::new_with_rng(Config::default(), rng);
-    let strategy = scripts_mixed(any_revision(), any_step(), mix);
-    (0..SESSIONS).map(|_| strategy.new_tree(&mut runner).unwrap().current()).collect()
+    let revisions = select(revision_share(&Revision::ALL, job, jobs)).boxed();
+    let strategy = scripts_mixed(revisions, any_step(), mix);
+    (0..n).map(|_| strategy.new_tree(&mut runner).unwrap().current()).collect()
 }
 
 fn target(server: &Server) -> ChildTarget {
@@ -109,17 +113,19 @@ fn busy_seconds() -> f64 {
     (ticks.iter().sum::<f64>() - idle) / 100.0
 }
 
-/// Frames per second over `specs`, split across `jobs` threads (each kept
-/// to a core of its own when there are several, as the CLI keeps them), and the
-/// machine's busy cores meanwhile; with `share`, keep-open sessions share
-/// one process through [`SharedChild::session`], exactly as `portcullis
-/// fuzz` runs them.
-fn fuzz_rate(server: &Server, specs: &[ScriptSpec], jobs: usize, share: bool, mix: Mix) -> (f64, f64) {
+/// Frames per second over `sessions` sessions, split across `jobs` threads
+/// (each kept to a core of its own when there are several, and drawing from
+/// its share of the revisions, as the CLI runs them), and the machine's busy
+/// cores meanwhile; with `share`, keep-open sessions share one process
+/// through [`SharedChild::session`], exactly as `portcullis fuzz` runs them.
+fn fuzz_rate(server: &Server, sessions: usize, jobs: usize, share: bool, mix: Mix) -> (f64, f64) {
+    let lists: Vec<Vec<ScriptSpec>> = (0..jobs).map(|j| specs(mix, sessions / jobs, j, jobs)).collect();
     let started = Instant::now();
     let busy = busy_seconds();
     let frames: usize = std::thread::scope(|s| {
         let handles: Vec<_> = (0..jobs)
-            .map(|j| {
+            .zip(&lists)
+            .map(|(j, specs)| {
                 s.spawn(move || {
                     // As `portcullis fuzz --jobs N` does: each job, its
                     // probes and its processes on a core of its own.
@@ -129,7 +135,7 @@ fn fuzz_rate(server: &Server, specs: &[ScriptSpec], jobs: usize, share: bool, mi
                     let t = target(server);
                     let mut shared = SharedChild::new(&t).focused(server.focus).mixed(mix);
                     let mut frames = 0;
-                    for (i, spec) in specs.iter().skip(j).step_by(jobs).enumerate() {
+                    for (i, spec) in specs.iter().enumerate() {
                         let salt = (j * 10_000 + i) as u32;
                         let run = match share {
                             true => shared.session(spec, salt),
@@ -184,15 +190,13 @@ fn main() {
     }
     for server in &servers {
         let plain = (0..3).map(|_| plain_client(server)).fold(0.0, f64::max);
-        let specs = specs(Mix::Full);
-        let (fresh, fresh_cores) = fuzz_rate(server, &specs[..FRESH_SESSIONS], 1, false, Mix::Full);
+        let (fresh, fresh_cores) = fuzz_rate(server, FRESH_SESSIONS, 1, false, Mix::Full);
         let mut keep_open = Vec::new();
         for mix in [Mix::Full, Mix::Lean] {
-            let specs = self::specs(mix);
             let (mut one, mut two) = (Vec::new(), Vec::new());
             for _ in 0..ROUNDS {
-                one.push(fuzz_rate(server, &specs[..server.sessions], 1, true, mix));
-                two.push(fuzz_rate(server, &specs[..server.sessions], 2, true, mix));
+                one.push(fuzz_rate(server, server.sessions, 1, true, mix));
+                two.push(fuzz_rate(server, server.sessions, 2, true, mix));
             }
             keep_open.push((mix, mean(&one), mean(&two)));
         }

@@ -7,7 +7,7 @@ use crate::setup::{ChildFlags, Setup, choose_tools, parse_args};
 use anyhow::{Result, bail};
 use portcullis::artifact::Artifact;
 use portcullis::attack::Step;
-use portcullis::campaign::{Finding, HuntConfig, hunt_by, session, strategy};
+use portcullis::campaign::{Finding, HuntConfig, hunt_by, revision_share, session, strategy};
 use portcullis::catalogue::ToolSpec;
 use portcullis::child::{SharedChild, Sharing, pin_job};
 use portcullis::script::LEAN;
@@ -261,7 +261,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                     cases,
                     seed: args.seed.wrapping_add(j as u64),
                     policy: args.policy,
-                    revisions: revisions.to_vec(),
+                    revisions: revision_share(revisions, j, jobs),
                     max_shrink_iters: 200,
                     max_shrink_ms: 30_000,
                     focus: args.check,
