@@ -133,7 +133,8 @@ fn fuzz_rate(server: &Server, sessions: usize, jobs: usize, share: bool, mix: Mi
                         pin_job(j);
                     }
                     let t = target(server);
-                    let mut shared = SharedChild::new(&t).focused(server.focus).mixed(mix);
+                    let revisions = revision_share(&Revision::ALL, j, jobs);
+                    let mut shared = SharedChild::new(&t).focused(server.focus).mixed(mix).ahead(&revisions, jobs);
                     let mut frames = 0;
                     for (i, spec) in specs.iter().enumerate() {
                         let salt = (j * 10_000 + i) as u32;

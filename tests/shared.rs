@@ -2,7 +2,8 @@
 //! a child process they show no violation (sharing adds no false alarm),
 //! and every script that need not start before the handshake shares; a
 //! server that answers concurrently shares without false alarms too, and a
-//! replacement process slowed past the timeout does not end sharing.
+//! replacement process slowed past the timeout does not end sharing. A job
+//! with a core to spare starts its other revisions ahead, once each.
 
 use portcullis::attack::Step;
 use portcullis::attack::truncate::{Kind, Truncate};
@@ -105,4 +106,30 @@ fn a_replacement_slowed_past_the_timeout_does_not_end_sharing() {
     }
     let starts = std::fs::read_dir(state.path()).unwrap().count();
     assert_eq!(starts, 3, "the first process, the slowed replacement, the one started after it");
+}
+
+#[test]
+fn a_job_with_a_core_to_spare_starts_its_other_revisions_ahead_once_each() {
+    let state = tempfile::tempdir().unwrap();
+    let target = concurrent(&[state.path().to_str().unwrap(), "0"], Limits::default());
+    let mut shared = SharedChild::new(&target).ahead(&Revision::ALL, 1);
+    let spec = ScriptSpec {
+        revision: Revision::R2025_06_18,
+        steps: vec![Step::Control(0)],
+        splits: vec![],
+        joins: vec![],
+        eof: false,
+    };
+    // Sessions of one revision only (fewer than the 32 after which one runs
+    // alone), long enough for one start after another to finish.
+    for salt in 0..24 {
+        let (script, obs, v) = shared.session(&spec, salt).unwrap();
+        assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    drop(shared);
+    let starts = std::fs::read_dir(state.path()).unwrap().count();
+    let spare_core = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let expected = if spare_core { Revision::ALL.len() } else { 1 };
+    assert_eq!(starts, expected, "one process per revision: the drawn one's, and the rest ahead");
 }

@@ -66,12 +66,14 @@ fn a_slow_starter_under_the_full_mix_gets_a_hint_and_the_lean_mix_none() {
 #[test]
 fn a_start_past_the_timeout_gives_sharing_up_and_says_so() {
     // The server's third start, the shared process's, sleeps a second:
-    // past --timeout-ms. The tools/list's and the control's do not.
+    // past --timeout-ms. The tools/list's and the control's do not. One
+    // revision, so no other process starts ahead beside it.
     let state = tempfile::tempdir().unwrap();
     let server = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/concurrent.py");
     let o = Command::new(BIN)
         .args(["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--policy", "keep-open"])
-        .args(["--cases", "2", "--timeout-ms", "600", "--artifacts", state.path().to_str().unwrap()])
+        .args(["--cases", "2", "--timeout-ms", "600", "--revision", "2025-06-18"])
+        .args(["--artifacts", state.path().to_str().unwrap()])
         .args(["--", "python3", server, state.path().to_str().unwrap(), "3"])
         .current_dir(state.path())
         .output()

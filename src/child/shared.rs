@@ -158,6 +158,9 @@ pub struct SharedChild<'a> {
     /// of its own rarer.
     rarity: u32,
     sharing: Sharing,
+    /// Revisions still to start in the background, one at a time, before
+    /// they are first drawn.
+    ahead: Vec<Revision>,
 }
 
 impl<'a> SharedChild<'a> {
@@ -176,6 +179,7 @@ impl<'a> SharedChild<'a> {
             spare: None,
             rarity: 1,
             sharing: Sharing::default(),
+            ahead: Vec::new(),
         }
     }
 
@@ -184,6 +188,37 @@ impl<'a> SharedChild<'a> {
     pub fn mixed(mut self, mix: Mix) -> Self {
         self.rarity = mix.rarity();
         self
+    }
+
+    /// Starts processes for the job's `revisions` ahead of need, in the
+    /// background and one at a time, when the machine has a core to spare
+    /// beside the `jobs` running: a slow starter's first sessions then do
+    /// not wait for one start after another as each revision is first
+    /// drawn. Overlapping more starts than that would slow each of them,
+    /// and a start that misses the timeout gives sharing up.
+    pub fn ahead(mut self, revisions: &[Revision], jobs: usize) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if jobs < cores {
+            self.ahead = revisions.to_vec();
+        }
+        self
+    }
+
+    /// Starts the next revision still to start ahead, other than `now`
+    /// (which the caller starts), unless a start is already under way.
+    fn start_ahead(&mut self, now: Revision) {
+        if self.disabled() || self.starting.iter().any(|s| !s.thread.is_finished()) {
+            return;
+        }
+        let have = |r: &Revision, me: &Self| {
+            *r == now || me.live.iter().any(|l| l.revision == *r) || me.starting.iter().any(|s| s.revision == *r)
+        };
+        while !self.ahead.is_empty() {
+            let next = self.ahead.remove(0);
+            if !have(&next, self) {
+                return self.start_in_background(next);
+            }
+        }
     }
 
     /// What sharing has cost in process starts so far, and whether it held.
@@ -298,6 +333,7 @@ impl<'a> SharedChild<'a> {
     /// session ([`session`]), whose verdict stands.
     pub fn session(&mut self, spec: &ScriptSpec, salt: u32) -> Result<(Script, Observation, Vec<Violation>), Fault> {
         self.sharing.sessions += 1;
+        self.start_ahead(spec.revision);
         let alone = self.sharing.sessions.is_multiple_of(ALONE_EVERY * self.rarity);
         let shared = match alone {
             true => None,
