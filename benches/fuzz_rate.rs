@@ -20,7 +20,7 @@
 
 use portcullis::attack::any_step;
 use portcullis::attack::lifecycle::{INITIALIZED, initialize_text};
-use portcullis::campaign::{revision_share, session};
+use portcullis::campaign::{HuntConfig, revision_share, session};
 use portcullis::catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
 use portcullis::child::{ChildTarget, Command, Limits, SharedChild, pin_job};
 use portcullis::probe::{ProbeConfig, Probes};
@@ -134,7 +134,8 @@ fn fuzz_rate(server: &Server, sessions: usize, jobs: usize, share: bool, mix: Mi
                     }
                     let t = target(server);
                     let revisions = revision_share(&Revision::ALL, j, jobs);
-                    let mut shared = SharedChild::new(&t).focused(server.focus).mixed(mix).ahead(&revisions, jobs);
+                    let cfg = HuntConfig { revisions, focus: server.focus, mix, ..HuntConfig::default() };
+                    let mut shared = SharedChild::for_campaign(&t, &cfg, jobs);
                     let mut frames = 0;
                     for (i, spec) in specs.iter().enumerate() {
                         let salt = (j * 10_000 + i) as u32;

@@ -273,7 +273,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                     bar(n);
                     !stop.load(Ordering::Relaxed)
                 };
-                let shared = RefCell::new(SharedChild::new(&target).focused(args.check).mixed(args.mix));
+                let shared = RefCell::new(SharedChild::for_campaign(&target, &cfg, jobs));
                 let share = args.policy == Policy::KeepOpen && !args.no_share;
                 let run = |spec: &ScriptSpec, salt: u32| match share {
                     true => shared.borrow_mut().session(spec, salt),

@@ -251,8 +251,7 @@ impl Script {
 /// own ([`ScriptSpec::needs_own_process`]). Under keep-open they cost a
 /// process start each, while the rest share one process: against a server
 /// that takes a second to start, they are nearly all of the campaign's time.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Mix {
     /// As drawn: about one script in six.
     #[default]

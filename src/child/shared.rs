@@ -33,7 +33,7 @@ use super::affinity;
 use super::reply::{Answer, await_reply};
 use super::{ChildGateway, ChildTarget};
 use crate::attack::lifecycle::{INITIALIZED, initialize_text};
-use crate::campaign::session;
+use crate::campaign::{HuntConfig, session};
 use crate::check::{CheckId, Violation, check};
 use crate::frame::Expect;
 use crate::protocol::{Id, Policy, Revision};
@@ -181,6 +181,14 @@ impl<'a> SharedChild<'a> {
             sharing: Sharing::default(),
             ahead: Vec::new(),
         }
+    }
+
+    /// A shared process for one of `jobs` jobs of a campaign run with
+    /// `cfg`, as `portcullis fuzz` runs it: confirming only the hunted
+    /// check, running sessions alone as rarely as the mix asks, and
+    /// starting the job's revisions ahead when a core is spare.
+    pub fn for_campaign(target: &'a ChildTarget, cfg: &HuntConfig, jobs: usize) -> Self {
+        SharedChild::new(target).focused(cfg.focus).mixed(cfg.mix).ahead(&cfg.revisions, jobs)
     }
 
     /// Runs sessions alone as rarely as `mix` draws scripts that need a
