@@ -104,6 +104,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     if args.jobs == 0 {
         bail!("--jobs must be at least 1");
     }
+    if args.mix == Mix::Lean && (args.policy == Policy::Close || args.no_share) {
+        eprintln!(
+            "portcullis: --mix lean saves process starts only when keep-open sessions share a process; \
+             here every session has its own, and lean only draws fewer of the scripts that need one"
+        );
+    }
     let template = args.args.as_deref().map(parse_args).transpose()?;
     let revisions = args.revision.map(|r| vec![r]).unwrap_or_else(|| Revision::ALL.to_vec());
     let first = args.child.setup()?;

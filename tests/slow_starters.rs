@@ -2,8 +2,8 @@
 //! need a process of their own (a call before `initialize`, a frame cut at
 //! EOF) many times more rarely than the full mix, yet still draws them;
 //! `portcullis fuzz` says when a campaign against a slow starter would gain
-//! from it, and says so when a start too slow for the timeout made it give
-//! sharing up.
+//! from it, says so when a start too slow for the timeout made it give
+//! sharing up, and calls the lean mix out where no process is shared.
 
 use portcullis::Mix;
 use portcullis::attack::{any_revision, any_step};
@@ -83,4 +83,21 @@ fn a_start_past_the_timeout_gives_sharing_up_and_says_so() {
         panic!("status {:?}\nstdout:\n{}\nstderr:\n{stderr}", o.status, String::from_utf8_lossy(&o.stdout))
     });
     assert!(line.contains("at session 1 of a job") && line.contains("--timeout-ms"), "{line}");
+}
+
+#[test]
+fn the_lean_mix_without_sharing_is_called_out() {
+    let dir = tempfile::tempdir().unwrap();
+    for flags in [&["--policy", "close"][..], &["--policy", "keep-open", "--no-share"]] {
+        let o = Command::new(BIN)
+            .args(["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--cases", "4", "--mix", "lean"])
+            .args(flags)
+            .args(["--", BIN, "reference-gateway", "--policy", flags[1]])
+            .current_dir(dir.path())
+            .output()
+            .expect("portcullis runs");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{stderr}");
+        assert!(stderr.contains("--mix lean saves process starts only when"), "{flags:?}: {stderr}");
+    }
 }
