@@ -92,8 +92,10 @@ fn a_replacement_slowed_past_the_timeout_does_not_end_sharing() {
     // background) sleeps past the timeout; the third, in the foreground,
     // does not. Sharing goes on.
     let state = tempfile::tempdir().unwrap();
-    let limits = Limits { timeout: std::time::Duration::from_millis(600), ..Limits::default() };
-    let target = concurrent(&[state.path().to_str().unwrap(), "2"], limits);
+    // Margins wide enough for a loaded machine: a start takes well under
+    // the 2 s timeout, the slowed one sleeps twice that.
+    let limits = Limits { timeout: std::time::Duration::from_secs(2), ..Limits::default() };
+    let target = concurrent(&[state.path().to_str().unwrap(), "2", "4"], limits);
     let mut shared = SharedChild::new(&target);
     let spec = |steps| ScriptSpec { revision: Revision::R2025_06_18, steps, splits: vec![], joins: vec![], eof: true };
     let cut = Step::Truncate(Truncate { kind: Kind::AtEof, tool: 0, cut: 7 });

@@ -65,16 +65,17 @@ fn a_slow_starter_under_the_full_mix_gets_a_hint_and_the_lean_mix_none() {
 
 #[test]
 fn a_start_past_the_timeout_gives_sharing_up_and_says_so() {
-    // The server's third start, the shared process's, sleeps a second:
-    // past --timeout-ms. The tools/list's and the control's do not. One
-    // revision, so no other process starts ahead beside it.
+    // The server's third start, the shared process's, sleeps 4 s: past
+    // --timeout-ms (2 s, a wide margin for the starts that do not sleep:
+    // the tools/list's and the control's). One revision, so no other
+    // process starts ahead beside it.
     let state = tempfile::tempdir().unwrap();
     let server = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/concurrent.py");
     let o = Command::new(BIN)
         .args(["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--policy", "keep-open"])
-        .args(["--cases", "2", "--timeout-ms", "600", "--revision", "2025-06-18"])
+        .args(["--cases", "2", "--timeout-ms", "2000", "--revision", "2025-06-18"])
         .args(["--artifacts", state.path().to_str().unwrap()])
-        .args(["--", "python3", server, state.path().to_str().unwrap(), "3"])
+        .args(["--", "python3", server, state.path().to_str().unwrap(), "3", "4"])
         .current_dir(state.path())
         .output()
         .expect("portcullis runs");

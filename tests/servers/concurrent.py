@@ -3,9 +3,9 @@ SDKs do: a tools/call is answered on its own thread after a delay, so a ping
 sent after it is answered first. Its tool `fetch` GETs its `url` argument.
 Used by tests/shared.rs; standard library only.
 
-With two arguments, STATE_DIR and N, it counts its starts in STATE_DIR and
-sleeps a second before serving on its Nth start, as a server slowed by a
-loaded machine would."""
+With the arguments STATE_DIR N [SECONDS], it counts its starts in STATE_DIR
+and sleeps SECONDS (default 1) before serving on its Nth start, as a server
+slowed by a loaded machine would."""
 
 import json
 import os
@@ -43,8 +43,8 @@ def count_start(state):
 
 
 def main():
-    if len(sys.argv) == 3 and count_start(sys.argv[1]) == int(sys.argv[2]):
-        time.sleep(1.0)
+    if len(sys.argv) >= 3 and count_start(sys.argv[1]) == int(sys.argv[2]):
+        time.sleep(float(sys.argv[3]) if len(sys.argv) > 3 else 1.0)
     threads = []
     for line in sys.stdin:
         try:
