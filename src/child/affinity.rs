@@ -47,6 +47,13 @@ pub(crate) fn unpinned_cores() -> Option<CpuSet> {
     BEFORE_PIN.get()
 }
 
+/// How many cores the calling thread's job may use when unpinned (its
+/// affinity, as for pinning; a pinned thread's own affinity is one core).
+pub(crate) fn job_cores() -> usize {
+    let cores = unpinned_cores().or_else(|| sched_getaffinity(None).ok());
+    cores.map_or(1, |c| c.count() as usize)
+}
+
 /// In a thread started by a pinned job's thread (and so pinned too), takes
 /// on the job's [`unpinned_cores`], so work off the chain started from it
 /// is unpinned too.
@@ -98,6 +105,8 @@ mod tests {
             assert!(allowed.is_set(core));
             let mine = sched_getaffinity(None).expect("affinity");
             assert_eq!((mine.count(), mine.is_set(core)), (1, true));
+            // The job still counts every core it could use unpinned.
+            assert_eq!(job_cores(), allowed.count() as usize);
             // A thread it starts inherits the pin.
             let inherited = std::thread::spawn(|| sched_getaffinity(None).expect("affinity")).join().unwrap();
             assert_eq!((inherited.count(), inherited.is_set(core)), (1, true));
@@ -120,5 +129,6 @@ mod tests {
         .unwrap();
         // The calling thread of the test was left alone.
         assert_eq!(sched_getaffinity(None).expect("affinity").count(), allowed.count());
+        assert_eq!(job_cores(), allowed.count() as usize);
     }
 }

@@ -205,8 +205,7 @@ impl<'a> SharedChild<'a> {
     /// drawn. Overlapping more starts than that would slow each of them,
     /// and a start that misses the timeout gives sharing up.
     pub fn ahead(mut self, revisions: &[Revision], jobs: usize) -> Self {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if jobs < cores {
+        if jobs < affinity::job_cores() {
             self.ahead = revisions.to_vec();
         }
         self
