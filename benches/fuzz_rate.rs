@@ -212,7 +212,7 @@ fn main() {
         };
         row("fuzz, fresh process per session", fresh, fresh_cores, format!("{:.3}× plain", fresh / plain));
         for (mix, (one, one_cores), (two, two_cores)) in keep_open {
-            let name = |jobs| format!("fuzz, keep-open, {} mix, --jobs {jobs}", mix.name());
+            let name = |jobs| format!("fuzz, keep-open, {} mix, --jobs {jobs}", mix.as_str());
             row(&name(1), one, one_cores, format!("{:.3}× plain", one / plain));
             let vs = format!("{:.3}× plain, {:.2}× --jobs 1", two / plain, two / one);
             row(&name(2), two, two_cores, vs);

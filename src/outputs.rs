@@ -48,7 +48,7 @@ fn json(outcome: &Outcome, command: &[String]) -> serde_json::Value {
         "command": command,
         "sessions": outcome.sessions,
         "late_effects": outcome.late_effects,
-        "mix": outcome.mix.name(),
+        "mix": outcome.mix.as_str(),
         "sharing_given_up": outcome.sharing.off.map(|(why, _)| why.describe()),
         "findings": findings,
     })

@@ -266,7 +266,7 @@ pub const LEAN: u32 = 16;
 
 impl Mix {
     /// The name on the command line.
-    pub fn name(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Mix::Full => "full",
             Mix::Lean => "lean",

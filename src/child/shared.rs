@@ -124,10 +124,7 @@ impl Sharing {
     pub fn add(&mut self, other: Sharing) {
         self.sessions += other.sessions;
         self.costly += other.costly;
-        self.quickest = match (self.quickest, other.quickest) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        self.quickest = self.quickest.into_iter().chain(other.quickest).min();
         self.off = self.off.or(other.off);
     }
 }
@@ -217,12 +214,10 @@ impl<'a> SharedChild<'a> {
         if self.disabled() || self.starting.iter().any(|s| !s.thread.is_finished()) {
             return;
         }
-        let have = |r: &Revision, me: &Self| {
-            *r == now || me.live.iter().any(|l| l.revision == *r) || me.starting.iter().any(|s| s.revision == *r)
-        };
         while !self.ahead.is_empty() {
             let next = self.ahead.remove(0);
-            if !have(&next, self) {
+            let had = next == now || self.live.iter().any(|l| l.revision == next);
+            if !had && !self.starting.iter().any(|s| s.revision == next) {
                 return self.start_in_background(next);
             }
         }
@@ -244,7 +239,7 @@ impl<'a> SharedChild<'a> {
 
     fn started(&mut self, started: Option<Started>) -> Option<ChildGateway> {
         let (child, took) = started?;
-        self.sharing.quickest = Some(self.sharing.quickest.map_or(took, |q| q.min(took)));
+        self.sharing.quickest = self.sharing.quickest.into_iter().chain([took]).min();
         Some(child)
     }
 
