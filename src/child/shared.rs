@@ -35,7 +35,7 @@ use super::{ChildGateway, ChildTarget};
 use crate::attack::lifecycle::{INITIALIZED, initialize_text};
 use crate::campaign::{HuntConfig, session};
 use crate::check::{CheckId, Violation, check};
-use crate::frame::Expect;
+use crate::frame::{Expect, Frame};
 use crate::protocol::{Id, Policy, Revision};
 use crate::run::Observation;
 use crate::script::{Mix, Script, ScriptSpec};
@@ -430,7 +430,9 @@ impl<'a> SharedChild<'a> {
         for span in part(0, cut_at) {
             live.child.write_stdin(&stdin[span])?;
         }
-        let owed = whole.iter().flat_map(|f| f.owed_ids()).collect();
+        // Answers the hunted check cannot read are not waited for.
+        let reads = |f: &&Frame| self.focus.is_none_or(|c| c.reads_answer(f, Policy::KeepOpen));
+        let owed = whole.iter().filter(reads).flat_map(|f| f.owed_ids()).collect();
         let Some(mut stdout) = self.until_marker(&mut live.child, owed, process)? else { return Ok(None) };
         let mut exit_before_eof = live.child.exit();
         let last = cut || process == Process::Fresh;
