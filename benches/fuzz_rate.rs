@@ -38,7 +38,8 @@ use std::time::Instant;
 /// that starting and ending the job's processes weigh little.
 const SESSIONS: usize = 1024;
 /// Sessions per keep-open run against a slow starter: `portcullis fuzz`'s
-/// default `--cases`.
+/// default `--cases`, unless `PORTCULLIS_BENCH_SLOW_SESSIONS` asks for a
+/// longer campaign, over which the fixed starts weigh less.
 const SLOW_SESSIONS: usize = 256;
 /// Sessions of the fresh-process run, which is slow against a slow starter.
 const FRESH_SESSIONS: usize = 32;
@@ -185,7 +186,10 @@ fn main() {
             // check it holds keeps the campaign going, as it would against a
             // server with no finding.
             focus: Some(CheckId::NoEffectOnReject),
-            sessions: SLOW_SESSIONS,
+            sessions: std::env::var("PORTCULLIS_BENCH_SLOW_SESSIONS")
+                .ok()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(SLOW_SESSIONS),
         });
     } else {
         println!("(mcp-server-time skipped: set PORTCULLIS_BENCH_TIME_SERVER, as scripts/bench-fuzz does)");
@@ -202,7 +206,7 @@ fn main() {
             }
             keep_open.push((mix, mean(&one), mean(&two)));
         }
-        println!("{}:", server.name);
+        println!("{} ({} sessions a keep-open run):", server.name, server.sessions);
         if let Some(check) = server.focus {
             println!("  (hunting for {} alone)", check.id());
         }

@@ -3,7 +3,8 @@
 //! and every script that need not start before the handshake shares; a
 //! server that answers concurrently shares without false alarms too, and a
 //! replacement process slowed past the timeout does not end sharing. A job
-//! with a core to spare starts its other revisions ahead, once each.
+//! with a core to spare starts its other revisions ahead, once each, then a
+//! spare; a script cut at EOF runs in the spare, and sharing goes on.
 
 use portcullis::attack::Step;
 use portcullis::attack::truncate::{Kind, Truncate};
@@ -133,6 +134,34 @@ fn a_job_with_a_core_to_spare_starts_its_other_revisions_ahead_once_each() {
     let starts = std::fs::read_dir(state.path()).unwrap().count();
     // Cores as the harness counts them: the ones the job may run on.
     let spare_core = rustix::thread::sched_getaffinity(None).is_ok_and(|c| c.count() > 1);
-    let expected = if spare_core { Revision::ALL.len() } else { 1 };
-    assert_eq!(starts, expected, "one process per revision: the drawn one's, and the rest ahead");
+    let expected = if spare_core { Revision::ALL.len() + 1 } else { 1 };
+    assert_eq!(starts, expected, "one process per revision (the drawn one's, the rest ahead), then a spare");
+}
+
+#[test]
+fn a_script_cut_at_eof_runs_in_the_spare_and_the_shared_process_goes_on() {
+    // With a core to spare, the job spawns a spare ahead beside the shared
+    // process (starts 1 and 2). The cut script ends the spare, not the
+    // shared process, and start 3, which sleeps past the timeout, is the
+    // next spare, never waited for. Had the cut ended the shared process,
+    // start 3 would be its replacement: waited for, given up on, and
+    // followed by a fourth, as on a machine with one core.
+    let state = tempfile::tempdir().unwrap();
+    let limits = Limits { timeout: std::time::Duration::from_secs(2), ..Limits::default() };
+    let target = concurrent(&[state.path().to_str().unwrap(), "3", "4"], limits);
+    let mut shared = SharedChild::new(&target).ahead(&[Revision::R2025_06_18], 1);
+    let spec = |steps| ScriptSpec { revision: Revision::R2025_06_18, steps, splits: vec![], joins: vec![], eof: true };
+    let cut = Step::Truncate(Truncate { kind: Kind::AtEof, tool: 0, cut: 7 });
+    let sessions = [spec(vec![Step::Control(0)]), spec(vec![Step::Control(0), cut]), spec(vec![Step::Control(0)])];
+    for (salt, spec) in sessions.into_iter().enumerate() {
+        let (script, obs, v) = shared.session(&spec, salt as u32).unwrap();
+        assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    assert_eq!(shared.sharing().costly, 1, "{:?}", shared.sharing());
+    drop(shared);
+    let starts = std::fs::read_dir(state.path()).unwrap().count();
+    let spare_core = rustix::thread::sched_getaffinity(None).is_ok_and(|c| c.count() > 1);
+    let expected = if spare_core { 3 } else { 4 };
+    assert_eq!(starts, expected, "the shared process and a spare, then the next spare");
 }

@@ -6,11 +6,13 @@
 //! with a `ping` marker: everything on stdout before the marker's answer is
 //! the script's, effects are the script's by their tokens' salt. A script
 //! whose last frame is cut short cannot be followed by a marker: the marker
-//! goes before that frame, and the script is the process's last, run to EOF
-//! and exit as a fresh session would be (a new process starts meanwhile). A
-//! script that must start before the handshake runs whole in a process of
-//! its own, with the same markers; a process that dies, or a marker left
-//! unanswered, falls back to a plain fresh session.
+//! goes before that frame, and the script is its process's last, run to EOF
+//! and exit as a fresh session would be. It runs whole in the spare process
+//! when one is at hand, so the shared one goes on; else it ends the shared
+//! one, and a replacement starts meanwhile. A script that must start before
+//! the handshake runs whole in a process of its own, with the same markers;
+//! a process that dies, or a marker left unanswered, falls back to a plain
+//! fresh session.
 //! Callers confirm any violation in a fresh process before reporting it:
 //! sharing speeds the search up, it never decides a finding; a process whose
 //! violation does not come back fresh is retired, as it may carry state from
@@ -158,6 +160,9 @@ pub struct SharedChild<'a> {
     /// Revisions still to start in the background, one at a time, before
     /// they are first drawn.
     ahead: Vec<Revision>,
+    /// Whether to spawn a spare once those have started, before the first
+    /// script that needs one.
+    spare_ahead: bool,
 }
 
 impl<'a> SharedChild<'a> {
@@ -177,6 +182,7 @@ impl<'a> SharedChild<'a> {
             rarity: 1,
             sharing: Sharing::default(),
             ahead: Vec::new(),
+            spare_ahead: false,
         }
     }
 
@@ -199,17 +205,20 @@ impl<'a> SharedChild<'a> {
     /// background and one at a time, when the machine has a core to spare
     /// beside the `jobs` running: a slow starter's first sessions then do
     /// not wait for one start after another as each revision is first
-    /// drawn. Overlapping more starts than that would slow each of them,
-    /// and a start that misses the timeout gives sharing up.
+    /// drawn, nor for a spare when the first script that needs a process
+    /// of its own comes. Overlapping more starts than that would slow each
+    /// of them, and a start that misses the timeout gives sharing up.
     pub fn ahead(mut self, revisions: &[Revision], jobs: usize) -> Self {
         if jobs < affinity::job_cores() {
             self.ahead = revisions.to_vec();
+            self.spare_ahead = true;
         }
         self
     }
 
     /// Starts the next revision still to start ahead, other than `now`
-    /// (which the caller starts), unless a start is already under way.
+    /// (which the caller starts), unless a start is already under way; once
+    /// all have started, spawns a spare.
     fn start_ahead(&mut self, now: Revision) {
         if self.disabled() || self.starting.iter().any(|s| !s.thread.is_finished()) {
             return;
@@ -221,6 +230,14 @@ impl<'a> SharedChild<'a> {
                 return self.start_in_background(next);
             }
         }
+        if std::mem::take(&mut self.spare_ahead) && self.spare.is_none() {
+            self.spare = ChildGateway::spawn(self.target, 0, Recorder::new(), true).ok();
+        }
+    }
+
+    /// Whether a spare process is there and running.
+    fn spare_ready(&mut self) -> bool {
+        self.spare.as_mut().is_some_and(|c| c.poll().is_none())
     }
 
     /// What sharing has cost in process starts so far, and whether it held.
@@ -397,6 +414,12 @@ impl<'a> SharedChild<'a> {
             },
             Process::Fresh => full,
         };
+        // A frame cut short at EOF ends its process. With a spare at hand,
+        // that is the spare, and the shared one goes on: a replacement for
+        // it would have to start in time for the next script of its revision.
+        if process == Process::Shared && script.ends_cut() && self.spare_ready() {
+            return Ok(None);
+        }
         let mut live = match process {
             Process::Shared => match self.ensure(spec.revision)? {
                 Some(live) => live,
