@@ -140,15 +140,16 @@ fn a_job_with_a_core_to_spare_starts_its_other_revisions_ahead_once_each() {
 
 #[test]
 fn a_script_cut_at_eof_runs_in_the_spare_and_the_shared_process_goes_on() {
-    // With a core to spare, the job spawns a spare ahead beside the shared
-    // process (starts 1 and 2). The cut script ends the spare, not the
-    // shared process, and start 3, which sleeps past the timeout, is the
-    // next spare, never waited for. Had the cut ended the shared process,
-    // start 3 would be its replacement: waited for, given up on, and
-    // followed by a fourth, as on a machine with one core.
+    // Every start takes 0.2 s, slow enough for a spare to pay. With a core
+    // to spare, the job spawns a spare ahead beside the shared process
+    // (starts 1 and 2). The cut script ends the spare, not the shared
+    // process, and start 3, which sleeps past the timeout, is the next
+    // spare, never waited for. Had the cut ended the shared process, start
+    // 3 would be its replacement: waited for, given up on, and followed by a
+    // fourth, as on a machine with one core.
     let state = tempfile::tempdir().unwrap();
     let limits = Limits { timeout: std::time::Duration::from_secs(2), ..Limits::default() };
-    let target = concurrent(&[state.path().to_str().unwrap(), "3", "4"], limits);
+    let target = concurrent(&[state.path().to_str().unwrap(), "3", "4", "0.2"], limits);
     let mut shared = SharedChild::new(&target).ahead(&[Revision::R2025_06_18], 1);
     let spec = |steps| ScriptSpec { revision: Revision::R2025_06_18, steps, splits: vec![], joins: vec![], eof: true };
     let cut = Step::Truncate(Truncate { kind: Kind::AtEof, tool: 0, cut: 7 });

@@ -7,9 +7,9 @@
 //! the script's, effects are the script's by their tokens' salt. A script
 //! whose last frame is cut short cannot be followed by a marker: the marker
 //! goes before that frame, and the script is its process's last, run to EOF
-//! and exit as a fresh session would be. It runs whole in the spare process
-//! when one is at hand, so the shared one goes on; else it ends the shared
-//! one, and a replacement starts meanwhile. A script that must start before
+//! and exit as a fresh session would be. When starts are slow and a spare
+//! process is at hand, it runs whole in the spare, so the shared one goes
+//! on; else it ends the shared one, and a replacement starts meanwhile. A script that must start before
 //! the handshake runs whole in a process of its own, with the same markers;
 //! a process that dies, or a marker left unanswered, falls back to a plain
 //! fresh session.
@@ -53,6 +53,13 @@ use std::time::{Duration, Instant};
 /// the rest share; under [`Mix::Lean`], as many times rarer as that mix
 /// makes scripts that need a process of their own.
 const ALONE_EVERY: u32 = 32;
+
+/// A process start at least this slow is not hidden behind the few scripts
+/// that run before the next of the same revision: a script cut at EOF then
+/// runs in the spare rather than ending the shared process, whose
+/// replacement would be waited for. A quicker start is better left to a
+/// replacement in the background, off the job's path.
+const SLOW_START: Duration = Duration::from_millis(50);
 
 /// Scripts in which every valid call's effect came before the marker's
 /// answer, with none after, that show a server acts synchronously.
@@ -235,9 +242,11 @@ impl<'a> SharedChild<'a> {
         }
     }
 
-    /// Whether a spare process is there and running.
-    fn spare_ready(&mut self) -> bool {
-        self.spare.as_mut().is_some_and(|c| c.poll().is_none())
+    /// Whether a script cut at EOF should run in the spare: starts are
+    /// slow, and a spare is there and running.
+    fn cut_in_spare(&mut self) -> bool {
+        self.sharing.quickest.is_some_and(|q| q >= SLOW_START)
+            && self.spare.as_mut().is_some_and(|c| c.poll().is_none())
     }
 
     /// What sharing has cost in process starts so far, and whether it held.
@@ -414,10 +423,9 @@ impl<'a> SharedChild<'a> {
             },
             Process::Fresh => full,
         };
-        // A frame cut short at EOF ends its process. With a spare at hand,
-        // that is the spare, and the shared one goes on: a replacement for
-        // it would have to start in time for the next script of its revision.
-        if process == Process::Shared && script.ends_cut() && self.spare_ready() {
+        // A frame cut short at EOF ends its process: the spare, when starts
+        // are slow, so the shared one goes on (see [`SLOW_START`]).
+        if process == Process::Shared && script.ends_cut() && self.cut_in_spare() {
             return Ok(None);
         }
         let mut live = match process {

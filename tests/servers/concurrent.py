@@ -3,9 +3,10 @@ SDKs do: a tools/call is answered on its own thread after a delay, so a ping
 sent after it is answered first. Its tool `fetch` GETs its `url` argument.
 Used by tests/shared.rs; standard library only.
 
-With the arguments STATE_DIR N [SECONDS], it counts its starts in STATE_DIR
-and sleeps SECONDS (default 1) before serving on its Nth start, as a server
-slowed by a loaded machine would."""
+With the arguments STATE_DIR N [SECONDS [EVERY]], it counts its starts in
+STATE_DIR and sleeps SECONDS (default 1) before serving on its Nth start, as
+a server slowed by a loaded machine would, and EVERY seconds (default 0) on
+every other start, as an interpreter slow to start would."""
 
 import json
 import os
@@ -43,8 +44,10 @@ def count_start(state):
 
 
 def main():
-    if len(sys.argv) >= 3 and count_start(sys.argv[1]) == int(sys.argv[2]):
-        time.sleep(float(sys.argv[3]) if len(sys.argv) > 3 else 1.0)
+    if len(sys.argv) >= 3:
+        slowed = count_start(sys.argv[1]) == int(sys.argv[2])
+        every = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
+        time.sleep((float(sys.argv[3]) if len(sys.argv) > 3 else 1.0) if slowed else every)
     threads = []
     for line in sys.stdin:
         try:
