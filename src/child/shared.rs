@@ -9,10 +9,10 @@
 //! goes before that frame, and the script is its process's last, run to EOF
 //! and exit as a fresh session would be. When starts are slow and a spare
 //! process is at hand, it runs whole in the spare, so the shared one goes
-//! on; else it ends the shared one, and a replacement starts meanwhile. A script that must start before
-//! the handshake runs whole in a process of its own, with the same markers;
-//! a process that dies, or a marker left unanswered, falls back to a plain
-//! fresh session.
+//! on; else it ends the shared one, and a replacement starts meanwhile. A
+//! script that must start before the handshake runs whole in a process of
+//! its own, with the same markers; a process that dies, or a marker left
+//! unanswered, falls back to a plain fresh session.
 //! Callers confirm any violation in a fresh process before reporting it:
 //! sharing speeds the search up, it never decides a finding; a process whose
 //! violation does not come back fresh is retired, as it may carry state from
