@@ -45,14 +45,17 @@ fn calls_failed(stdout: &[u8], script: &Script) -> Vec<u8> {
         script.frames.iter().filter(|f| matches!(f.expect, Expect::Act(_))).flat_map(|f| f.owed_ids()).collect();
     let mut out = Vec::new();
     for line in stdout.split_inclusive(|b| *b == b'\n') {
-        let value = serde_json::from_slice::<Value>(line).ok();
-        match value.as_ref().and_then(|v| v.get("id")).and_then(Id::from_value) {
-            Some(id) if calls.contains(&id) && value.as_ref().is_some_and(|v| v.get("result").is_some()) => {
-                let id = &value.as_ref().expect("parsed")["id"];
+        let success = serde_json::from_slice::<Value>(line).ok().filter(|v| v.get("result").is_some());
+        let call = success
+            .as_ref()
+            .and_then(|v| v.get("id"))
+            .filter(|id| Id::from_value(id).is_some_and(|i| calls.contains(&i)));
+        match call {
+            Some(id) => {
                 let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": "failed"}});
                 out.extend(format!("{error}\n").into_bytes());
             }
-            _ => out.extend(line),
+            None => out.extend(line),
         }
     }
     out
