@@ -140,24 +140,25 @@ fn a_job_with_a_core_to_spare_starts_its_other_revisions_ahead_once_each() {
 
 #[test]
 fn a_script_cut_at_eof_runs_in_the_spare_and_the_shared_process_goes_on() {
-    // Every start takes 0.2 s, slow enough for a spare to pay. With a core
-    // to spare, the job spawns a spare ahead beside the shared process
-    // (starts 1 and 2). The cut script ends the spare, not the shared
-    // process, and start 3, which sleeps past the timeout, is the next
-    // spare, never waited for. Had the cut ended the shared process, start
-    // 3 would be its replacement: waited for, given up on, and followed by a
-    // fourth. On one core there is no spare ahead: the cut ends the shared
-    // process, and start 2 replaces it.
+    // Every start takes 0.2 s, slow enough for a spare to pay. The first
+    // session starts the shared process (start 1); with a core to spare,
+    // the second spawns a spare ahead (start 2). The cut script ends the
+    // spare, not the shared process, and start 3, which sleeps past the
+    // timeout, is the next spare, never waited for. Had the cut ended the
+    // shared process, start 3 would be its replacement: waited for, given up
+    // on, and followed by a fourth. On one core there is no spare ahead: the
+    // cut ends the shared process, and start 2 replaces it.
     let state = tempfile::tempdir().unwrap();
     let limits = Limits { timeout: std::time::Duration::from_secs(2), ..Limits::default() };
     let target = concurrent(&[state.path().to_str().unwrap(), "3", "4", "0.2"], limits);
     let mut shared = SharedChild::new(&target).ahead(&[Revision::R2025_06_18], 1);
     let spec = |steps| ScriptSpec { revision: Revision::R2025_06_18, steps, splits: vec![], joins: vec![], eof: true };
-    let cut = Step::Truncate(Truncate { kind: Kind::AtEof, tool: 0, cut: 7 });
-    let sessions = [spec(vec![Step::Control(0)]), spec(vec![Step::Control(0), cut]), spec(vec![Step::Control(0)])];
-    for (salt, spec) in sessions.into_iter().enumerate() {
+    let control = || spec(vec![Step::Control(0)]);
+    let cut = spec(vec![Step::Control(0), Step::Truncate(Truncate { kind: Kind::AtEof, tool: 0, cut: 7 })]);
+    for (salt, spec) in [control(), control(), cut, control()].into_iter().enumerate() {
         let (script, obs, v) = shared.session(&spec, salt as u32).unwrap();
         assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
+        // Time for a process spawned meanwhile to count its start.
         std::thread::sleep(std::time::Duration::from_millis(300));
     }
     assert_eq!(shared.sharing().costly, 1, "{:?}", shared.sharing());

@@ -225,7 +225,7 @@ impl<'a> SharedChild<'a> {
 
     /// Starts the next revision still to start ahead, other than `now`
     /// (which the caller starts), unless a start is already under way; once
-    /// all have started, spawns a spare.
+    /// all have started and a shared process is live, spawns a spare.
     fn start_ahead(&mut self, now: Revision) {
         if self.disabled() || self.starting.iter().any(|s| !s.thread.is_finished()) {
             return;
@@ -237,8 +237,13 @@ impl<'a> SharedChild<'a> {
                 return self.start_in_background(next);
             }
         }
-        if std::mem::take(&mut self.spare_ahead) && self.spare.is_none() {
-            self.spare = ChildGateway::spawn(self.target, 0, Recorder::new(), true).ok();
+        // Not before a shared process is live: the job's first start goes
+        // on alone, as the revisions ahead do.
+        if self.spare_ahead && !self.live.is_empty() {
+            self.spare_ahead = false;
+            if self.spare.is_none() {
+                self.spare = ChildGateway::spawn(self.target, 0, Recorder::new(), true).ok();
+            }
         }
     }
 
