@@ -4,7 +4,8 @@
 //! server that answers concurrently shares without false alarms too, and a
 //! replacement process slowed past the timeout does not end sharing. A job
 //! with a core to spare starts its other revisions ahead, once each, then a
-//! spare; a script cut at EOF runs in the spare, and sharing goes on.
+//! spare, and goes on starting them while it waits for one; a script cut at
+//! EOF runs in the spare, and sharing goes on.
 
 use portcullis::attack::Step;
 use portcullis::attack::truncate::{Kind, Truncate};
@@ -136,6 +137,29 @@ fn a_job_with_a_core_to_spare_starts_its_other_revisions_ahead_once_each() {
     let spare_core = rustix::thread::sched_getaffinity(None).is_ok_and(|c| c.count() > 1);
     let expected = if spare_core { Revision::ALL.len() + 1 } else { 1 };
     assert_eq!(starts, expected, "one process per revision (the drawn one's, the rest ahead), then a spare");
+}
+
+#[test]
+fn while_a_job_waits_for_a_start_the_next_revision_starts_ahead() {
+    // 2024-11-05 answers `initialize` after 0.5 s, 2025-11-25 after 1.5 s.
+    // The first session (2025-06-18) starts 2024-11-05 ahead; the second
+    // (2025-11-25) finds that start under way. While the job waits for its
+    // own, 2024-11-05's ends, and the last revision starts, then the spare:
+    // five processes by the end of the second session. A job that waited
+    // without looking would have started three.
+    let state = tempfile::tempdir().unwrap();
+    let args = [state.path().to_str().unwrap(), "0", "0", "0", "2024-11-05=0.5", "2025-11-25=1.5"];
+    let target = concurrent(&args, Limits::default());
+    let mut shared = SharedChild::new(&target).ahead(&Revision::ALL, 1);
+    let spec =
+        |revision| ScriptSpec { revision, steps: vec![Step::Control(0)], splits: vec![], joins: vec![], eof: false };
+    for (salt, revision) in [Revision::R2025_06_18, Revision::R2025_11_25].into_iter().enumerate() {
+        let (script, obs, v) = shared.session(&spec(revision), salt as u32).unwrap();
+        assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
+    }
+    let starts = std::fs::read_dir(state.path()).unwrap().count();
+    let spare_core = rustix::thread::sched_getaffinity(None).is_ok_and(|c| c.count() > 1);
+    assert_eq!(starts, if spare_core { 5 } else { 2 }, "every revision's and the spare");
 }
 
 #[test]

@@ -170,6 +170,8 @@ pub struct SharedChild<'a> {
     /// Whether to spawn a spare once those have started, before the first
     /// script that needs one.
     spare_ahead: bool,
+    /// Whether the machine has a core to spare beside the campaign's jobs.
+    core_to_spare: bool,
 }
 
 impl<'a> SharedChild<'a> {
@@ -190,6 +192,7 @@ impl<'a> SharedChild<'a> {
             sharing: Sharing::default(),
             ahead: Vec::new(),
             spare_ahead: false,
+            core_to_spare: false,
         }
     }
 
@@ -219,15 +222,18 @@ impl<'a> SharedChild<'a> {
         if jobs < affinity::job_cores() {
             self.ahead = revisions.to_vec();
             self.spare_ahead = true;
+            self.core_to_spare = true;
         }
         self
     }
 
     /// Starts the next revision still to start ahead, other than `now`
-    /// (which the caller starts), unless a start is already under way; once
-    /// all have started and a shared process is live, spawns a spare.
-    fn start_ahead(&mut self, now: Revision) {
-        if self.disabled() || self.starting.iter().any(|s| !s.thread.is_finished()) {
+    /// (which the caller starts), unless a start is already under way (one
+    /// besides the one the job is `waiting` for); once all have started and
+    /// a shared process is live, spawns a spare.
+    fn start_ahead(&mut self, now: Revision, waiting: bool) {
+        let under_way = self.starting.iter().filter(|s| !s.thread.is_finished()).count();
+        if self.disabled() || under_way > usize::from(waiting) {
             return;
         }
         while !self.ahead.is_empty() {
@@ -237,8 +243,8 @@ impl<'a> SharedChild<'a> {
                 return self.start_in_background(next);
             }
         }
-        // Not before a shared process is live: the job's first start goes
-        // on alone, as the revisions ahead do.
+        // Not before a shared process is live, so that the spare does not
+        // slow the job's first start.
         if self.spare_ahead && !self.live.is_empty() {
             self.spare_ahead = false;
             if self.spare.is_none() {
@@ -318,10 +324,34 @@ impl<'a> SharedChild<'a> {
                 return Ok(Some(live));
             }
         }
-        let started = match self.starting.iter().position(|s| s.revision == revision) {
-            Some(at) => {
+        let starting = self.starting.iter().any(|s| s.revision == revision);
+        // Once the server has started, with a core to spare, the start runs
+        // in the background too, so that the next revision ahead can start
+        // while the job waits for it.
+        if !starting && self.core_to_spare && self.sharing.quickest.is_some() {
+            self.start_in_background(revision);
+        }
+        let started = self.join_start(revision);
+        let Some(child) = self.started(started?) else {
+            self.turn_off(Off::NoMarker);
+            return Ok(None);
+        };
+        Ok(Some(Live { revision, child }))
+    }
+
+    /// Waits for the start of `revision` in the background (or starts it
+    /// now, if none is under way). While the job waits, its core is idle,
+    /// so the next revision ahead may start meanwhile.
+    fn join_start(&mut self, revision: Revision) -> Result<Option<Started>, Fault> {
+        // The start itself is bounded by the timeout; this bound is a backstop.
+        let deadline = Instant::now() + self.target.limits.timeout * 2;
+        loop {
+            let Some(at) = self.starting.iter().position(|s| s.revision == revision) else {
+                return start_initialized(self.target, revision, false);
+            };
+            if self.starting[at].thread.is_finished() || !self.core_to_spare || Instant::now() >= deadline {
                 let started = self.starting.swap_remove(at).thread.join();
-                match started.map_err(|_| Fault::Io("starting panicked".into()))? {
+                return match started.map_err(|_| Fault::Io("starting panicked".into()))? {
                     Ok(Some(started)) => {
                         affinity::join_chain(started.0.id());
                         Ok(Some(started))
@@ -332,15 +362,11 @@ impl<'a> SharedChild<'a> {
                     // sharing is given up.
                     Ok(None) => start_initialized(self.target, revision, false),
                     Err(e) => Err(e),
-                }
+                };
             }
-            None => start_initialized(self.target, revision, false),
-        };
-        let Some(child) = self.started(started?) else {
-            self.turn_off(Off::NoMarker);
-            return Ok(None);
-        };
-        Ok(Some(Live { revision, child }))
+            self.start_ahead(revision, true);
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
 
     /// Starts a process for `revision` in the background, to replace one
@@ -366,7 +392,7 @@ impl<'a> SharedChild<'a> {
     /// session ([`session`]), whose verdict stands.
     pub fn session(&mut self, spec: &ScriptSpec, salt: u32) -> Result<(Script, Observation, Vec<Violation>), Fault> {
         self.sharing.sessions += 1;
-        self.start_ahead(spec.revision);
+        self.start_ahead(spec.revision, false);
         let alone = self.sharing.sessions.is_multiple_of(ALONE_EVERY * self.rarity);
         let shared = match alone {
             true => None,

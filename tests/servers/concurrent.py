@@ -6,7 +6,9 @@ Used by tests/shared.rs; standard library only.
 With the arguments STATE_DIR N [SECONDS [EVERY]], it counts its starts in
 STATE_DIR and sleeps SECONDS (default 1) before serving on its Nth start, as
 a server slowed by a loaded machine would, and EVERY seconds (default 0) on
-every other start, as an interpreter slow to start would."""
+every other start, as an interpreter slow to start would. Further arguments
+VERSION=SECONDS make it sleep that long before answering an `initialize` for
+that protocol version."""
 
 import json
 import os
@@ -48,6 +50,7 @@ def main():
         slowed = count_start(sys.argv[1]) == int(sys.argv[2])
         every = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
         time.sleep((float(sys.argv[3]) if len(sys.argv) > 3 else 1.0) if slowed else every)
+    slow_init = dict((v, float(s)) for v, s in (a.split("=") for a in sys.argv[5:]))
     threads = []
     for line in sys.stdin:
         try:
@@ -58,6 +61,7 @@ def main():
         method, rid = request.get("method"), request.get("id")
         if method == "initialize":
             version = request["params"]["protocolVersion"]
+            time.sleep(slow_init.get(version, 0.0))
             result = {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": {"name": "concurrent", "version": "1"}}
             send({"jsonrpc": "2.0", "id": rid, "result": result})
         elif method == "tools/call":
