@@ -31,10 +31,15 @@
 //! script (one whose tokens belong to another session) turns sharing off for
 //! the rest of the job.
 
+mod sharing;
+mod starts;
+
+pub use sharing::{Off, Sharing};
+use starts::{Started, Starting};
+
 use super::affinity;
 use super::reply::{Answer, await_reply};
 use super::{ChildGateway, ChildTarget};
-use crate::attack::lifecycle::{INITIALIZED, initialize_text};
 use crate::campaign::{HuntConfig, session};
 use crate::check::{CheckId, Violation, check};
 use crate::frame::{Expect, Frame};
@@ -44,8 +49,7 @@ use crate::script::{Mix, Script, ScriptSpec};
 use crate::seam::{Exit, Fault, Gateway, Recorder, Session};
 use serde_json::Value;
 use std::sync::atomic::Ordering;
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One keep-open session in this many runs whole in a process of its own,
 /// EOF and all, so what only a fresh process shows (starting up, exiting
@@ -77,65 +81,6 @@ enum Process {
     Shared,
     /// Whole, in a process of its own that ends with it.
     Fresh,
-}
-
-/// A process starting on its own thread.
-struct Starting {
-    revision: Revision,
-    thread: JoinHandle<Result<Option<Started>, Fault>>,
-}
-
-/// A process initialized and answering, and how long that took.
-type Started = (ChildGateway, Duration);
-
-/// Why sharing a process was given up for the rest of a job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Off {
-    /// A process did not answer a `ping` marker after its handshake within
-    /// the timeout: it does not answer `ping`, or starts too slowly.
-    NoMarker,
-    /// An effect came after its script had ended, so one could be pinned on
-    /// the wrong session.
-    LateEffect,
-}
-
-impl Off {
-    /// What happened, for a human.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Off::NoMarker => {
-                "a process did not answer a `ping` within --timeout-ms of starting \
-                 (it does not answer `ping`, or starts too slowly)"
-            }
-            Off::LateEffect => {
-                "an effect came after its session had ended, so one could be pinned on the wrong session"
-            }
-        }
-    }
-}
-
-/// What sharing a process has cost in starts so far, and whether it held.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Sharing {
-    /// Sessions asked for through [`SharedChild::session`].
-    pub sessions: u32,
-    /// Of those, the ones that cost a process start: they ran in a process
-    /// of their own, or ended the shared one with a frame cut at EOF.
-    pub costly: u32,
-    /// The quickest a process started and answered its first marker.
-    pub quickest: Option<Duration>,
-    /// Why sharing was given up, and at which session.
-    pub off: Option<(Off, u32)>,
-}
-
-impl Sharing {
-    /// Adds another job's sharing to this one's.
-    pub fn add(&mut self, other: Sharing) {
-        self.sessions += other.sessions;
-        self.costly += other.costly;
-        self.quickest = self.quickest.into_iter().chain(other.quickest).min();
-        self.off = self.off.or(other.off);
-    }
 }
 
 /// A shared keep-open process for one job.
@@ -227,32 +172,6 @@ impl<'a> SharedChild<'a> {
         self
     }
 
-    /// Starts the next revision still to start ahead, other than `now`
-    /// (which the caller starts), unless a start is already under way (one
-    /// besides the one the job is `waiting` for); once all have started and
-    /// a shared process is live, spawns a spare.
-    fn start_ahead(&mut self, now: Revision, waiting: bool) {
-        let under_way = self.starting.iter().filter(|s| !s.thread.is_finished()).count();
-        if self.disabled() || under_way > usize::from(waiting) {
-            return;
-        }
-        while !self.ahead.is_empty() {
-            let next = self.ahead.remove(0);
-            let had = next == now || self.live.iter().any(|l| l.revision == next);
-            if !had && !self.starting.iter().any(|s| s.revision == next) {
-                return self.start_in_background(next);
-            }
-        }
-        // Not before a shared process is live, so that the spare does not
-        // slow the job's first start.
-        if self.spare_ahead && !self.live.is_empty() {
-            self.spare_ahead = false;
-            if self.spare.is_none() {
-                self.spare = ChildGateway::spawn(self.target, 0, Recorder::new(), true).ok();
-            }
-        }
-    }
-
     /// Whether a script cut at EOF should run in the spare: starts are
     /// slow, and a spare is there and running.
     fn cut_in_spare(&mut self) -> bool {
@@ -313,75 +232,6 @@ impl<'a> SharedChild<'a> {
             self.answers_after = Some(self.answers_after.unwrap_or_default().max(after));
         }
         Ok(Some(answer.stdout))
-    }
-
-    /// A live process initialized at `revision`: the one running, the one
-    /// starting in the background, or one started now.
-    fn ensure(&mut self, revision: Revision) -> Result<Option<Live>, Fault> {
-        if let Some(at) = self.live.iter().position(|l| l.revision == revision) {
-            let mut live = self.live.swap_remove(at);
-            if !live.child.exit().ended() {
-                return Ok(Some(live));
-            }
-        }
-        let starting = self.starting.iter().any(|s| s.revision == revision);
-        // Once the server has started, with a core to spare, the start runs
-        // in the background too, so that the next revision ahead can start
-        // while the job waits for it.
-        if !starting && self.core_to_spare && self.sharing.quickest.is_some() {
-            self.start_in_background(revision);
-        }
-        let started = self.join_start(revision);
-        let Some(child) = self.started(started?) else {
-            self.turn_off(Off::NoMarker);
-            return Ok(None);
-        };
-        Ok(Some(Live { revision, child }))
-    }
-
-    /// Waits for the start of `revision` in the background (or starts it
-    /// now, if none is under way). While the job waits, its core is idle,
-    /// so the next revision ahead may start meanwhile.
-    fn join_start(&mut self, revision: Revision) -> Result<Option<Started>, Fault> {
-        // The start itself is bounded by the timeout; this bound is a backstop.
-        let deadline = Instant::now() + self.target.limits.timeout * 2;
-        loop {
-            let Some(at) = self.starting.iter().position(|s| s.revision == revision) else {
-                return start_initialized(self.target, revision, false);
-            };
-            if self.starting[at].thread.is_finished() || !self.core_to_spare || Instant::now() >= deadline {
-                let started = self.starting.swap_remove(at).thread.join();
-                return match started.map_err(|_| Fault::Io("starting panicked".into()))? {
-                    Ok(Some(started)) => {
-                        affinity::join_chain(started.0.id());
-                        Ok(Some(started))
-                    }
-                    // The server has answered markers before, so a start in
-                    // the background that did not was slowed (a loaded
-                    // machine, say): one more try, in the foreground, before
-                    // sharing is given up.
-                    Ok(None) => start_initialized(self.target, revision, false),
-                    Err(e) => Err(e),
-                };
-            }
-            self.start_ahead(revision, true);
-            std::thread::sleep(Duration::from_millis(2));
-        }
-    }
-
-    /// Starts a process for `revision` in the background, to replace one
-    /// just retired, so its start overlaps the scripts run meanwhile.
-    fn start_in_background(&mut self, revision: Revision) {
-        if self.disabled() || self.starting.iter().any(|s| s.revision == revision) {
-            return;
-        }
-        let target = self.target.clone();
-        let cores = affinity::unpinned_cores();
-        let thread = std::thread::spawn(move || {
-            affinity::adopt(cores);
-            start_initialized(&target, revision, true)
-        });
-        self.starting.push(Starting { revision, thread });
     }
 
     /// One keep-open session as `portcullis fuzz` runs it: in the shared
@@ -597,24 +447,4 @@ fn marker(
 ) -> Result<Option<Answer>, Fault> {
     child.write_stdin(format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{mark}\",\"method\":\"ping\"}}\n").as_bytes())?;
     Ok(await_reply(child, &Value::from(mark), owed, bound, owed_wait))
-}
-
-/// Starts a process and initializes it at `revision`; `None` when it does
-/// not answer a marker after the handshake. It is spawned directly rather
-/// than through [`crate::seam::Target::start`], which would take the
-/// probes' pending effects from a script running meanwhile.
-fn start_initialized(target: &ChildTarget, revision: Revision, ahead: bool) -> Result<Option<Started>, Fault> {
-    let begun = Instant::now();
-    let mut child = ChildGateway::spawn(target, 0, Recorder::new(), ahead)?;
-    let init = "portcullis-init";
-    let hello = format!(
-        "{}\n{}\n",
-        initialize_text(0, revision).replace(r#""id":0"#, &format!(r#""id":"{init}""#)),
-        INITIALIZED
-    );
-    child.write_stdin(hello.as_bytes())?;
-    // Starting may be slow (an interpreter, say): the full timeout.
-    let timeout = target.limits.timeout;
-    let ready = marker(&mut child, "portcullis-ready", vec![Id::Str(init.into())], timeout, timeout)?;
-    Ok(ready.map(|_| (child, begun.elapsed())))
 }
