@@ -73,6 +73,17 @@ fn concurrent(args: &[&str], limits: Limits) -> ChildTarget {
     ChildTarget::new(command, limits, fetch, probes)
 }
 
+/// How many times the server counted a start in `state`.
+fn starts(state: &tempfile::TempDir) -> usize {
+    std::fs::read_dir(state.path()).unwrap().count()
+}
+
+/// Whether a job has a core to spare: cores as the harness counts them, the
+/// ones the job may run on.
+fn spare_core() -> bool {
+    rustix::thread::sched_getaffinity(None).is_ok_and(|c| c.count() > 1)
+}
+
 #[test]
 fn a_server_answering_concurrently_shares_without_false_alarms() {
     // Its calls are answered after the marker's `ping`: the marker waits for
@@ -108,8 +119,7 @@ fn a_replacement_slowed_past_the_timeout_does_not_end_sharing() {
         let (script, obs, v) = shared.run(&spec, salt as u32).unwrap().expect("the script shares");
         assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
     }
-    let starts = std::fs::read_dir(state.path()).unwrap().count();
-    assert_eq!(starts, 3, "the first process, the slowed replacement, the one started after it");
+    assert_eq!(starts(&state), 3, "the first process, the slowed replacement, the one started after it");
 }
 
 #[test]
@@ -132,11 +142,8 @@ fn a_job_with_a_core_to_spare_starts_its_other_revisions_ahead_once_each() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     drop(shared);
-    let starts = std::fs::read_dir(state.path()).unwrap().count();
-    // Cores as the harness counts them: the ones the job may run on.
-    let spare_core = rustix::thread::sched_getaffinity(None).is_ok_and(|c| c.count() > 1);
-    let expected = if spare_core { Revision::ALL.len() + 1 } else { 1 };
-    assert_eq!(starts, expected, "one process per revision (the drawn one's, the rest ahead), then a spare");
+    let expected = if spare_core() { Revision::ALL.len() + 1 } else { 1 };
+    assert_eq!(starts(&state), expected, "one process per revision (the drawn one's, the rest ahead), then a spare");
 }
 
 #[test]
@@ -157,9 +164,7 @@ fn while_a_job_waits_for_a_start_the_next_revision_starts_ahead() {
         let (script, obs, v) = shared.session(&spec(revision), salt as u32).unwrap();
         assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
     }
-    let starts = std::fs::read_dir(state.path()).unwrap().count();
-    let spare_core = rustix::thread::sched_getaffinity(None).is_ok_and(|c| c.count() > 1);
-    assert_eq!(starts, if spare_core { 5 } else { 2 }, "every revision's and the spare");
+    assert_eq!(starts(&state), if spare_core() { 5 } else { 2 }, "every revision's and the spare");
 }
 
 #[test]
@@ -187,8 +192,6 @@ fn a_script_cut_at_eof_runs_in_the_spare_and_the_shared_process_goes_on() {
     }
     assert_eq!(shared.sharing().costly, 1, "{:?}", shared.sharing());
     drop(shared);
-    let starts = std::fs::read_dir(state.path()).unwrap().count();
-    let spare_core = rustix::thread::sched_getaffinity(None).is_ok_and(|c| c.count() > 1);
-    let expected = if spare_core { 3 } else { 2 };
-    assert_eq!(starts, expected, "the shared process and a spare, then the next spare");
+    let expected = if spare_core() { 3 } else { 2 };
+    assert_eq!(starts(&state), expected, "the shared process and a spare, then the next spare");
 }

@@ -63,7 +63,7 @@ const ALONE_EVERY: u32 = 32;
 /// runs in the spare rather than ending the shared process, whose
 /// replacement would be waited for. A quicker start is better left to a
 /// replacement in the background, off the job's path.
-const SLOW_START: Duration = Duration::from_millis(50);
+const SLOW_REPLACEMENT: Duration = Duration::from_millis(50);
 
 /// Scripts in which every valid call's effect came before the marker's
 /// answer, with none after, that show a server acts synchronously.
@@ -112,9 +112,6 @@ pub struct SharedChild<'a> {
     /// Revisions still to start in the background, one at a time, before
     /// they are first drawn.
     ahead: Vec<Revision>,
-    /// Whether to spawn a spare once those have started, before the first
-    /// script that needs one.
-    spare_ahead: bool,
     /// Whether the machine has a core to spare beside the campaign's jobs.
     core_to_spare: bool,
 }
@@ -136,7 +133,6 @@ impl<'a> SharedChild<'a> {
             rarity: 1,
             sharing: Sharing::default(),
             ahead: Vec::new(),
-            spare_ahead: false,
             core_to_spare: false,
         }
     }
@@ -166,7 +162,6 @@ impl<'a> SharedChild<'a> {
     pub fn ahead(mut self, revisions: &[Revision], jobs: usize) -> Self {
         if jobs < affinity::job_cores() {
             self.ahead = revisions.to_vec();
-            self.spare_ahead = true;
             self.core_to_spare = true;
         }
         self
@@ -175,7 +170,7 @@ impl<'a> SharedChild<'a> {
     /// Whether a script cut at EOF should run in the spare: starts are
     /// slow, and a spare is there and running.
     fn cut_in_spare(&mut self) -> bool {
-        self.sharing.quickest.is_some_and(|q| q >= SLOW_START)
+        self.sharing.quickest.is_some_and(|q| q >= SLOW_REPLACEMENT)
             && self.spare.as_mut().is_some_and(|c| c.poll().is_none())
     }
 
@@ -305,7 +300,7 @@ impl<'a> SharedChild<'a> {
             Process::Fresh => full,
         };
         // A frame cut short at EOF ends its process: the spare, when starts
-        // are slow, so the shared one goes on (see [`SLOW_START`]).
+        // are slow, so the shared one goes on (see [`SLOW_REPLACEMENT`]).
         if process == Process::Shared && script.ends_cut() && self.cut_in_spare() {
             return Ok(None);
         }

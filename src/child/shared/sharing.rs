@@ -32,7 +32,7 @@ impl Off {
 /// What sharing a process has cost in starts so far, and whether it held.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sharing {
-    /// Sessions asked for through [`SharedChild::session`].
+    /// Sessions asked for through [`super::SharedChild::session`].
     pub sessions: u32,
     /// Of those, the ones that cost a process start: they ran in a process
     /// of their own, or ended the shared one with a frame cut at EOF.

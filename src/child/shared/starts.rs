@@ -38,12 +38,10 @@ impl SharedChild<'_> {
             }
         }
         // Not before a shared process is live, so that the spare does not
-        // slow the job's first start.
-        if self.spare_ahead && !self.live.is_empty() {
-            self.spare_ahead = false;
-            if self.spare.is_none() {
-                self.spare = ChildGateway::spawn(self.target, 0, Recorder::new(), true).ok();
-            }
+        // slow the job's first start. Once spawned, a spare is replaced as
+        // it is taken ([`ChildTarget::start_from`]).
+        if self.core_to_spare && self.spare.is_none() && !self.live.is_empty() {
+            self.spare = ChildGateway::spawn(self.target, 0, Recorder::new(), true).ok();
         }
     }
 
