@@ -71,17 +71,14 @@ pub(crate) fn join_chain(pid: u32) {
     let _ = sched_setaffinity(Some(pid), &mine);
 }
 
-/// Runs `f` with the calling thread unpinned, so a process it starts is
-/// unpinned too; then pins the thread again.
-pub(crate) fn off_the_chain<T>(f: impl FnOnce() -> T) -> T {
-    let Some(all) = unpinned_cores() else { return f() };
-    let pinned = sched_getaffinity(None).ok();
-    let _ = sched_setaffinity(None, &all);
-    let out = f();
-    if let Some(p) = pinned {
-        let _ = sched_setaffinity(None, &p);
-    }
-    out
+/// Lets the process `pid`, just started by the calling thread (and so
+/// pinned with it), run on whichever of the job's cores is free, if the
+/// thread is pinned. The harness thread keeps its core throughout: unpinning
+/// it for the spawn instead would let the scheduler move it off its core and
+/// back. Threads the process started before this call keep its first core.
+pub(crate) fn leave_chain(pid: u32) {
+    let (Some(all), Some(pid)) = (unpinned_cores(), Pid::from_raw(pid as i32)) else { return };
+    let _ = sched_setaffinity(Some(pid), &all);
 }
 
 #[cfg(test)]
@@ -113,10 +110,11 @@ mod tests {
             // So does a process it starts.
             let status = std::process::Command::new("cat").arg("/proc/self/status").output().expect("cat runs");
             assert_eq!(cores_of(&String::from_utf8_lossy(&status.stdout)), core.to_string());
-            // A process started off the chain runs on every allowed core,
-            // the thread is pinned again afterwards, and the process joins
-            // the thread's core when asked.
-            let mut ahead = off_the_chain(|| std::process::Command::new("sleep").arg("5").spawn().expect("sleep"));
+            // A process that leaves the chain runs on every allowed core,
+            // the thread stays pinned, and the process joins the thread's
+            // core when asked.
+            let mut ahead = std::process::Command::new("sleep").arg("5").spawn().expect("sleep");
+            leave_chain(ahead.id());
             assert_eq!(sched_getaffinity(None).expect("affinity").count(), 1);
             let status = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
             assert_ne!(cores_of(&status(ahead.id())), core.to_string());

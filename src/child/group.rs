@@ -4,20 +4,33 @@
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
+use rustix::process::{PidfdFlags, pidfd_open};
 use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
-/// Polls `child` until it exits or `wait` runs out.
+/// Waits for `child` to exit, up to `wait`. Woken by the exit itself (a
+/// pidfd) where the kernel has them; else looks every 2 ms.
 pub fn wait_for(child: &mut Child, wait: Duration) -> Option<ExitStatus> {
     let deadline = Instant::now() + wait;
+    // Until it is reaped, which only `child` does, the pid stays the child's.
+    let pidfd =
+        rustix::process::Pid::from_raw(child.id() as i32).and_then(|pid| pidfd_open(pid, PidfdFlags::empty()).ok());
     loop {
         if let Ok(Some(status)) = child.try_wait() {
             return Some(status);
         }
-        if Instant::now() >= deadline {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
             return None;
         }
-        std::thread::sleep(Duration::from_millis(2));
+        match &pidfd {
+            Some(fd) => {
+                let timeout = Timespec::try_from(left).unwrap_or(Timespec { tv_sec: 1, tv_nsec: 0 });
+                let _ = poll(&mut [PollFd::new(fd, PollFlags::IN)], Some(&timeout));
+            }
+            None => std::thread::sleep(left.min(Duration::from_millis(2))),
+        }
     }
 }
 

@@ -15,6 +15,7 @@ mod affinity;
 mod capture;
 mod discover;
 mod group;
+mod homes;
 mod reply;
 mod shared;
 
@@ -85,6 +86,7 @@ pub struct ChildTarget {
     pub probes: Arc<Probes>,
     /// Effects set aside because they carry only another session's tokens.
     pub late_effects: Arc<AtomicUsize>,
+    homes: Arc<homes::Homes>,
 }
 
 impl ChildTarget {
@@ -92,7 +94,8 @@ impl ChildTarget {
     /// on the probes' HTTP sink and no late effect counted yet.
     pub fn new(command: Command, limits: Limits, tools: Vec<ToolSpec>, probes: Arc<Probes>) -> ChildTarget {
         let catalogue = Catalogue { tools, canary_base: probes.http_base() };
-        ChildTarget { command, limits, catalogue, probes, late_effects: Arc::new(AtomicUsize::new(0)) }
+        let late_effects = Arc::new(AtomicUsize::new(0));
+        ChildTarget { command, limits, catalogue, probes, late_effects, homes: Arc::default() }
     }
 }
 
@@ -171,7 +174,8 @@ pub struct ChildGateway {
     recorder: Recorder,
     salt: u32,
     late_effects: Arc<AtomicUsize>,
-    _home: tempfile::TempDir,
+    home: Option<tempfile::TempDir>,
+    homes: Arc<homes::Homes>,
 }
 
 impl ChildGateway {
@@ -195,11 +199,10 @@ impl ChildGateway {
             };
         }
         command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
-        let spawned = match ahead {
-            true => affinity::off_the_chain(|| command.spawn()),
-            false => command.spawn(),
-        };
-        let mut child = spawned.map_err(|e| Fault::Spawn(format!("{}: {e}", cmd.program)))?;
+        let mut child = command.spawn().map_err(|e| Fault::Spawn(format!("{}: {e}", cmd.program)))?;
+        if ahead {
+            affinity::leave_chain(child.id());
+        }
         let (stdin, out, err) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let (Some(mut stdin), Some(out), Some(err)) = (stdin, out, err) else {
             return Err(Fault::Spawn("the child's pipes were not set up".into()));
@@ -239,7 +242,8 @@ impl ChildGateway {
             recorder,
             salt,
             late_effects: target.late_effects.clone(),
-            _home: home,
+            home: Some(home),
+            homes: target.homes.clone(),
         })
     }
 
@@ -400,12 +404,13 @@ impl Gateway for ChildGateway {
             if !behind {
                 behind_since = None;
             }
-            // Woken by output, or by stdout closing as an exiting child's
-            // does; a look at least every 2 ms all the same.
-            let next = Instant::now() + Duration::from_millis(2);
+            // Woken by output, by stdout closing as an exiting child's does,
+            // then by the exit; a look at least every 2 ms all the same.
             match self.stdout.closed() {
-                true => std::thread::sleep(Duration::from_micros(500)),
-                false => self.stdout.wait_past(self.stdout.len(), next),
+                true => {
+                    group::wait_for(&mut self.child, Duration::from_millis(2));
+                }
+                false => self.stdout.wait_past(self.stdout.len(), Instant::now() + Duration::from_millis(2)),
             }
         }
         // Output, writes and effects have been calm for `quiet`, or the
@@ -423,5 +428,8 @@ impl Drop for ChildGateway {
         self.stdin_pipe = None;
         let grace = self.limits.quiet.max(Duration::from_millis(100)).min(self.limits.timeout);
         group::end(&mut self.child, grace);
+        if let Some(home) = self.home.take() {
+            self.homes.remove(home);
+        }
     }
 }
