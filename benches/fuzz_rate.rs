@@ -5,9 +5,10 @@
 //!   runs, so noise can only make the ratios worse); a URL argument points
 //!   at the same HTTP sink the fuzz sessions' calls reach, so both do the
 //!   same work per call;
-//! - fuzz sessions through the child driver: a fresh process per session,
-//!   then keep-open sessions sharing a process with one job and with two, in
-//!   alternating rounds whose mean is reported; under the full mix (the
+//! - fuzz sessions through the child driver: a fresh process per session
+//!   (each spawned ahead while the one before ran, as `--no-share` runs
+//!   them), then keep-open sessions sharing a process with one job and with
+//!   two, in alternating rounds whose mean is reported; under the full mix (the
 //!   default) and the lean one (`--mix lean`), which draws 16 times fewer
 //!   of the scripts that cost a process start.
 //!
@@ -133,7 +134,9 @@ fn fuzz_rate(server: &Server, sessions: usize, jobs: usize, share: bool, mix: Mi
                     if jobs > 1 {
                         pin_job(j);
                     }
-                    let t = target(server);
+                    // As `portcullis fuzz` runs them: fresh sessions take a
+                    // process spawned ahead.
+                    let t = target(server).started_ahead(usize::from(!share));
                     let revisions = revision_share(&Revision::ALL, j, jobs);
                     let cfg = HuntConfig { revisions, focus: server.focus, mix, ..HuntConfig::default() };
                     let mut shared = SharedChild::for_campaign(&t, &cfg, jobs);

@@ -61,6 +61,12 @@ pub struct Args {
     /// keep-open. The same seed and mix draw the same scripts.
     #[arg(long, default_value = "full")]
     mix: Mix,
+    /// Spawn each fresh session's process (every session under close, and
+    /// every one with --no-share) only as the session begins, rather than
+    /// keep one spawned ahead: for a server of which only one instance may
+    /// run at a time.
+    #[arg(long)]
+    no_ahead: bool,
     /// With --jobs above 1, let the scheduler place the jobs rather than
     /// keep each job, its probes and its processes to a core of its own.
     #[arg(long)]
@@ -262,7 +268,9 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                     Ok(setup) => setup,
                     Err(e) => return fail(e.to_string()),
                 };
-                let target = setup.target(tools.to_vec());
+                let share = args.policy == Policy::KeepOpen && !args.no_share;
+                let ahead = usize::from(!share && !args.no_ahead);
+                let target = setup.target(tools.to_vec()).started_ahead(ahead);
                 let cfg = HuntConfig {
                     cases,
                     seed: args.seed.wrapping_add(j as u64),
@@ -280,7 +288,6 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                     !stop.load(Ordering::Relaxed)
                 };
                 let shared = RefCell::new(SharedChild::for_campaign(&target, &cfg, jobs));
-                let share = args.policy == Policy::KeepOpen && !args.no_share;
                 let run = |spec: &ScriptSpec, salt: u32| match share {
                     true => shared.borrow_mut().session(spec, salt),
                     false => session(&target, args.policy, spec, salt),

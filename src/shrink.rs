@@ -21,12 +21,20 @@ pub struct Args {
     /// Stop cutting after this many milliseconds and keep the best so far.
     #[arg(long, default_value_t = 5_000, value_name = "N")]
     budget_ms: u64,
+    /// Spawn each candidate's process only as its session begins, rather
+    /// than keep one spawned ahead: for a server of which only one instance
+    /// may run at a time.
+    #[arg(long)]
+    no_ahead: bool,
     #[command(flatten)]
     child: ChildFlags,
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
     let (artifact, setup, target, script) = load(&args.artifact, &args.child)?;
+    // Candidates run one after another, each in a fresh process: the next
+    // one's start overlaps the session before.
+    let target = target.started_ahead(usize::from(!args.no_ahead));
     let check = CheckId::from_id(&artifact.check)
         .ok_or_else(|| anyhow!("unknown check {:?} in the artifact", artifact.check))?;
     let started = Instant::now();

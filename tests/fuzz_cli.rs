@@ -199,6 +199,33 @@ fn bad_input_is_a_one_line_error() {
     assert!(one_line_error(&["replay", "/nonexistent/finding.json", "--", "true"]).contains("finding.json"));
 }
 
+/// Whether a process with this pid is alive (and not a zombie).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+#[test]
+fn fresh_sessions_take_a_process_spawned_ahead_and_none_is_left_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each process the run starts appends its id before it serves.
+    let started = |flags: &[&str]| -> Vec<i32> {
+        let pids = dir.path().join(format!("pids{}", flags.len()));
+        let server = format!("echo $$ >> {}; exec {BIN} reference-gateway --policy close", pids.display());
+        let mut args = fuzz_args("close", &["--cases", "12"]);
+        args.extend(flags);
+        args.extend(["--", "sh", "-c", &server]);
+        let o = portcullis(&args, dir.path());
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let ids = std::fs::read_to_string(&pids).unwrap_or_default();
+        ids.lines().map(|l| l.trim().parse().expect("a pid")).collect()
+    };
+    let ahead = started(&[]);
+    let alone = started(&["--no-ahead"]);
+    // The same sessions, and the one spawned ahead that no session took.
+    assert_eq!(ahead.len(), alone.len() + 1, "ahead {ahead:?}, alone {alone:?}");
+    assert!(ahead.iter().chain(&alone).all(|p| !alive(*p)), "a process outlived the run");
+}
+
 #[test]
 fn without_a_tool_the_server_is_asked_and_one_that_can_carry_a_canary_is_picked() {
     let dir = tempfile::tempdir().unwrap();

@@ -34,13 +34,22 @@ fn spec() -> ScriptSpec {
     }
 }
 
-/// Runs one session and returns the ids of the checks that failed.
-fn checks_of(script: &str) -> Vec<CheckId> {
+/// Runs one session in a process spawned for it, and one in a process
+/// spawned ahead while an earlier session ran (as `portcullis fuzz` runs
+/// fresh sessions), and returns the ids of the checks each one failed.
+fn checks_of(script: &str) -> [Vec<CheckId>; 2] {
     let started = Instant::now();
-    let (_, obs, v) = session(&target(script), Policy::Close, &spec(), 1).expect("the harness runs");
-    assert!(started.elapsed() < Duration::from_secs(10), "bounded: took {:?}", started.elapsed());
-    assert!(obs.stdout.len() <= 1 << 20, "bounded capture");
-    v.into_iter().map(|v| v.check).collect()
+    let alone = session(&target(script), Policy::Close, &spec(), 1);
+    let ahead = target(script).started_ahead(1);
+    let _earlier = session(&ahead, Policy::Close, &spec(), 1);
+    let spawned_ahead = session(&ahead, Policy::Close, &spec(), 2);
+    drop(ahead);
+    assert!(started.elapsed() < Duration::from_secs(30), "bounded: took {:?}", started.elapsed());
+    [alone, spawned_ahead].map(|r| {
+        let (_, obs, v) = r.expect("the harness runs");
+        assert!(obs.stdout.len() <= 1 << 20, "bounded capture");
+        v.into_iter().map(|v| v.check).collect()
+    })
 }
 
 /// Whether a process with this pid is alive (and not a zombie).
@@ -50,68 +59,83 @@ fn alive(pid: i32) -> bool {
 
 #[test]
 fn a_flood_on_stdout_is_cut_and_flagged() {
-    let c = checks_of("yes 'not json'");
-    assert!(c.contains(&CheckId::StdoutClean), "{c:?}");
+    for c in checks_of("yes 'not json'") {
+        assert!(c.contains(&CheckId::StdoutClean), "{c:?}");
+    }
 }
 
 #[test]
 fn a_target_that_never_exits_or_reads_is_ended() {
-    let c = checks_of("sleep 1000");
-    assert!(c.contains(&CheckId::Liveness), "{c:?}");
+    for c in checks_of("sleep 1000") {
+        assert!(c.contains(&CheckId::Liveness), "{c:?}");
+    }
 }
 
-/// Runs a script that writes a process id to the file named by `{pidfile}`,
-/// and returns the failed checks and that id.
-fn checks_and_pid(script: &str) -> (Vec<CheckId>, i32) {
+/// Runs a script that appends a process id to the file named by
+/// `{pidfile}`, and returns the failed checks and every id it wrote (one
+/// per process started, spawned ahead or not).
+fn checks_and_pids(script: &str) -> ([Vec<CheckId>; 2], Vec<i32>) {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
     let c = checks_of(&script.replace("{pidfile}", &pidfile.display().to_string()));
-    (c, std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap())
+    let pids = std::fs::read_to_string(&pidfile).unwrap().lines().map(|l| l.trim().parse().unwrap()).collect();
+    (c, pids)
 }
 
 #[test]
 fn a_target_that_ignores_sigterm_is_killed() {
-    let (c, pid) = checks_and_pid("trap '' TERM; echo $$ > {pidfile}; cat >/dev/null; sleep 1000");
-    assert!(c.contains(&CheckId::Liveness), "{c:?}");
-    assert!(!alive(pid), "the process ignoring SIGTERM was left behind");
+    let (checks, pids) = checks_and_pids("trap '' TERM; echo $$ >> {pidfile}; cat >/dev/null; sleep 1000");
+    for c in checks {
+        assert!(c.contains(&CheckId::Liveness), "{c:?}");
+    }
+    // One per session, and the one spawned ahead that no session took.
+    assert_eq!(pids.len(), 4, "{pids:?}");
+    assert!(pids.iter().all(|p| !alive(*p)), "a process ignoring SIGTERM was left behind");
 }
 
 #[test]
 fn a_child_left_running_is_ended_with_its_group() {
-    let (_, pid) = checks_and_pid("sleep 1000 & echo $! > {pidfile}; exec cat >/dev/null");
-    assert!(!alive(pid), "the background child was left behind");
+    let (_, pids) = checks_and_pids("sleep 1000 & echo $! >> {pidfile}; exec cat >/dev/null");
+    assert_eq!(pids.len(), 4, "{pids:?}");
+    assert!(pids.iter().all(|p| !alive(*p)), "a background child was left behind");
 }
 
 #[test]
 fn a_target_that_closes_stdout_at_once_is_flagged() {
-    let c = checks_of("exec >&-; cat >/dev/null");
-    assert!(c.contains(&CheckId::Correlation) || c.contains(&CheckId::ExactlyOnce), "{c:?}");
+    for c in checks_of("exec >&-; cat >/dev/null") {
+        assert!(c.contains(&CheckId::Correlation) || c.contains(&CheckId::ExactlyOnce), "{c:?}");
+    }
 }
 
 #[test]
 fn binary_garbage_is_flagged() {
-    let c = checks_of("head -c 100000 /dev/urandom; cat >/dev/null");
-    assert!(c.contains(&CheckId::StdoutClean), "{c:?}");
+    for c in checks_of("head -c 100000 /dev/urandom; cat >/dev/null") {
+        assert!(c.contains(&CheckId::StdoutClean), "{c:?}");
+    }
 }
 
 #[test]
 fn a_line_stopped_midway_is_a_fragment() {
-    let c = checks_of(r#"printf '{"jsonrpc":"2.0","id":1,"res'; cat >/dev/null"#);
-    assert!(c.contains(&CheckId::StdoutClean), "{c:?}");
+    for c in checks_of(r#"printf '{"jsonrpc":"2.0","id":1,"res'; cat >/dev/null"#) {
+        assert!(c.contains(&CheckId::StdoutClean), "{c:?}");
+    }
 }
 
 #[test]
 fn a_target_that_exits_immediately_is_flagged() {
-    let c = checks_of("exit 3");
-    assert!(c.contains(&CheckId::Liveness), "{c:?}");
+    for c in checks_of("exit 3") {
+        assert!(c.contains(&CheckId::Liveness), "{c:?}");
+    }
 }
 
 #[test]
 fn a_command_that_does_not_start_is_a_harness_fault() {
     let mut t = target("true");
     t.command.program = "/nonexistent/portcullis-no-such-server".into();
-    let r = session(&t, Policy::Close, &spec(), 1);
-    assert!(matches!(r, Err(portcullis::Fault::Spawn(_))), "{:?}", r.map(|(_, _, v)| v));
+    for t in [t.clone(), t.started_ahead(1)] {
+        let r = session(&t, Policy::Close, &spec(), 1);
+        assert!(matches!(r, Err(portcullis::Fault::Spawn(_))), "{:?}", r.map(|(_, _, v)| v));
+    }
 }
 
 #[test]

@@ -12,6 +12,7 @@
 //! session runs is handed to the session's [`Recorder`] when it settles.
 
 mod affinity;
+mod ahead;
 mod capture;
 mod discover;
 mod group;
@@ -28,12 +29,13 @@ use crate::attack::tokens_in;
 use crate::catalogue::{Catalogue, ToolSpec};
 use crate::probe::Probes;
 use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};
+use std::collections::VecDeque;
 use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ExitStatus, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The command to run and the environment it gets.
@@ -87,6 +89,10 @@ pub struct ChildTarget {
     /// Effects set aside because they carry only another session's tokens.
     pub late_effects: Arc<AtomicUsize>,
     homes: Arc<homes::Homes>,
+    /// How many processes to keep spawned ahead of fresh sessions.
+    ahead: usize,
+    /// Those processes, oldest first (see [`ahead`]).
+    spares: Arc<Mutex<VecDeque<ChildGateway>>>,
 }
 
 impl ChildTarget {
@@ -95,7 +101,16 @@ impl ChildTarget {
     pub fn new(command: Command, limits: Limits, tools: Vec<ToolSpec>, probes: Arc<Probes>) -> ChildTarget {
         let catalogue = Catalogue { tools, canary_base: probes.http_base() };
         let late_effects = Arc::new(AtomicUsize::new(0));
-        ChildTarget { command, limits, catalogue, probes, late_effects, homes: Arc::default() }
+        ChildTarget {
+            command,
+            limits,
+            catalogue,
+            probes,
+            late_effects,
+            homes: Arc::default(),
+            ahead: 0,
+            spares: Arc::default(),
+        }
     }
 }
 
@@ -108,7 +123,7 @@ impl Target for ChildTarget {
 
     fn start(&self, session: &Session, recorder: Recorder) -> Result<ChildGateway, Fault> {
         self.set_aside_stale();
-        ChildGateway::spawn(self, session.salt, recorder, false)
+        self.fresh_process(session, recorder)
     }
 }
 
