@@ -68,7 +68,10 @@ pub fn run<T: Target>(target: &T, session: &Session, script: &Script) -> Result<
         }
     }
     if crashed.is_none() {
-        gateway.settle(must_close(script, session))?;
+        match script.eof {
+            true => gateway.settle_before_eof(must_close(script, session))?,
+            false => gateway.settle(must_close(script, session))?,
+        }
         collect(&mut gateway, &mut obs);
     }
     obs.exit_before_eof = crashed.clone().map(Exit::Crashed).unwrap_or_else(|| gateway.exit());

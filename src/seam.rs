@@ -235,6 +235,12 @@ pub trait Gateway {
         let _ = expect_exit;
         Ok(())
     }
+    /// Settles as [`Gateway::settle`] does, when the client closes stdin
+    /// next and then settles again: a gateway may leave to that later
+    /// settle what it would wait for there anyway. By default, `settle`.
+    fn settle_before_eof(&mut self, expect_exit: bool) -> Result<(), Fault> {
+        self.settle(expect_exit)
+    }
 }
 
 /// Something that starts gateways: one per session.

@@ -149,3 +149,35 @@ fn a_target_slow_to_read_stdin_is_waited_for() {
     assert!(v.is_empty(), "{}", portcullis::report::session(&script, &obs, &v));
     assert_eq!(obs.effects.len(), 1, "the valid call acted once");
 }
+
+#[test]
+fn an_effect_long_after_the_answer_is_still_the_sessions_when_eof_follows() {
+    // It answers the call at once and fetches its URL 150 ms later, far
+    // past the 30 ms calm, then exits at EOF once the fetch is done.
+    let server = r#"python3 -c '
+import json, sys, threading, time, urllib.request
+def late(url):
+    time.sleep(0.15)
+    urllib.request.urlopen(url, timeout=5).read()
+def say(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+acts = []
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        say({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": m["params"]["protocolVersion"],
+             "capabilities": {"tools": {}}, "serverInfo": {"name": "late", "version": "1"}}})
+    elif m.get("method") == "tools/call":
+        say({"jsonrpc": "2.0", "id": m["id"], "result": {"content": [{"type": "text", "text": "ok"}]}})
+        acts.append(threading.Thread(target=late, args=(m["params"]["arguments"]["url"],)))
+        acts[-1].start()
+for a in acts:
+    a.join()
+'"#;
+    let ahead = target(server).started_ahead(1);
+    for salt in [1, 2] {
+        let (script, obs, v) = session(&ahead, Policy::Close, &spec(), salt).expect("the harness runs");
+        assert_eq!(obs.effects.len(), 1, "{}", portcullis::report::session(&script, &obs, &v));
+        assert!(v.is_empty(), "{}", portcullis::report::session(&script, &obs, &v));
+    }
+}

@@ -185,6 +185,9 @@ pub struct ChildGateway {
     /// How long effects may still be in delivery once the child and every
     /// process it started are gone.
     pub(crate) after_exit: Duration,
+    /// Whether that wait was made once the child and every process it
+    /// started were gone: nothing of theirs can still be on its way after.
+    delivered: bool,
     probes: Arc<Probes>,
     recorder: Recorder,
     salt: u32,
@@ -253,6 +256,7 @@ impl ChildGateway {
             last_write: Instant::now(),
             limits: target.limits,
             after_exit: target.limits.quiet / 5,
+            delivered: false,
             probes: target.probes.clone(),
             recorder,
             salt,
@@ -388,6 +392,17 @@ impl Gateway for ChildGateway {
     }
 
     fn settle(&mut self, expect_exit: bool) -> Result<(), Fault> {
+        self.settle_then(expect_exit, false)
+    }
+
+    fn settle_before_eof(&mut self, expect_exit: bool) -> Result<(), Fault> {
+        self.settle_then(expect_exit, true)
+    }
+}
+
+impl ChildGateway {
+    /// [`Gateway::settle`], knowing whether EOF and another settle follow.
+    fn settle_then(&mut self, expect_exit: bool, eof_next: bool) -> Result<(), Fault> {
         let bound = if expect_exit { self.limits.exit_grace.min(self.limits.timeout) } else { self.limits.timeout };
         let deadline = Instant::now() + bound;
         let quiet = self.limits.quiet;
@@ -402,9 +417,16 @@ impl Gateway for ChildGateway {
                 self.stdout.wait_closed(deadline);
                 self.stderr.wait_closed(deadline);
                 // What is still on its way comes from processes the child
-                // left running, or is in delivery.
-                let wait = if group::alive(&self.child) { quiet } else { self.after_exit };
+                // left running, or is in delivery, unless that wait was
+                // made already (a session that ended before EOF settles
+                // again after it).
+                let wait = match group::alive(&self.child) {
+                    true => quiet,
+                    false if self.delivered => Duration::ZERO,
+                    false => self.after_exit,
+                };
                 self.collect_effects(wait);
+                self.delivered = !group::alive(&self.child);
                 return Ok(());
             }
             let behind = self.stdin_unread();
@@ -431,8 +453,10 @@ impl Gateway for ChildGateway {
         // Output, writes and effects have been calm for `quiet`, or the
         // bound ran out. A child still busy (slow under load, say) may act
         // after a calm, and what it acts on is read later with its output:
-        // effects get a quiet of their own from now, so both are seen.
-        self.collect_effects(quiet);
+        // effects get a quiet of their own from now, so both are seen. When
+        // EOF comes next, the settle after it waits for the exit and the
+        // effects after it, and so sees them anyway.
+        self.collect_effects(if eof_next { Duration::ZERO } else { quiet });
         Ok(())
     }
 }
