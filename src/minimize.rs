@@ -135,28 +135,101 @@ pub fn minimize<T: Target>(
     salt: u32,
     budget: Duration,
 ) -> Result<Minimized, Fault> {
-    let reference = Reference { mutant: None, catalogue: target.catalogue().into() };
-    let deadline = Instant::now() + budget;
-    let mut search =
-        Search { target, reference, policy, check, salt, deadline, runs: 0, oracle: true, tried: HashSet::new() };
-    search.oracle = run_script(&search.reference, policy, &script, salt)?.1.is_empty();
-    let oracle = search.oracle;
-    if !search.fails(&script)? {
+    minimize_on(target, target, policy, script, check, salt, budget)
+}
+
+/// [`minimize`], trying candidates against `candidates` (the same gateway,
+/// say, with shorter waits where `check` allows them) and running the
+/// script and the result against `target`. The budget covers both runs
+/// against `target`: candidates stop in time for the last one, which takes
+/// about as long as the first. When the script does not fail against
+/// `candidates` (their waits are too short for this gateway), candidates
+/// run against `target`.
+pub fn minimize_on<C: Target, T: Target>(
+    candidates: &C,
+    target: &T,
+    policy: Policy,
+    script: Script,
+    check: CheckId,
+    salt: u32,
+    budget: Duration,
+) -> Result<Minimized, Fault> {
+    let started = Instant::now();
+    let (_, v) = run_script(target, policy, &script, salt)?;
+    if !v.iter().any(|v| v.check == check) {
         return Err(Fault::Config(format!("the script does not fail {check} against this target")));
     }
-    let frames = ddmin(script.frames.clone(), &mut |fs| search.fails(&with_frames(&script, fs.to_vec())))?;
-    let mut best = with_frames(&script, frames);
+    let deadline = (started + budget).checked_sub(started.elapsed()).unwrap_or(started);
+    match search(candidates, policy, &script, check, salt, deadline)? {
+        Some((best, runs, oracle)) => finish(target, policy, best, check, salt, runs + 1, oracle, deadline),
+        None => {
+            let (best, runs, oracle) = search(target, policy, &script, check, salt, deadline)?
+                .ok_or_else(|| Fault::Config(format!("the script does not fail {check} against this target")))?;
+            finish(target, policy, best, check, salt, runs + 2, oracle, deadline)
+        }
+    }
+}
+
+/// Runs the minimized script against `target` for its outcome.
+#[allow(clippy::too_many_arguments)]
+fn finish<T: Target>(
+    target: &T,
+    policy: Policy,
+    best: Script,
+    check: CheckId,
+    salt: u32,
+    runs: usize,
+    oracle: bool,
+    deadline: Instant,
+) -> Result<Minimized, Fault> {
+    let out_of_time = Instant::now() >= deadline;
+    let (observation, mut violations) = run_script(target, policy, &best, salt)?;
+    violations.sort_by_key(|v| v.check != check);
+    Ok(Minimized { script: best, observation, violations, runs: runs + 1, oracle, out_of_time })
+}
+
+/// Delta debugging of `script` against `target` until `deadline`: the
+/// smallest failing script found, the sessions run, and whether the
+/// reference checked the cuts; `None` if `script` itself does not fail.
+fn search<T: Target>(
+    target: &T,
+    policy: Policy,
+    script: &Script,
+    check: CheckId,
+    salt: u32,
+    deadline: Instant,
+) -> Result<Option<(Script, usize, bool)>, Fault> {
+    let reference = Reference { mutant: None, catalogue: target.catalogue().into() };
+    let mut search =
+        Search { target, reference, policy, check, salt, deadline, runs: 0, oracle: true, tried: HashSet::new() };
+    search.oracle = run_script(&search.reference, policy, script, salt)?.1.is_empty();
+    let oracle = search.oracle;
+    if !search.fails(script)? {
+        return Ok(None);
+    }
+    let frames = ddmin(script.frames.clone(), &mut |fs| search.fails(&with_frames(script, fs.to_vec())))?;
+    let mut best = with_frames(script, frames);
     if oracle {
         // Bytes only of must-reject frames, and only while they keep every
         // token they carry: the attack gets smaller, attribution stays.
         let mut order: Vec<usize> =
             (0..best.frames.len()).filter(|i| best.frames[*i].expect.rule().is_some()).collect();
         order.sort_by_key(|i| std::cmp::Reverse(best.frames[*i].bytes.len()));
+        // Canary URLs whole, too: a replay against another sink moves the
+        // script onto it by the sink's address, and a cut one (127.0.1 still
+        // reaches 127.0.0.1) would keep the old sink.
+        let sink = target.catalogue().canary_base;
+        let holds = |b: &[u8], part: &[u8]| b.windows(part.len()).any(|w| w == part);
         for i in order {
             let base = best.clone();
             let tokens = base.frames[i].tokens.clone();
+            let urls: Vec<Vec<u8>> = tokens
+                .iter()
+                .map(|t| format!("{sink}/{t}").into_bytes())
+                .filter(|u| holds(&base.frames[i].bytes, u))
+                .collect();
             let try_bytes = |b: &[u8], search: &mut Search<T>| {
-                if !tokens.iter().all(|t| b.windows(t.len()).any(|w| w == t.as_bytes())) {
+                if !tokens.iter().all(|t| holds(b, t.as_bytes())) || !urls.iter().all(|u| holds(b, u)) {
                     return Ok(false);
                 }
                 let mut frames = base.frames.clone();
@@ -170,8 +243,5 @@ pub fn minimize<T: Target>(
             best = with_frames(&base, best.frames);
         }
     }
-    let out_of_time = Instant::now() >= deadline;
-    let (observation, mut violations) = run_script(target, policy, &best, salt)?;
-    violations.sort_by_key(|v| v.check != check);
-    Ok(Minimized { script: best, observation, violations, runs: search.runs, oracle, out_of_time })
+    Ok(Some((best, search.runs, oracle)))
 }

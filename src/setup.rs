@@ -75,7 +75,7 @@ impl ChildFlags {
         let command = Command { program: expand(program), args: args.iter().map(|a| expand(a)).collect(), env };
         let timeout = Duration::from_millis(self.timeout_ms.max(1));
         let exit_grace = Duration::from_millis(self.exit_grace_ms.max(1));
-        let limits = Limits { timeout, exit_grace, ..Limits::default() };
+        let limits = Limits { timeout, exit_grace, stall: exit_grace, ..Limits::default() };
         Ok(Setup { probes, command, limits })
     }
 }

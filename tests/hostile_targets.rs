@@ -17,6 +17,7 @@ fn target(script: &str) -> ChildTarget {
             timeout: Duration::from_millis(700),
             quiet: Duration::from_millis(30),
             exit_grace: Duration::from_millis(300),
+            stall: Duration::from_millis(300),
             capture: 1 << 20,
         },
         Catalogue::reference().tools,

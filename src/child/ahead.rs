@@ -36,6 +36,9 @@ impl ChildTarget {
             Some(mut child) => {
                 affinity::join_chain(child.id());
                 child.rebind(recorder, session.salt);
+                // A clone of the target with other bounds shares the spares.
+                child.limits = self.limits;
+                child.after_exit = self.limits.quiet / 5;
                 child
             }
             None => ChildGateway::spawn(self, session.salt, recorder, false)?,

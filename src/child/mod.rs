@@ -57,9 +57,13 @@ pub struct Limits {
     pub timeout: Duration,
     /// How long output and effects must stay quiet to count as settled.
     pub quiet: Duration,
-    /// How long a child may take to exit once it should: after stdin
-    /// closes, or after a frame that must close the session.
+    /// How long a child may take to exit once it should (after stdin
+    /// closes, or after a frame that must close the session), counted from
+    /// when it has read all it was sent.
     pub exit_grace: Duration,
+    /// How long a child may leave what it was sent unread (still starting,
+    /// say) before it counts as stalled and is waited for no longer.
+    pub stall: Duration,
     /// Bytes of stdout, and of stderr, kept per session.
     pub capture: usize,
 }
@@ -70,6 +74,7 @@ impl Default for Limits {
             timeout: Duration::from_secs(5),
             quiet: Duration::from_millis(10),
             exit_grace: Duration::from_secs(1),
+            stall: Duration::from_secs(1),
             capture: 8 << 20,
         }
     }
@@ -403,12 +408,12 @@ impl Gateway for ChildGateway {
 impl ChildGateway {
     /// [`Gateway::settle`], knowing whether EOF and another settle follow.
     fn settle_then(&mut self, expect_exit: bool, eof_next: bool) -> Result<(), Fault> {
-        let bound = if expect_exit { self.limits.exit_grace.min(self.limits.timeout) } else { self.limits.timeout };
-        let deadline = Instant::now() + bound;
-        let quiet = self.limits.quiet;
+        let deadline = Instant::now() + self.limits.timeout;
+        let (quiet, grace) = (self.limits.quiet, self.limits.exit_grace.min(self.limits.timeout));
         // While the child leaves stdin unread it has not caught up, and a
-        // child still starting may stay silent that long: calm counts from
-        // when it has read everything, and waits the exit grace at most.
+        // child still starting may stay silent that long: calm, and the exit
+        // grace, count from when it has read everything, and a child that
+        // reads nothing for the stall bound is waited for no longer.
         let mut caught_up = Instant::now();
         let mut behind_since = None;
         while Instant::now() < deadline {
@@ -433,9 +438,12 @@ impl ChildGateway {
             if behind {
                 caught_up = Instant::now();
             }
-            let stalled = behind && behind_since.get_or_insert(caught_up).elapsed() >= self.limits.exit_grace;
-            let calm = self.last_activity().max(caught_up).elapsed() >= quiet;
-            if (calm || stalled) && !expect_exit {
+            let stalled = behind && behind_since.get_or_insert(caught_up).elapsed() >= self.limits.stall;
+            let done = match expect_exit {
+                true => !behind && caught_up.elapsed() >= grace,
+                false => self.last_activity().max(caught_up).elapsed() >= quiet,
+            };
+            if done || stalled {
                 break;
             }
             if !behind {

@@ -1,0 +1,67 @@
+//! Minimization through the seam, on in-process gateways: every mutant the
+//! effect check catches is cut down to a script no larger that still fails
+//! the same check, with candidates tried on the target itself or on another
+//! one that may miss what the target shows.
+
+use portcullis::campaign::{Finding, HuntConfig, hunt, run_script};
+use portcullis::minimize::{minimize, minimize_on};
+use portcullis::reference::{Mutant, Reference};
+use portcullis::{CheckId, Fault};
+use std::time::Duration;
+
+/// The finding a default hunt makes against mutant `m`.
+fn finding(m: Mutant) -> Finding {
+    let cfg =
+        HuntConfig { policy: m.policy(), revisions: m.revisions(), focus: Some(m.expected()), ..Default::default() };
+    hunt(&Reference::mutant(m), &cfg).expect("the harness runs").expect("the mutant is caught")
+}
+
+fn no_effect_on_reject_mutants() -> impl Iterator<Item = Mutant> {
+    Mutant::ALL.iter().copied().filter(|m| m.expected() == CheckId::NoEffectOnReject)
+}
+
+#[test]
+fn a_minimized_finding_is_no_larger_and_fails_the_same_check() {
+    for m in no_effect_on_reject_mutants() {
+        let f = finding(m);
+        let target = Reference::mutant(m);
+        let budget = Duration::from_secs(5);
+        let out = minimize(&target, f.policy, f.script.clone(), f.check, f.salt, budget).expect("it minimizes");
+        let size = |s: &portcullis::Script| (s.frames.len(), s.stdin().len());
+        assert!(size(&out.script) <= size(&f.script), "{}: {:?} > {:?}", m.name(), size(&out.script), size(&f.script));
+        assert_eq!(out.violations.first().map(|v| v.check), Some(f.check), "{}: the check comes first", m.name());
+        let (_, again) = run_script(&target, f.policy, &out.script, f.salt).expect("the harness runs");
+        assert!(again.iter().any(|v| v.check == f.check), "{}: the minimized script no longer fails", m.name());
+        // Every canary URL kept whole, so a replay can move it to its sink.
+        let sink = target.catalogue.canary_base.clone();
+        let text = |s: &portcullis::Script| String::from_utf8_lossy(&s.stdin()).into_owned();
+        let (before, after) = (text(&f.script), text(&out.script));
+        for token in out.script.frames.iter().flat_map(|fr| fr.tokens.iter()) {
+            let url = format!("{sink}/{token}");
+            assert!(!before.contains(&url) || after.contains(&url), "{}: {url} was cut: {after}", m.name());
+        }
+    }
+}
+
+#[test]
+fn candidates_that_never_fail_fall_back_to_the_target() {
+    // The strict reference shows no finding at all, so no candidate fails
+    // on it: minimizing still works, on the mutant itself.
+    for m in no_effect_on_reject_mutants() {
+        let f = finding(m);
+        let (strict, target) = (Reference::strict(), Reference::mutant(m));
+        let budget = Duration::from_secs(5);
+        let out =
+            minimize_on(&strict, &target, f.policy, f.script.clone(), f.check, f.salt, budget).expect("it falls back");
+        let alone = minimize(&target, f.policy, f.script.clone(), f.check, f.salt, budget).expect("it minimizes");
+        assert_eq!(out.script.stdin(), alone.script.stdin(), "{}: the same result either way", m.name());
+        assert!(out.violations.iter().any(|v| v.check == f.check), "{}", m.name());
+    }
+}
+
+#[test]
+fn a_script_that_does_not_fail_is_refused() {
+    let f = finding(Mutant::NullId);
+    let r = minimize(&Reference::strict(), f.policy, f.script, f.check, f.salt, Duration::from_secs(5));
+    assert!(matches!(r, Err(Fault::Config(_))), "{:?}", r.map(|m| m.script.stdin()));
+}
