@@ -19,7 +19,9 @@ pub struct ChildFlags {
     #[arg(long, default_value_t = 5000, value_name = "N")]
     pub timeout_ms: u64,
     /// How long the server may take to exit when it should (stdin closed,
-    /// or a frame that closes the session), in milliseconds.
+    /// or a frame that closes the session), counted from when it has read
+    /// what it was sent; and how long it may leave that unread (still
+    /// starting, say). In milliseconds.
     #[arg(long, default_value_t = 1000, value_name = "N")]
     pub exit_grace_ms: u64,
     /// Watch a directory for files whose name or content holds a token.
