@@ -161,12 +161,15 @@ pub fn hunt_with<T: Target>(
     scripts: BoxedStrategy<ScriptSpec>,
     progress: &dyn Fn(u32) -> bool,
 ) -> Result<Option<Finding>, Fault> {
-    hunt_by(cfg, scripts, progress, &|spec, salt| session(target, cfg.policy, spec, salt))
+    hunt_by(cfg, scripts, progress, &|spec, salt, _| session(target, cfg.policy, spec, salt))
 }
 
-/// What runs one session of a hunt: choices and salt in, the rendered
+/// What runs one session of a hunt: choices, salt and the check being
+/// shrunk in (`None` while searching, and for the run that reports the
+/// result, which must wait as long as the search did), the rendered
 /// script, what it showed and its violations out.
-pub type Runner<'a> = dyn Fn(&ScriptSpec, u32) -> Result<(Script, Observation, Vec<Violation>), Fault> + 'a;
+pub type Runner<'a> =
+    dyn Fn(&ScriptSpec, u32, Option<CheckId>) -> Result<(Script, Observation, Vec<Violation>), Fault> + 'a;
 
 /// Hunts with sessions run by `run` (which may, say, share one process
 /// between sessions, as long as what it reports holds for a fresh one).
@@ -202,7 +205,7 @@ pub fn hunt_by(
         }
         sessions.set(sessions.get() + 1);
         let salt = salt(cfg.seed, sessions.get());
-        let outcome = run(&spec, salt);
+        let outcome = run(&spec, salt, caught.get());
         if caught.get().is_none() && !progress(cases.get()) {
             stopped.set(true);
         }
@@ -240,7 +243,7 @@ pub fn hunt_by(
     // The last failing session was the minimal one; run it again to report
     // it whole (same salt, same bytes).
     let salt = last_salt.get();
-    let (script, observation, mut violations) = run(&spec, salt)?;
+    let (script, observation, mut violations) = run(&spec, salt, None)?;
     // The caught check's violations first: they are what the report shows.
     violations.sort_by_key(|v| v.check != check);
     Ok(Some(Finding {

@@ -7,7 +7,6 @@ use crate::setup::ChildFlags;
 use anyhow::{Result, anyhow, bail};
 use portcullis::CheckId;
 use portcullis::campaign::Finding;
-use portcullis::child::ChildTarget;
 use portcullis::minimize::minimize_on;
 use portcullis::report;
 use std::path::PathBuf;
@@ -47,7 +46,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let started = Instant::now();
     let before = (script.frames.len(), script.stdin().len());
     let budget = Duration::from_millis(args.budget_ms);
-    let candidates = quick(&target, check);
+    let candidates = target.for_candidates(check);
     let m = minimize_on(&candidates, &target, artifact.policy, script, check, artifact.salt, budget)
         .map_err(|e| anyhow!("{e}"))?;
     if !m.violations.iter().any(|v| v.check == check) {
@@ -89,22 +88,4 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     );
     println!("Saved: {}", path.display());
     Ok(ExitCode::SUCCESS)
-}
-
-/// The target candidates run against: for `no-effect-on-reject`, one that
-/// waits for an exit only three quiets (30 ms by default) once the server
-/// has read what it was sent, rather than the whole exit grace, and counts
-/// half a quiet as calm. That check's violations are effects, each judged
-/// by the frames its tokens name, so a shorter wait can miss one but never
-/// make one up: a candidate it keeps fails with the full wait too, and the
-/// result is run again with it. A gateway that acts on a rejected frame and
-/// then neither closes nor exits would otherwise cost every kept candidate
-/// the whole grace.
-fn quick(target: &ChildTarget, check: CheckId) -> ChildTarget {
-    let mut quick = target.clone();
-    if check == CheckId::NoEffectOnReject {
-        quick.limits.exit_grace = quick.limits.exit_grace.min(quick.limits.quiet * 3);
-        quick.limits.quiet /= 2;
-    }
-    quick
 }

@@ -65,3 +65,25 @@ fn a_script_that_does_not_fail_is_refused() {
     let r = minimize(&Reference::strict(), f.policy, f.script, f.check, f.salt, Duration::from_secs(5));
     assert!(matches!(r, Err(Fault::Config(_))), "{:?}", r.map(|m| m.script.stdin()));
 }
+
+#[test]
+fn a_hunt_tells_its_runner_which_check_it_shrinks_and_reports_with_full_waits() {
+    use portcullis::campaign::{hunt_by, session, strategy};
+    use std::cell::RefCell;
+    let m = Mutant::NullId;
+    let cfg =
+        HuntConfig { policy: m.policy(), revisions: m.revisions(), focus: Some(m.expected()), ..Default::default() };
+    let target = Reference::mutant(m);
+    let stages = RefCell::new(Vec::new());
+    let run = |spec: &portcullis::ScriptSpec, salt: u32, shrinking: Option<CheckId>| {
+        stages.borrow_mut().push(shrinking);
+        session(&target, cfg.policy, spec, salt)
+    };
+    let f = hunt_by(&cfg, strategy(&cfg), &|_| true, &run).expect("the harness runs").expect("caught");
+    let stages = stages.into_inner();
+    let searched = f.cases_until_caught as usize;
+    assert!(stages[..searched].iter().all(Option::is_none), "the search waits in full: {stages:?}");
+    assert!(stages.len() > searched + 1, "it shrank");
+    assert!(stages[searched..stages.len() - 1].iter().all(|s| *s == Some(f.check)), "{stages:?}");
+    assert_eq!(stages.last(), Some(&None), "the reported run waits in full");
+}

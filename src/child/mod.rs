@@ -17,6 +17,7 @@ mod capture;
 mod discover;
 mod group;
 mod homes;
+mod quick;
 mod reply;
 mod shared;
 
