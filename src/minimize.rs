@@ -154,38 +154,25 @@ pub fn minimize_on<C: Target, T: Target>(
     salt: u32,
     budget: Duration,
 ) -> Result<Minimized, Fault> {
+    let refused = || Fault::Config(format!("the script does not fail {check} against this target"));
     let started = Instant::now();
     let (_, v) = run_script(target, policy, &script, salt)?;
     if !v.iter().any(|v| v.check == check) {
-        return Err(Fault::Config(format!("the script does not fail {check} against this target")));
+        return Err(refused());
     }
     let deadline = (started + budget).checked_sub(started.elapsed()).unwrap_or(started);
-    match search(candidates, policy, &script, check, salt, deadline)? {
-        Some((best, runs, oracle)) => finish(target, policy, best, check, salt, runs + 1, oracle, deadline),
+    // Sessions run: the first and the last against `target`, and the search's.
+    let (best, runs, oracle) = match search(candidates, policy, &script, check, salt, deadline)? {
+        Some((best, runs, oracle)) => (best, runs + 2, oracle),
         None => {
-            let (best, runs, oracle) = search(target, policy, &script, check, salt, deadline)?
-                .ok_or_else(|| Fault::Config(format!("the script does not fail {check} against this target")))?;
-            finish(target, policy, best, check, salt, runs + 2, oracle, deadline)
+            let (best, runs, oracle) = search(target, policy, &script, check, salt, deadline)?.ok_or_else(refused)?;
+            (best, runs + 3, oracle)
         }
-    }
-}
-
-/// Runs the minimized script against `target` for its outcome.
-#[allow(clippy::too_many_arguments)]
-fn finish<T: Target>(
-    target: &T,
-    policy: Policy,
-    best: Script,
-    check: CheckId,
-    salt: u32,
-    runs: usize,
-    oracle: bool,
-    deadline: Instant,
-) -> Result<Minimized, Fault> {
+    };
     let out_of_time = Instant::now() >= deadline;
     let (observation, mut violations) = run_script(target, policy, &best, salt)?;
     violations.sort_by_key(|v| v.check != check);
-    Ok(Minimized { script: best, observation, violations, runs: runs + 1, oracle, out_of_time })
+    Ok(Minimized { script: best, observation, violations, runs, oracle, out_of_time })
 }
 
 /// Delta debugging of `script` against `target` until `deadline`: the

@@ -26,7 +26,9 @@ const AHEAD: usize = 4;
 pub struct Args {
     /// A finding artifact saved by `portcullis fuzz`.
     artifact: PathBuf,
-    /// Stop cutting after this many milliseconds and keep the best so far.
+    /// The whole minimization's budget in milliseconds, the runs that
+    /// confirm the finding before and after included; the best cut so far
+    /// is kept when it runs out.
     #[arg(long, default_value_t = 5_000, value_name = "N")]
     budget_ms: u64,
     /// Spawn each candidate's process only as its session begins, rather

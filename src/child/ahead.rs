@@ -6,9 +6,11 @@
 //! Against a server that takes a second to start, the start is nearly all
 //! of it, and the job's core waits through it. A target started ahead keeps
 //! a process spawned and starting (or a few); a session takes the oldest,
-//! and another is spawned in its place. One is enough: against a server
-//! slow to start, one start beside each session keeps two cores busy, and
-//! each process more is a start wasted when the campaign ends.
+//! and another is spawned in its place. One is enough for a campaign:
+//! against a server slow to start, one start beside each session keeps two
+//! cores busy, and each process more is a start wasted when the campaign
+//! ends. (`portcullis minimize` keeps four, for servers whose start waits
+//! more than it computes.)
 //!
 //! The session sees what it would see from a process spawned for it: the
 //! captures hold everything the process wrote since its spawn (a banner

@@ -29,12 +29,9 @@ impl Homes {
                 std::thread::Builder::new().name("portcullis-homes".into()).spawn(move || rx.iter().for_each(drop));
             *remover = spawned.ok().map(|thread| (tx, thread));
         }
+        // A send that fails hands the folder back, dropped (so removed) here.
         match remover.as_ref() {
-            Some((tx, _)) => {
-                if let Err(back) = tx.send(home) {
-                    drop(back.0);
-                }
-            }
+            Some((tx, _)) => drop(tx.send(home)),
             None => drop(home),
         }
     }

@@ -97,7 +97,7 @@ pub struct ChildTarget {
     homes: Arc<homes::Homes>,
     /// How many processes to keep spawned ahead of fresh sessions.
     ahead: usize,
-    /// Those processes, oldest first (see [`ahead`]).
+    /// Those processes, oldest first (see the `ahead` module).
     spares: Arc<Mutex<VecDeque<ChildGateway>>>,
 }
 
@@ -419,9 +419,11 @@ impl ChildGateway {
         let mut behind_since = None;
         while Instant::now() < deadline {
             if self.poll().is_some() {
-                // Let the pipes drain: they close once every holder is gone.
-                self.stdout.wait_closed(deadline);
-                self.stderr.wait_closed(deadline);
+                // Let the pipes drain: they close once every holder is gone
+                // (a process the child left running may hold them).
+                let drained = deadline.min(Instant::now() + grace);
+                self.stdout.wait_closed(drained);
+                self.stderr.wait_closed(drained);
                 // What is still on its way comes from processes the child
                 // left running, or is in delivery, unless that wait was
                 // made already (a session that ended before EOF settles
