@@ -22,7 +22,7 @@
 //!   bytes, each labelled by construction as must-reject (with the [`Rule`]
 //!   that makes it so) or valid (with the [`Call`] it must cause). Every
 //!   frame that could act carries a unique canary token in its arguments.
-//! - The [`Gateway`] trait is the one seam: the [`reference`] gateway, its
+//! - The [`Gateway`] trait is the one seam: the [`reference`](mod@reference) gateway, its
 //!   built-in mutants, a user's Rust gateway and a child process all
 //!   implement it. The executor is a [`Recorder`] that logs typed
 //!   [`Action`]s and performs nothing.
