@@ -182,3 +182,21 @@ for a in acts:
         assert!(v.is_empty(), "{}", portcullis::report::session(&script, &obs, &v));
     }
 }
+
+#[test]
+fn a_server_slower_to_start_than_the_exit_grace_is_waited_for_not_flagged() {
+    // It reads nothing for 500 ms, longer than the 300 ms exit grace and
+    // stall bound (not than the 700 ms timeout): a child that has read
+    // nothing yet is still starting. Under close it must then end at the
+    // banner line, and it does; a session that gave up at the grace would
+    // see it still running and report a policy finding that is not there.
+    let gateway = format!("sleep 0.5; exec {} reference-gateway --policy close", env!("CARGO_BIN_EXE_portcullis"));
+    use portcullis::attack::noise::{Kind, Noise, Text};
+    let banner = Step::Noise(Noise { kind: Kind::LineBefore, text: Text::Banner, tool: 0 });
+    let closing = ScriptSpec { steps: vec![Step::Control(0), banner], ..spec() };
+    let slow = target(&gateway);
+    for spec in [spec(), closing] {
+        let (script, obs, v) = session(&slow, Policy::Close, &spec, 1).expect("the harness runs");
+        assert!(v.is_empty(), "{}", portcullis::report::session(&script, &obs, &v));
+    }
+}

@@ -194,6 +194,8 @@ pub struct ChildGateway {
     /// Whether that wait was made once the child and every process it
     /// started were gone: nothing of theirs can still be on its way after.
     delivered: bool,
+    /// Bytes handed to stdin so far.
+    sent: usize,
     probes: Arc<Probes>,
     recorder: Recorder,
     salt: u32,
@@ -263,6 +265,7 @@ impl ChildGateway {
             limits: target.limits,
             after_exit: target.limits.quiet / 5,
             delivered: false,
+            sent: 0,
             probes: target.probes.clone(),
             recorder,
             salt,
@@ -303,14 +306,30 @@ impl ChildGateway {
         self.salt = salt;
     }
 
+    /// How many bytes written to stdin still wait for the child to read
+    /// them (queued for the writer thread, or in the pipe); `None` once
+    /// stdin is closed or broken.
+    fn unread(&self) -> Option<usize> {
+        let pipe = self.stdin_pipe.as_ref()?;
+        if self.backlog.broken.load(Ordering::Relaxed) {
+            return None;
+        }
+        let in_pipe = rustix::io::ioctl_fionread(pipe).unwrap_or(0) as usize;
+        Some(self.backlog.queued.load(Ordering::Relaxed) + in_pipe)
+    }
+
     /// Whether bytes written to stdin still wait for the child to read them:
     /// it has not caught up (it may still be starting).
     fn stdin_unread(&self) -> bool {
-        let Some(pipe) = &self.stdin_pipe else { return false };
-        if self.backlog.broken.load(Ordering::Relaxed) {
-            return false;
-        }
-        self.backlog.queued.load(Ordering::Relaxed) > 0 || rustix::io::ioctl_fionread(pipe).is_ok_and(|n| n > 0)
+        self.unread().is_some_and(|n| n > 0)
+    }
+
+    /// Whether the child has read nothing of what it was sent: it is still
+    /// starting, most likely. (A write still under way counts both queued
+    /// and in the pipe, so what is unread can look larger than what was
+    /// sent.)
+    fn read_nothing(&self) -> bool {
+        self.sent > 0 && self.unread().is_some_and(|n| n >= self.sent)
     }
 
     /// The last sign of activity: output, a write, or an effect.
@@ -343,6 +362,7 @@ impl Gateway for ChildGateway {
         if self.backlog.broken.load(Ordering::Relaxed) {
             return Ok(());
         }
+        self.sent += bytes.len();
         // With nothing queued, bytes that fit in the smallest pipe buffer
         // besides what the child has not read yet cannot block: written
         // here, they skip a hop through the writer thread.
@@ -441,7 +461,11 @@ impl ChildGateway {
             if behind {
                 caught_up = Instant::now();
             }
-            let stalled = behind && behind_since.get_or_insert(caught_up).elapsed() >= self.limits.stall;
+            // A child that has read nothing yet is still starting: it gets
+            // the timeout, not the stall bound (a Python server may take a
+            // second and more before it reads a line).
+            let stall = if self.read_nothing() { self.limits.timeout } else { self.limits.stall };
+            let stalled = behind && behind_since.get_or_insert(caught_up).elapsed() >= stall;
             let done = match expect_exit {
                 true => !behind && caught_up.elapsed() >= grace,
                 false => self.last_activity().max(caught_up).elapsed() >= quiet,
