@@ -1,5 +1,7 @@
 //! Hostile child processes: each ends in a clear finding or harness error
-//! within bounded time and memory, and leaves no process behind.
+//! within bounded time and memory, and leaves no process behind, whether its
+//! process was spawned for its session or ahead of it. Servers that are
+//! slow but correct (to start, to read, to act) are waited for, not flagged.
 
 use portcullis::campaign::session;
 use portcullis::catalogue::Catalogue;
