@@ -290,14 +290,10 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                 let shared = RefCell::new(SharedChild::for_campaign(&target, &cfg, jobs));
                 // Shrinking a finding runs fresh sessions with the waits its
                 // check needs (see `ChildTarget::for_candidates`).
-                let quick: Vec<_> = CheckId::ALL.iter().map(|c| (*c, target.for_candidates(*c))).collect();
                 let run = |spec: &ScriptSpec, salt: u32, shrinking: Option<CheckId>| match (share, shrinking) {
                     (true, _) => shared.borrow_mut().session(spec, salt),
                     (false, None) => session(&target, args.policy, spec, salt),
-                    (false, Some(c)) => {
-                        let candidates = quick.iter().find(|q| q.0 == c).map_or(&target, |q| &q.1);
-                        session(candidates, args.policy, spec, salt)
-                    }
+                    (false, Some(c)) => session(&target.for_candidates(c), args.policy, spec, salt),
                 };
                 match hunt_by(&cfg, strategy(&cfg), &tick, &run) {
                     Ok(Some(f)) => {

@@ -40,7 +40,7 @@ impl ChildTarget {
                 child.rebind(recorder, session.salt);
                 // A clone of the target with other bounds shares the spares.
                 child.limits = self.limits;
-                child.after_exit = self.limits.quiet / 5;
+                child.after_exit = self.limits.after_exit();
                 child
             }
             None => ChildGateway::spawn(self, session.salt, recorder, false)?,

@@ -69,6 +69,14 @@ pub struct Limits {
     pub capture: usize,
 }
 
+impl Limits {
+    /// How long effects may still be in delivery once a child and every
+    /// process it started are gone, until the server has shown otherwise.
+    fn after_exit(&self) -> Duration {
+        self.quiet / 5
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
@@ -263,7 +271,7 @@ impl ChildGateway {
             status: None,
             last_write: Instant::now(),
             limits: target.limits,
-            after_exit: target.limits.quiet / 5,
+            after_exit: target.limits.after_exit(),
             delivered: false,
             sent: 0,
             probes: target.probes.clone(),
