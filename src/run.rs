@@ -1,6 +1,7 @@
 //! The driver: writes a script through the seam and records what came back.
 
-use crate::protocol::Policy;
+use crate::frame::Frame;
+use crate::protocol::{Id, Policy};
 use crate::script::Script;
 use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -68,6 +69,7 @@ pub fn run<T: Target>(target: &T, session: &Session, script: &Script) -> Result<
         }
     }
     if crashed.is_none() {
+        gateway.await_answers(owed(script, session));
         match script.eof {
             true => gateway.settle_before_eof(must_close(script, session))?,
             false => gateway.settle(must_close(script, session))?,
@@ -100,6 +102,15 @@ pub fn run<T: Target>(target: &T, session: &Session, script: &Script) -> Result<
 fn must_close(script: &Script, session: &Session) -> bool {
     session.policy == Policy::Close
         && script.frames.iter().any(|f| f.expect.rule().is_some_and(|r| r.class().closes()) && f.bytes.ends_with(b"\n"))
+}
+
+/// The answers a client waits for before it goes on: those of the whole
+/// frames before the first that closes the session under `close` (after
+/// it, the gateway should be gone), or of every whole frame.
+fn owed(script: &Script, session: &Session) -> Vec<Id> {
+    let closes = |f: &&Frame| session.policy == Policy::Close && f.expect.rule().is_some_and(|r| r.class().closes());
+    let whole = script.frames.iter().filter(|f| f.bytes.ends_with(b"\n"));
+    whole.take_while(|f| !closes(f)).flat_map(Frame::owed_ids).collect()
 }
 
 fn collect<G: Gateway>(gateway: &mut G, obs: &mut Observation) {

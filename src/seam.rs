@@ -95,7 +95,7 @@
 //! ```
 
 use crate::catalogue::Catalogue;
-use crate::protocol::{Policy, Revision};
+use crate::protocol::{Id, Policy, Revision};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -234,6 +234,14 @@ pub trait Gateway {
     fn settle(&mut self, expect_exit: bool) -> Result<(), Fault> {
         let _ = expect_exit;
         Ok(())
+    }
+    /// The client waits for the answers to these requests (by id) before
+    /// it goes on or closes stdin, as a client does: a gateway that answers
+    /// concurrently settles, when it is not expected to exit, only once
+    /// they have come (bounded). In-process gateways answer as they read,
+    /// and keep the default, which ignores them.
+    fn await_answers(&mut self, ids: Vec<Id>) {
+        let _ = ids;
     }
     /// Settles as [`Gateway::settle`] does, when the client closes stdin
     /// next and then settles again: a gateway may leave to that later

@@ -20,8 +20,10 @@ pub struct ChildFlags {
     pub timeout_ms: u64,
     /// How long the server may take to exit when it should (stdin closed,
     /// or a frame that closes the session), counted from when it has read
-    /// what it was sent; and how long it may leave that unread (still
-    /// starting, say). In milliseconds.
+    /// what it was sent; how long it may leave that unread (still starting,
+    /// say); and the least a session waits for the answers it is owed
+    /// before it closes stdin (more once the server has answered slower).
+    /// In milliseconds.
     #[arg(long, default_value_t = 1000, value_name = "N")]
     pub exit_grace_ms: u64,
     /// Watch a directory for files whose name or content holds a token.

@@ -68,12 +68,14 @@ fn a_start_past_the_timeout_gives_sharing_up_and_says_so() {
     // The server's third start, the shared process's, sleeps 4 s: past
     // --timeout-ms (2 s, a wide margin for the starts that do not sleep:
     // the tools/list's and the control's). One revision, so no other
-    // process starts ahead beside it.
+    // process starts ahead beside it. The server drops the answers to calls
+    // it cannot run, which each session then waits for: a short exit grace
+    // keeps those waits short.
     let state = tempfile::tempdir().unwrap();
     let server = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/concurrent.py");
     let o = Command::new(BIN)
         .args(["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--policy", "keep-open"])
-        .args(["--cases", "2", "--timeout-ms", "2000", "--revision", "2025-06-18"])
+        .args(["--cases", "2", "--timeout-ms", "2000", "--exit-grace-ms", "300", "--revision", "2025-06-18"])
         .args(["--artifacts", state.path().to_str().unwrap()])
         .args(["--", "python3", server, state.path().to_str().unwrap(), "3", "4"])
         .current_dir(state.path())

@@ -17,6 +17,7 @@ mod capture;
 mod discover;
 mod group;
 mod homes;
+mod owed;
 mod quick;
 mod reply;
 mod shared;
@@ -29,6 +30,7 @@ pub use shared::{Off, SharedChild, Sharing};
 use crate::attack::tokens_in;
 use crate::catalogue::{Catalogue, ToolSpec};
 use crate::probe::Probes;
+use crate::protocol::Id;
 use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};
 use std::collections::VecDeque;
 use std::os::fd::AsFd;
@@ -103,6 +105,8 @@ pub struct ChildTarget {
     /// Effects set aside because they carry only another session's tokens.
     pub late_effects: Arc<AtomicUsize>,
     homes: Arc<homes::Homes>,
+    /// How slow the server has been to answer, learned across sessions.
+    latency: Arc<owed::Latency>,
     /// How many processes to keep spawned ahead of fresh sessions.
     ahead: usize,
     /// Those processes, oldest first (see the `ahead` module).
@@ -122,6 +126,7 @@ impl ChildTarget {
             probes,
             late_effects,
             homes: Arc::default(),
+            latency: Arc::default(),
             ahead: 0,
             spares: Arc::default(),
         }
@@ -210,6 +215,9 @@ pub struct ChildGateway {
     late_effects: Arc<AtomicUsize>,
     home: Option<tempfile::TempDir>,
     homes: Arc<homes::Homes>,
+    /// The answers the session waits for before it settles.
+    owed: owed::Owed,
+    latency: Arc<owed::Latency>,
 }
 
 impl ChildGateway {
@@ -280,6 +288,8 @@ impl ChildGateway {
             late_effects: target.late_effects.clone(),
             home: Some(home),
             homes: target.homes.clone(),
+            owed: owed::Owed::default(),
+            latency: target.latency.clone(),
         })
     }
 
@@ -391,6 +401,10 @@ impl Gateway for ChildGateway {
         Ok(())
     }
 
+    fn await_answers(&mut self, ids: Vec<Id>) {
+        self.owed.add(ids);
+    }
+
     fn close_stdin(&mut self) -> Result<(), Fault> {
         self.writer = None;
         self.stdin_pipe = None;
@@ -445,6 +459,11 @@ impl ChildGateway {
         // reads nothing for the stall bound is waited for no longer.
         let mut caught_up = Instant::now();
         let mut behind_since = None;
+        // A session that expects no exit waits for the answers it is owed
+        // too: EOF would cancel a call still in flight (see [`owed`]).
+        let awaiting = !expect_exit && !self.owed.answered(&self.stdout);
+        let answer_bound = self.latency.bound(&self.limits);
+        let mut answered = !awaiting;
         while Instant::now() < deadline {
             if self.poll().is_some() {
                 // Let the pipes drain: they close once every holder is gone
@@ -474,9 +493,16 @@ impl ChildGateway {
             // second and more before it reads a line).
             let stall = if self.read_nothing() { self.limits.timeout } else { self.limits.stall };
             let stalled = behind && behind_since.get_or_insert(caught_up).elapsed() >= stall;
+            if !answered && !behind && self.owed.answered(&self.stdout) {
+                answered = true;
+                self.latency.record(caught_up.elapsed());
+            }
             let done = match expect_exit {
                 true => !behind && caught_up.elapsed() >= grace,
-                false => self.last_activity().max(caught_up).elapsed() >= quiet,
+                false => {
+                    let calm = self.last_activity().max(caught_up).elapsed() >= quiet;
+                    calm && (answered || !behind && caught_up.elapsed() >= answer_bound)
+                }
             };
             if done || stalled {
                 break;
@@ -493,6 +519,7 @@ impl ChildGateway {
                 false => self.stdout.wait_past(self.stdout.len(), Instant::now() + Duration::from_millis(2)),
             }
         }
+        self.owed.clear();
         // Output, writes and effects have been calm for `quiet`, or the
         // bound ran out. A child still busy (slow under load, say) may act
         // after a calm, and what it acts on is read later with its output:
@@ -504,12 +531,26 @@ impl ChildGateway {
     }
 }
 
-impl Drop for ChildGateway {
-    fn drop(&mut self) {
+impl ChildGateway {
+    /// Ends the child's process group as a session's end does (stdin
+    /// closed, then SIGTERM, then SIGKILL) and hands over the effects still
+    /// in delivery.
+    pub(crate) fn end(&mut self) {
+        self.end_group();
+        self.collect_effects(self.limits.quiet);
+    }
+
+    fn end_group(&mut self) {
         self.writer = None;
         self.stdin_pipe = None;
         let grace = self.limits.quiet.max(Duration::from_millis(100)).min(self.limits.timeout);
         group::end(&mut self.child, grace);
+    }
+}
+
+impl Drop for ChildGateway {
+    fn drop(&mut self) {
+        self.end_group();
         if let Some(home) = self.home.take() {
             self.homes.remove(home);
         }

@@ -1,6 +1,7 @@
 //! Waiting for the answer to one request on a child's stdout.
 
 use super::ChildGateway;
+use super::owed::{answered_ids, same_request};
 use crate::protocol::Id;
 use crate::seam::Gateway;
 use serde_json::Value;
@@ -45,12 +46,9 @@ pub(crate) fn await_reply(
                 reply = Some((v, Instant::now()));
                 continue;
             }
-            // A batch's answers come as one array.
             let before = owed.len();
-            for answer in v.as_array().map_or(std::slice::from_ref(&v), Vec::as_slice) {
-                if let Some(got) = answer.get("id").and_then(Id::from_value) {
-                    owed.retain(|o| *o != got);
-                }
+            for got in answered_ids(&v) {
+                owed.retain(|o| !same_request(o, &got));
             }
             if owed.len() < before {
                 last_owed = Some(Instant::now());

@@ -203,13 +203,17 @@ impl<'a> SharedChild<'a> {
 
     /// Writes the next `ping` marker and reads stdout until its answer and
     /// the owed ones (see [`marker`]), learning how late a server answers
-    /// after the marker: the stdout before it all, or `None`.
+    /// after the marker: the stdout before it all and whether every owed
+    /// answer came, or `None`. The answers to tool calls (`acting`) are
+    /// waited for as a fresh session waits for them: a call still in
+    /// flight would act during a later script.
     fn until_marker(
         &mut self,
         child: &mut ChildGateway,
         owed: Vec<Id>,
         process: Process,
-    ) -> Result<Option<Vec<u8>>, Fault> {
+        acting: bool,
+    ) -> Result<Option<(Vec<u8>, bool)>, Fault> {
         self.marks += 1;
         let limits = self.target.limits;
         // A healthy server answers a ping at once; one that does not within
@@ -219,14 +223,18 @@ impl<'a> SharedChild<'a> {
         // shown how late they come.
         let grace = limits.exit_grace.min(limits.timeout);
         let bound = if process == Process::Fresh { limits.timeout } else { grace };
-        let owed_wait = self.answers_after.map_or(grace, |d| (d * 4).max(limits.quiet).min(grace));
+        let mut owed_wait = self.answers_after.map_or(grace, |d| (d * 4).max(limits.quiet).min(grace));
+        if acting {
+            owed_wait = owed_wait.max(self.target.latency.bound(&limits));
+        }
         let Some(answer) = marker(child, &format!("portcullis-mark-{}", self.marks), owed, bound, owed_wait)? else {
             return Ok(None);
         };
         if let Some(after) = answer.owed_after {
             self.answers_after = Some(self.answers_after.unwrap_or_default().max(after));
+            self.target.latency.record(after);
         }
-        Ok(Some(answer.stdout))
+        Ok(Some((answer.stdout, answer.owed_after.is_some())))
     }
 
     /// One keep-open session as `portcullis fuzz` runs it: in the shared
@@ -340,9 +348,13 @@ impl<'a> SharedChild<'a> {
         // Answers the hunted check cannot read are not waited for.
         let reads = |f: &&Frame| self.focus.is_none_or(|c| c.reads_answer(f, Policy::KeepOpen));
         let owed = whole.iter().filter(reads).flat_map(|f| f.owed_ids()).collect();
-        let Some(mut stdout) = self.until_marker(&mut live.child, owed, process)? else { return Ok(None) };
+        let acting = whole.iter().any(|f| matches!(f.expect, Expect::Act(_)));
+        let Some((mut stdout, answered)) = self.until_marker(&mut live.child, owed, process, acting)? else {
+            return Ok(None);
+        };
         let mut exit_before_eof = live.child.exit();
         let last = cut || process == Process::Fresh;
+        let mut retired = false;
         // A script with nothing after its marker (no cut frame, no EOF) has
         // shown, once the marker is answered, all a wait would show.
         if cut || (last && script.eof) {
@@ -360,6 +372,15 @@ impl<'a> SharedChild<'a> {
             }
             live.child.settle(script.eof)?;
             stdout.extend(live.child.take_stdout());
+        } else if acting && !answered {
+            // A tool call still in flight would act during a later script:
+            // the process ends here, as a fresh session's ends once done
+            // with, and what it did until then is this script's.
+            script.eof = false; // no EOF was sent
+            retired = true;
+            self.sharing.costly += 1;
+            self.start_in_background(spec.revision);
+            live.child.end();
         } else {
             script.eof = false; // the process goes on: no EOF was sent
             live.child.collect_effects(Duration::ZERO);
@@ -373,7 +394,8 @@ impl<'a> SharedChild<'a> {
             self.turn_off(Off::LateEffect);
             return Ok(None);
         }
-        let exit = live.child.exit();
+        // The harness, not the server, ended a retired process.
+        let exit = if retired { exit_before_eof.clone() } else { live.child.exit() };
         let obs = Observation {
             stdout,
             stderr: live.child.take_stderr(),
@@ -387,7 +409,7 @@ impl<'a> SharedChild<'a> {
         live.child.forget_taken();
         let session = Session { policy: Policy::KeepOpen, revision: spec.revision, salt };
         let violations = check(&script, &obs, &session);
-        if exit == Exit::Running && !last {
+        if exit == Exit::Running && !last && !retired {
             self.live.push(live);
         }
         Ok(Some((script, obs, violations)))

@@ -1,0 +1,163 @@
+//! The answers a session waits for before it goes on, as a client does.
+//!
+//! A client reads the answer to each request before it closes stdin. A
+//! server that answers requests concurrently (every server built on the
+//! Python SDK, for one) cancels what is still in flight when stdin closes,
+//! and answers "Connection closed" instead of acting: a calm of a few
+//! milliseconds before EOF would cut a slow tool short, and report a correct
+//! server's valid call as never executed. So a settle that expects no exit
+//! waits, besides the calm, until every owed answer has come, or the bound
+//! of [`Latency`] has passed.
+
+use super::Limits;
+use super::capture::Capture;
+use crate::protocol::Id;
+use serde_json::Value;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The ids a response carries: one object's, or each of a batch's.
+pub(crate) fn answered_ids(v: &Value) -> impl Iterator<Item = Id> + '_ {
+    v.as_array()
+        .map_or(std::slice::from_ref(v), Vec::as_slice)
+        .iter()
+        .filter_map(|a| a.get("id"))
+        .filter_map(Id::from_value)
+}
+
+/// The requests still waiting for an answer on a child's stdout.
+#[derive(Debug, Default)]
+pub(crate) struct Owed {
+    ids: Vec<Id>,
+    /// How far stdout has been read for answers: the end of its last whole
+    /// line.
+    scanned: usize,
+}
+
+impl Owed {
+    /// Adds requests to wait for.
+    pub(crate) fn add(&mut self, ids: impl IntoIterator<Item = Id>) {
+        self.ids.extend(ids);
+    }
+
+    /// Waits for nothing more: what is still unanswered is the check's to
+    /// judge.
+    pub(crate) fn clear(&mut self) {
+        self.ids.clear();
+    }
+
+    /// Reads the whole lines `stdout` has gained for answers; whether none
+    /// is owed any more.
+    pub(crate) fn answered(&mut self, stdout: &Capture) -> bool {
+        if self.ids.is_empty() {
+            return true;
+        }
+        let new = stdout.since(self.scanned);
+        let Some(end) = memchr::memrchr(b'\n', &new) else { return false };
+        for line in new[..end].split(|b| *b == b'\n') {
+            if let Ok(v) = serde_json::from_slice::<Value>(line) {
+                for id in answered_ids(&v) {
+                    self.ids.retain(|o| !same_request(o, &id));
+                }
+            }
+        }
+        self.scanned += end + 1;
+        self.ids.is_empty()
+    }
+}
+
+/// Whether an answer with id `got` shows the server done with request
+/// `owed`: the same id, or the same digits retyped (a number for a numeric
+/// string, or back). Whether the id came back right is for the checks to
+/// judge; the wait is only for the server to finish.
+pub(crate) fn same_request(owed: &Id, got: &Id) -> bool {
+    match (owed, got) {
+        (Id::Int(n), Id::Str(s)) | (Id::Str(s), Id::Int(n)) => s.parse() == Ok(*n),
+        _ => owed == got,
+    }
+}
+
+/// The slowest a target's server has been to answer everything owed, once
+/// it had read it, shared by all the target's sessions: how long to wait
+/// for answers is learned from it.
+#[derive(Debug)]
+pub(crate) struct Latency {
+    /// In microseconds; `u64::MAX` until a session has had all its answers.
+    slowest: AtomicU64,
+}
+
+impl Default for Latency {
+    fn default() -> Self {
+        Latency { slowest: AtomicU64::new(u64::MAX) }
+    }
+}
+
+/// How many times the slowest answer seen is waited for: a server's pace
+/// varies (a first call that loads a library, a loaded machine), and a
+/// wait cut short would cancel a call in flight.
+const HEADROOM: u32 = 8;
+
+impl Latency {
+    /// Records that a session had every answer `took` after the server had
+    /// read what it was sent.
+    pub(crate) fn record(&self, took: Duration) {
+        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX - 1);
+        let slower = |s: u64| Some(if s == u64::MAX { micros } else { s.max(micros) });
+        let _ = self.slowest.fetch_update(Ordering::Relaxed, Ordering::Relaxed, slower);
+    }
+
+    /// How long to wait for owed answers once the server has read what it
+    /// was sent: the timeout until it has answered everything once, then
+    /// [`HEADROOM`] times its slowest, at least the exit grace.
+    pub(crate) fn bound(&self, limits: &Limits) -> Duration {
+        let grace = limits.exit_grace.min(limits.timeout);
+        match self.slowest.load(Ordering::Relaxed) {
+            u64::MAX => limits.timeout,
+            micros => (Duration::from_micros(micros) * HEADROOM).clamp(grace, limits.timeout),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// A capture of `bytes`, read to the end.
+    fn captured(bytes: &'static [u8]) -> Capture {
+        let (capture, _) = Capture::start(bytes, 1 << 20);
+        capture.wait_closed(Instant::now() + Duration::from_secs(5));
+        capture
+    }
+
+    fn owing(ids: Vec<Id>) -> Owed {
+        let mut owed = Owed::default();
+        owed.add(ids);
+        owed
+    }
+
+    #[test]
+    fn whole_lines_answer_by_id_batch_or_retyped_id() {
+        let stdout =
+            captured(b"banner\n{\"id\":1,\"result\":{}}\n[{\"id\":\"x\",\"error\":{}},{\"id\":\"7\",\"result\":{}}]\n");
+        assert!(owing(vec![Id::Int(1), Id::Str("x".into()), Id::Int(7)]).answered(&stdout));
+        assert!(!owing(vec![Id::Int(1), Id::Int(2)]).answered(&stdout), "id 2 was never answered");
+        let cut = captured(b"{\"id\":1,\"result\":{}}\n{\"id\":2,\"result\"");
+        assert!(!owing(vec![Id::Int(2)]).answered(&cut), "a line cut short answers nothing yet");
+        assert!(Owed::default().answered(&cut), "nothing owed, nothing to wait for");
+    }
+
+    #[test]
+    fn the_wait_is_the_timeout_until_answers_were_seen_then_learned_within_bounds() {
+        let limits = Limits::default();
+        let latency = Latency::default();
+        assert_eq!(latency.bound(&limits), limits.timeout);
+        latency.record(Duration::from_millis(2));
+        assert_eq!(latency.bound(&limits), limits.exit_grace, "never less than the exit grace");
+        latency.record(Duration::from_millis(300));
+        latency.record(Duration::from_millis(5));
+        assert_eq!(latency.bound(&limits), Duration::from_millis(300) * HEADROOM, "the slowest, with headroom");
+        latency.record(Duration::from_secs(4));
+        assert_eq!(latency.bound(&limits), limits.timeout, "never more than the timeout");
+    }
+}

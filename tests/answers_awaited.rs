@@ -1,0 +1,106 @@
+//! A session waits for the answers it is owed before it closes stdin or
+//! goes on, as a client does. Against a server that, as the Python SDK's
+//! does, handles calls concurrently and cancels those still in flight when
+//! stdin closes (`tests/servers/cancels_on_eof.py`, whose tool takes 300
+//! ms), a valid call acts exactly once: in a fresh session under either
+//! policy, in a shared keep-open process (where the next script starts
+//! clean), and in `portcullis fuzz`'s positive control and campaign.
+
+use portcullis::attack::Step;
+use portcullis::campaign::session;
+use portcullis::catalogue::Catalogue;
+use portcullis::child::{ChildTarget, Command, Limits, SharedChild};
+use portcullis::probe::{ProbeConfig, Probes};
+use portcullis::report;
+use portcullis::{CheckId, Policy, Revision, ScriptSpec};
+use std::process::Command as Process;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+const SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/cancels_on_eof.py");
+
+/// The server, whose tool takes `delay` seconds, under `limits`.
+fn cancelling_after(delay: &str, limits: Limits) -> ChildTarget {
+    let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
+    let command = Command { program: "python3".into(), args: vec![SERVER.into(), delay.into()], env: vec![] };
+    let fetch = Catalogue::reference().tools.into_iter().filter(|t| t.name == "fetch").collect();
+    ChildTarget::new(command, limits, fetch, probes)
+}
+
+fn cancelling() -> ChildTarget {
+    cancelling_after("0.3", Limits::default())
+}
+
+/// The handshake, then `calls` valid calls of `fetch`, then EOF.
+fn valid(calls: usize) -> ScriptSpec {
+    let steps = vec![Step::Control(0); calls];
+    ScriptSpec { revision: Revision::R2025_06_18, steps, splits: vec![], joins: vec![], eof: true }
+}
+
+#[test]
+fn a_fresh_session_waits_for_its_calls_before_eof() {
+    let target = cancelling();
+    for (salt, policy) in [(1, Policy::Close), (2, Policy::KeepOpen)] {
+        let (script, obs, violations) = session(&target, policy, &valid(2), salt).unwrap();
+        assert!(violations.is_empty(), "{policy:?}: {}", report::session(&script, &obs, &violations));
+        assert_eq!(obs.effects.len(), 2, "{policy:?}: each call acted once");
+    }
+}
+
+#[test]
+fn a_shared_process_waits_for_its_calls_and_the_next_script_starts_clean() {
+    let target = cancelling();
+    let mut shared = SharedChild::new(&target);
+    // A script that owes nothing shows the server answers everything by
+    // the marker, which would teach a shared process to wait for answers
+    // no longer than a quiet: a tool call's is waited for all the same.
+    shared.run(&valid(0), 1).unwrap().expect("an empty script shares");
+    for salt in 2..=4 {
+        let (script, obs, violations) = shared.run(&valid(1), salt).unwrap().expect("valid calls share");
+        assert!(violations.is_empty(), "script {salt}: {}", report::session(&script, &obs, &violations));
+        assert_eq!(obs.effects.len(), 1, "script {salt}: its call acted once, and no earlier one's effect came");
+    }
+    assert_eq!(shared.sharing().off, None, "no effect came late");
+}
+
+#[test]
+fn a_shared_process_whose_call_is_still_in_flight_is_ended_with_its_script() {
+    // The tool takes longer than every wait: each script's call is still in
+    // flight when its wait ends. Left running, it would act during the next
+    // script, which would give sharing up; ended, it never acts.
+    let limits = Limits {
+        timeout: Duration::from_millis(800),
+        exit_grace: Duration::from_millis(200),
+        stall: Duration::from_millis(200),
+        ..Limits::default()
+    };
+    let target = cancelling_after("1.5", limits);
+    let mut shared = SharedChild::new(&target);
+    for salt in 1..=2 {
+        let (_, obs, violations) = shared.run(&valid(1), salt).unwrap().expect("the script shares");
+        assert!(obs.effects.is_empty(), "script {salt}: {:?}", obs.effects);
+        assert!(violations.iter().any(|v| v.check == CheckId::ExactlyOnce), "script {salt}: {violations:?}");
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let late = target.probes.settle(Duration::ZERO, Duration::ZERO);
+    assert!(late.is_empty() && target.late_effects.load(Ordering::Relaxed) == 0, "an ended process acted: {late:?}");
+    assert_eq!(shared.sharing().off, None);
+    assert_eq!(shared.sharing().costly, 2, "each ended process cost a start");
+}
+
+#[test]
+fn the_positive_control_and_a_campaign_see_every_call_act() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Process::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args(["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--policy", "keep-open"])
+        .args(["--revision", "2025-06-18", "--check", "exactly-once", "--cases", "6"])
+        .args(["--", "python3", SERVER])
+        .current_dir(dir.path())
+        .output()
+        .expect("portcullis runs");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains("no finding in 6 sessions"), "{stdout}");
+}
