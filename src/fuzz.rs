@@ -139,7 +139,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         }
         None => campaign(args, first, &tools, &revisions)?,
     };
-    outputs::write(args.report.as_deref(), args.junit.as_deref(), &outcome, &args.child.command)?;
+    outputs::write(args.report.as_deref(), args.junit.as_deref(), &outcome, &args.child)?;
     if let Some((why, at)) = outcome.sharing.off {
         eprintln!(
             "portcullis: sharing a process was given up at session {at} of a job: {}; \
@@ -149,11 +149,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     match &outcome.finding {
         Some((f, path)) => {
-            let command = args.child.command.join(" ");
             let replay = format!(
-                "{me} replay {p} -- {command}\n\nMinimize with:\n  {me} minimize {p} -- {command}",
-                me = crate::me(),
-                p = path.display()
+                "{}\n\nMinimize with:\n  {}",
+                args.child.command_line("replay", path),
+                args.child.command_line("minimize", path)
             );
             println!("{}", report::finding(f, Some(&replay)));
             println!("Saved: {}", path.display());

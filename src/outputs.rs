@@ -2,6 +2,7 @@
 //! JUnit XML file with one test case per check, written atomically.
 
 use crate::fuzz::Outcome;
+use crate::setup::ChildFlags;
 use anyhow::{Context, Result};
 use portcullis::CheckId;
 use portcullis::report;
@@ -10,17 +11,17 @@ use serde_json::json;
 use std::io::Write;
 use std::path::Path;
 
-pub fn write(json_path: Option<&Path>, junit_path: Option<&Path>, outcome: &Outcome, command: &[String]) -> Result<()> {
+pub fn write(json_path: Option<&Path>, junit_path: Option<&Path>, outcome: &Outcome, child: &ChildFlags) -> Result<()> {
     if let Some(p) = json_path {
-        atomic_write(p, serde_json::to_string_pretty(&json(outcome, command)).expect("JSON serializes").as_bytes())?;
+        atomic_write(p, serde_json::to_string_pretty(&json(outcome, child)).expect("JSON serializes").as_bytes())?;
     }
     if let Some(p) = junit_path {
-        atomic_write(p, junit(outcome).to_string().context("rendering JUnit XML")?.as_bytes())?;
+        atomic_write(p, junit(outcome, child).to_string().context("rendering JUnit XML")?.as_bytes())?;
     }
     Ok(())
 }
 
-fn json(outcome: &Outcome, command: &[String]) -> serde_json::Value {
+fn json(outcome: &Outcome, child: &ChildFlags) -> serde_json::Value {
     let findings: Vec<_> = outcome
         .finding
         .iter()
@@ -30,6 +31,8 @@ fn json(outcome: &Outcome, command: &[String]) -> serde_json::Value {
                 "check": f.check.id(),
                 "failure": f.check.failure(),
                 "artifact": path.display().to_string(),
+                "reproduce": child.command_line("replay", path),
+                "minimize": child.command_line("minimize", path),
                 "policy": f.policy.as_str(),
                 "revision": f.script.revision.as_str(),
                 "seed": f.seed,
@@ -45,7 +48,7 @@ fn json(outcome: &Outcome, command: &[String]) -> serde_json::Value {
         })
         .collect();
     json!({
-        "command": command,
+        "command": child.command,
         "sessions": outcome.sessions,
         "late_effects": outcome.late_effects,
         "mix": outcome.mix.as_str(),
@@ -54,7 +57,7 @@ fn json(outcome: &Outcome, command: &[String]) -> serde_json::Value {
     })
 }
 
-fn junit(outcome: &Outcome) -> Report {
+fn junit(outcome: &Outcome, child: &ChildFlags) -> Report {
     let mut suite = TestSuite::new("portcullis fuzz");
     for check in CheckId::ALL {
         let status = match &outcome.finding {
@@ -62,7 +65,12 @@ fn junit(outcome: &Outcome) -> Report {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
                 s.set_message(check.failure());
                 let details: Vec<String> = f.violations.iter().map(|v| v.to_string()).collect();
-                s.set_description(format!("{}\nartifact: {}", details.join("\n"), path.display()));
+                let reproduce = child.command_line("replay", path);
+                s.set_description(format!(
+                    "{}\nartifact: {}\nreproduce: {reproduce}",
+                    details.join("\n"),
+                    path.display()
+                ));
                 s
             }
             _ => TestCaseStatus::success(),

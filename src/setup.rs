@@ -12,11 +12,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+const TIMEOUT_MS: u64 = 5000;
+const EXIT_GRACE_MS: u64 = 1000;
+
 /// The flags every command that runs a child shares.
 #[derive(clap::Args, Clone)]
 pub struct ChildFlags {
     /// Bound on every wait of the harness, in milliseconds.
-    #[arg(long, default_value_t = 5000, value_name = "N")]
+    #[arg(long, default_value_t = TIMEOUT_MS, value_name = "N")]
     pub timeout_ms: u64,
     /// How long the server may take to exit when it should (stdin closed,
     /// or a frame that closes the session), counted from when it has read
@@ -24,7 +27,7 @@ pub struct ChildFlags {
     /// say); and the least a session waits for the answers it is owed
     /// before it closes stdin (more once the server has answered slower).
     /// In milliseconds.
-    #[arg(long, default_value_t = 1000, value_name = "N")]
+    #[arg(long, default_value_t = EXIT_GRACE_MS, value_name = "N")]
     pub exit_grace_ms: u64,
     /// Watch a directory for files whose name or content holds a token.
     #[arg(long, value_name = "DIR")]
@@ -51,6 +54,29 @@ pub struct Setup {
 }
 
 impl ChildFlags {
+    /// `portcullis SUBCOMMAND ARTIFACT`, then these flags where they differ
+    /// from the defaults, then `-- COMMAND`: a line a user can paste into a
+    /// shell to run the same child with the same probes.
+    pub fn command_line(&self, subcommand: &str, artifact: &std::path::Path) -> String {
+        let mut words = vec![crate::me(), subcommand.to_owned(), artifact.display().to_string()];
+        let mut flag = |name: &str, value: String| words.extend([format!("--{name}"), value]);
+        if self.timeout_ms != TIMEOUT_MS {
+            flag("timeout-ms", self.timeout_ms.to_string());
+        }
+        if self.exit_grace_ms != EXIT_GRACE_MS {
+            flag("exit-grace-ms", self.exit_grace_ms.to_string());
+        }
+        self.watch_dir.iter().for_each(|d| flag("watch-dir", d.display().to_string()));
+        self.watch_file.iter().for_each(|f| flag("watch-file", f.display().to_string()));
+        self.env.iter().for_each(|e| flag("env", e.clone()));
+        if self.tcp_sink {
+            words.push("--tcp-sink".into());
+        }
+        words.push("--".into());
+        words.extend(self.command.iter().cloned());
+        shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
+    }
+
     /// Starts a job's probes and expands the templates of its command.
     pub fn setup(&self) -> Result<Setup> {
         for d in &self.watch_dir {

@@ -75,7 +75,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     saved.spec = artifact.spec;
     let dir = args.artifact.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let path = saved.save(dir)?;
-    let replay = format!("portcullis replay {} -- {}", path.display(), args.child.command.join(" "));
+    let replay = args.child.command_line("replay", &path);
     println!("{}", report::finding(&finding, Some(&replay)));
     println!(
         "minimized {} frames / {} bytes to {} frames / {} bytes in {} sessions, {} ms{}{}",

@@ -69,25 +69,19 @@ fn caught(m: Mutant) {
     let artifact = json["findings"][0]["artifact"].as_str().unwrap().to_owned();
     assert!(dir.path().join(&artifact).is_file(), "artifact {artifact} saved");
 
-    let replay = |gateway: &[&str]| {
-        let mut a = vec![
-            "replay",
-            artifact.as_str(),
-            "--exit-grace-ms",
-            "300",
-            "--",
-            BIN,
-            "reference-gateway",
-            "--policy",
-            policy,
-        ];
-        a.extend(gateway);
-        portcullis(&a, dir.path())
-    };
-    let again = replay(&["--mutant", m.name()]);
+    // The command the finding prints, run as a shell would: it carries the
+    // flags the run had (its waits), and replays FAILED against the mutant
+    // and FIXED against the reference (the same line without `--mutant`).
+    let reproduce = json["findings"][0]["reproduce"].as_str().unwrap().to_owned();
+    assert!(out.contains(&format!("Reproduce with:\n  {reproduce}\n")), "{reproduce}\n{}", text(&o));
+    assert!(reproduce.contains(" --timeout-ms 3000 --exit-grace-ms 300 -- "), "{reproduce}");
+    let words = shlex::split(&reproduce).expect("a shell line");
+    let run = |words: &[String]| Command::new(&words[0]).args(&words[1..]).current_dir(dir.path()).output().unwrap();
+    let again = run(&words);
     assert_eq!(again.status.code(), Some(1), "replay against the mutant: {}", text(&again));
     assert!(String::from_utf8_lossy(&again.stdout).contains("FAILED"), "{}", text(&again));
-    let fixed = replay(&[]);
+    assert_eq!(words[words.len() - 2..], ["--mutant", m.name()], "{reproduce}");
+    let fixed = run(&words[..words.len() - 2]);
     assert_eq!(fixed.status.code(), Some(0), "replay against the reference: {}", text(&fixed));
     assert!(String::from_utf8_lossy(&fixed.stdout).contains("FIXED"), "{}", text(&fixed));
 }
@@ -261,6 +255,31 @@ fn a_watched_directory_sees_file_effects() {
         dir.path(),
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn a_file_effect_finding_reproduces_with_the_watch_that_saw_it() {
+    // bool-id acts on a call whose id is a boolean; through write_note, the
+    // effect is a file only the watched directory sees, so the printed
+    // command must watch it too (and quote its name, which has a space).
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("my notes");
+    std::fs::create_dir(&notes).unwrap();
+    let notes_s = notes.to_str().unwrap();
+    let mut args = vec!["fuzz", "--tool", "write_note", "--args", r#"{"path":"{token}.txt","text":"hello {token}"}"#];
+    args.extend(["--watch-dir", notes_s, "--policy", "keep-open", "--check", "no-effect-on-reject"]);
+    args.extend(["--report", "report.json", "--", BIN, "reference-gateway", "--policy", "keep-open"]);
+    args.extend(["--mutant", "bool-id", "--notes-dir", notes_s]);
+    let o = portcullis(&args, dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    let reproduce = json["findings"][0]["reproduce"].as_str().unwrap();
+    assert!(reproduce.contains(&format!(" --watch-dir '{notes_s}' -- ")), "{reproduce}");
+    let words = shlex::split(reproduce).expect("a shell line");
+    let again = Command::new(&words[0]).args(&words[1..]).current_dir(dir.path()).output().unwrap();
+    assert_eq!(again.status.code(), Some(1), "{reproduce}: {}", text(&again));
+    assert!(String::from_utf8_lossy(&again.stdout).contains("FAILED"), "{}", text(&again));
 }
 
 #[test]
