@@ -157,6 +157,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             println!("{}", report::finding(f, Some(&replay)));
             println!("Saved: {}", path.display());
             println!("1 finding ({}) in {} sessions", f.check, outcome.sessions);
+            if let Some(hint) = keep_open_hint(f) {
+                eprintln!("portcullis: {hint}");
+            }
             Ok(ExitCode::from(1))
         }
         None => {
@@ -191,6 +194,18 @@ fn lean_hint(mix: Mix, sharing: &Sharing) -> Option<String> {
         sharing.costly,
         sharing.sessions,
     ))
+}
+
+/// Under close, a server that went on after a rejected frame may be meant
+/// to: servers built on the official SDKs answer such a frame (or skip it)
+/// and carry on, which keep-open checks.
+fn keep_open_hint(f: &Finding) -> Option<&'static str> {
+    let went_on = f.check == CheckId::Policy && f.policy == Policy::Close && !f.observation.exit_before_eof.ended();
+    went_on.then_some(
+        "the server went on after a rejected frame, which --policy close forbids; if it is meant to \
+         (servers built on the official SDKs are), --policy keep-open checks instead that such a frame \
+         gets an error and that nothing carries over from it",
+    )
 }
 
 /// One valid call must cause exactly one observed effect before the

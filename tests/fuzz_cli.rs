@@ -59,6 +59,9 @@ fn caught(m: Mutant) {
     assert_eq!(o.status.code(), Some(1), "{} not caught:\n{}", m.name(), text(&o));
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(out.contains(&format!("1 finding ({check})")), "{}", text(&o));
+    // A server that goes on after a rejected frame under close hears of keep-open.
+    let hinted = String::from_utf8_lossy(&o.stderr).contains("--policy keep-open checks instead");
+    assert_eq!(hinted, check == "policy" && policy == "close", "{}", text(&o));
     for part in ["First offending", "Reproduce with:\n  ", " replay ", "Minimize with:\n", "stderr ("] {
         assert!(out.contains(part), "missing {part:?}: {}", text(&o));
     }
