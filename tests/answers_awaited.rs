@@ -4,9 +4,12 @@
 //! stdin closes (`tests/servers/cancels_on_eof.py`, whose tool takes 300
 //! ms), a valid call acts exactly once: in a fresh session under either
 //! policy, in a shared keep-open process (where the next script starts
-//! clean), and in `portcullis fuzz`'s positive control and campaign.
+//! clean), and in `portcullis fuzz`'s positive control and campaign. A
+//! shared process whose call is still in flight when the waits run out ends
+//! with its script; one that only left a rejected frame unanswered goes on.
 
 use portcullis::attack::Step;
+use portcullis::attack::jsonrpc::{JsonRpc, Kind};
 use portcullis::campaign::session;
 use portcullis::catalogue::Catalogue;
 use portcullis::child::{ChildTarget, Command, Limits, SharedChild};
@@ -87,6 +90,26 @@ fn a_shared_process_whose_call_is_still_in_flight_is_ended_with_its_script() {
     assert!(late.is_empty() && target.late_effects.load(Ordering::Relaxed) == 0, "an ended process acted: {late:?}");
     assert_eq!(shared.sharing().off, None);
     assert_eq!(shared.sharing().costly, 2, "each ended process cost a start");
+}
+
+#[test]
+fn an_answer_dropped_for_a_rejected_frame_does_not_end_a_shared_process() {
+    // `concurrent.py` drops the answer to a call whose params are an array
+    // (its handler throws); the valid call beside it is answered, so
+    // nothing is in flight and the process goes on.
+    let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
+    let server = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/concurrent.py");
+    let command = Command { program: "python3".into(), args: vec![server.into()], env: vec![] };
+    let fetch = Catalogue::reference().tools.into_iter().filter(|t| t.name == "fetch").collect();
+    let target = ChildTarget::new(command, Limits::default(), fetch, probes);
+    let mut shared = SharedChild::new(&target);
+    let dropped = Step::JsonRpc(JsonRpc { kind: Kind::ParamsArray, tool: 0 });
+    let spec = ScriptSpec { steps: vec![Step::Control(0), dropped], ..valid(0) };
+    for salt in 1..=3 {
+        let (_, obs, _) = shared.run(&spec, salt).unwrap().expect("the script shares");
+        assert_eq!(obs.effects.len(), 1, "script {salt}: the valid call acted once");
+    }
+    assert_eq!((shared.sharing().costly, shared.sharing().off), (0, None), "one process served them all");
 }
 
 #[test]

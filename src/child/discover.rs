@@ -7,7 +7,6 @@ use crate::protocol::{Policy, Revision};
 use crate::script::Script;
 use crate::seam::{Fault, Gateway, Recorder, Session, Target};
 use serde_json::Value;
-use std::time::Duration;
 
 /// The `tools` array of the server's `tools/list` result.
 pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>, Fault> {
@@ -15,9 +14,7 @@ pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>
     let mut child = target.start(&session, Recorder::new())?;
     let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     child.write_stdin(&[Script::handshake(revision).stdin().as_slice(), list, b"\n"].concat())?;
-    if let Some(v) =
-        await_reply(&mut child, &Value::from(2), vec![], target.limits.timeout, Duration::ZERO).map(|a| a.value)
-    {
+    if let Some(v) = await_reply(&mut child, &Value::from(2), vec![], target.limits.timeout).map(|a| a.value) {
         return v
             .pointer("/result/tools")
             .and_then(Value::as_array)

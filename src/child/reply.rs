@@ -16,19 +16,21 @@ pub(crate) struct Answer {
     /// When every owed answer came: how long after this one the last did
     /// (zero when all came before it).
     pub owed_after: Option<Duration>,
+    /// The owed ids still unanswered when the waits ran out.
+    pub unanswered: Vec<Id>,
 }
 
 /// Reads stdout until the response with id `id` has arrived, the child
-/// ends, or `bound` runs out; then for at most `owed_wait` more (within
-/// `bound`) until the `owed` ids are answered too, as a server that answers
-/// requests concurrently may answer them after it. Each line is parsed once,
-/// as it completes. `None` if the response never came.
+/// ends, or `bound` runs out; then, as a server that answers requests
+/// concurrently may answer them after it, until the `owed` ids are answered
+/// too, each waited for at most its own wait from then. An answer whose id
+/// comes back retyped counts (see [`same_request`]). Each line is parsed
+/// once, as it completes. `None` if the response never came.
 pub(crate) fn await_reply(
     child: &mut ChildGateway,
     id: &Value,
-    mut owed: Vec<Id>,
+    mut owed: Vec<(Id, Duration)>,
     bound: Duration,
-    owed_wait: Duration,
 ) -> Option<Answer> {
     let deadline = Instant::now() + bound;
     let (mut out, mut scanned, mut reply) = (Vec::new(), 0, None::<(Value, Instant)>);
@@ -48,7 +50,7 @@ pub(crate) fn await_reply(
             }
             let before = owed.len();
             for got in answered_ids(&v) {
-                owed.retain(|o| !same_request(o, &got));
+                owed.retain(|(o, _)| !same_request(o, &got));
             }
             if owed.len() < before {
                 last_owed = Some(Instant::now());
@@ -56,11 +58,12 @@ pub(crate) fn await_reply(
         }
         let now = Instant::now();
         if let Some((_, at)) = &reply {
-            let until = (*at + owed_wait).min(deadline);
+            let until = *at + owed.iter().map(|o| o.1).max().unwrap_or_default();
             if owed.is_empty() || ended || now >= until {
                 let owed_after =
                     owed.is_empty().then(|| last_owed.map_or(Duration::ZERO, |l| l.saturating_duration_since(*at)));
-                return reply.map(|(value, _)| Answer { stdout: out, value, owed_after });
+                let unanswered = owed.into_iter().map(|o| o.0).collect();
+                return reply.map(|(value, _)| Answer { stdout: out, value, owed_after, unanswered });
             }
             child.wait_stdout(until);
             continue;

@@ -203,16 +203,15 @@ impl<'a> SharedChild<'a> {
 
     /// Writes the next `ping` marker and reads stdout until its answer and
     /// the owed ones (see [`marker`]), learning how late a server answers
-    /// after the marker: the stdout before it all and whether every owed
-    /// answer came, or `None`. The answers to tool calls (`acting`) are
-    /// waited for as a fresh session waits for them: a call still in
-    /// flight would act during a later script.
+    /// after the marker: the stdout before it all and whether a tool call
+    /// (an owed id marked as acting) is still unanswered, or `None`. Tool
+    /// calls' answers are waited for as a fresh session waits for them: a
+    /// call still in flight would act during a later script.
     fn until_marker(
         &mut self,
         child: &mut ChildGateway,
-        owed: Vec<Id>,
+        owed: Vec<(Id, bool)>,
         process: Process,
-        acting: bool,
     ) -> Result<Option<(Vec<u8>, bool)>, Fault> {
         self.marks += 1;
         let limits = self.target.limits;
@@ -223,18 +222,18 @@ impl<'a> SharedChild<'a> {
         // shown how late they come.
         let grace = limits.exit_grace.min(limits.timeout);
         let bound = if process == Process::Fresh { limits.timeout } else { grace };
-        let mut owed_wait = self.answers_after.map_or(grace, |d| (d * 4).max(limits.quiet).min(grace));
-        if acting {
-            owed_wait = owed_wait.max(self.target.latency.bound(&limits));
-        }
-        let Some(answer) = marker(child, &format!("portcullis-mark-{}", self.marks), owed, bound, owed_wait)? else {
+        let owed_wait = self.answers_after.map_or(grace, |d| (d * 4).max(limits.quiet).min(grace));
+        let call_wait = owed_wait.max(self.target.latency.bound(&limits));
+        let waits = owed.iter().map(|(id, acting)| (id.clone(), if *acting { call_wait } else { owed_wait }));
+        let Some(answer) = marker(child, &format!("portcullis-mark-{}", self.marks), waits.collect(), bound)? else {
             return Ok(None);
         };
         if let Some(after) = answer.owed_after {
             self.answers_after = Some(self.answers_after.unwrap_or_default().max(after));
             self.target.latency.record(after);
         }
-        Ok(Some((answer.stdout, answer.owed_after.is_some())))
+        let in_flight = answer.unanswered.iter().any(|u| owed.iter().any(|(id, acting)| *acting && id == u));
+        Ok(Some((answer.stdout, in_flight)))
     }
 
     /// One keep-open session as `portcullis fuzz` runs it: in the shared
@@ -347,9 +346,11 @@ impl<'a> SharedChild<'a> {
         }
         // Answers the hunted check cannot read are not waited for.
         let reads = |f: &&Frame| self.focus.is_none_or(|c| c.reads_answer(f, Policy::KeepOpen));
-        let owed = whole.iter().filter(reads).flat_map(|f| f.owed_ids()).collect();
-        let acting = whole.iter().any(|f| matches!(f.expect, Expect::Act(_)));
-        let Some((mut stdout, answered)) = self.until_marker(&mut live.child, owed, process, acting)? else {
+        let owed = whole.iter().filter(reads).flat_map(|f| {
+            let acting = matches!(f.expect, Expect::Act(_));
+            f.owed_ids().into_iter().map(move |id| (id, acting))
+        });
+        let Some((mut stdout, in_flight)) = self.until_marker(&mut live.child, owed.collect(), process)? else {
             return Ok(None);
         };
         let mut exit_before_eof = live.child.exit();
@@ -372,7 +373,7 @@ impl<'a> SharedChild<'a> {
             }
             live.child.settle(script.eof)?;
             stdout.extend(live.child.take_stdout());
-        } else if acting && !answered {
+        } else if in_flight {
             // A tool call still in flight would act during a later script:
             // the process ends here, as a fresh session's ends once done
             // with, and what it did until then is this script's.
@@ -452,16 +453,15 @@ impl Drop for SharedChild<'_> {
 }
 
 /// Writes a `ping` marker with id `mark` and reads stdout until its answer
-/// (at most `bound`), then for at most `owed_wait` more until the `owed` ids
-/// are answered too, as a server answering concurrently may answer them
+/// (at most `bound`), then until the `owed` ids are answered too, each for
+/// at most its own wait, as a server answering concurrently may answer them
 /// after it. `None` if the marker's answer never came or the child ended.
 fn marker(
     child: &mut ChildGateway,
     mark: &str,
-    owed: Vec<Id>,
+    owed: Vec<(Id, Duration)>,
     bound: Duration,
-    owed_wait: Duration,
 ) -> Result<Option<Answer>, Fault> {
     child.write_stdin(format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{mark}\",\"method\":\"ping\"}}\n").as_bytes())?;
-    Ok(await_reply(child, &Value::from(mark), owed, bound, owed_wait))
+    Ok(await_reply(child, &Value::from(mark), owed, bound))
 }

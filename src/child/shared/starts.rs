@@ -132,6 +132,6 @@ fn start_initialized(target: &ChildTarget, revision: Revision, ahead: bool) -> R
     child.write_stdin(hello.as_bytes())?;
     // Starting may be slow (an interpreter, say): the full timeout.
     let timeout = target.limits.timeout;
-    let ready = marker(&mut child, "portcullis-ready", vec![Id::Str(init.into())], timeout, timeout)?;
+    let ready = marker(&mut child, "portcullis-ready", vec![(Id::Str(init.into()), timeout)], timeout)?;
     Ok(ready.map(|_| (child, begun.elapsed())))
 }
