@@ -5,7 +5,9 @@
 //! replacement process slowed past the timeout does not end sharing. A job
 //! with a core to spare starts its other revisions ahead, once each, then a
 //! spare, and goes on starting them while it waits for one; a script cut at
-//! EOF runs in the spare, and sharing goes on.
+//! EOF runs in the spare, and sharing goes on. A violation confirmed fresh
+//! is confirmed without the shared process, whose late action would
+//! otherwise count as the fresh session's.
 
 use portcullis::attack::Step;
 use portcullis::attack::truncate::{Kind, Truncate};
@@ -15,7 +17,7 @@ use portcullis::frame::Rule;
 use portcullis::probe::{ProbeConfig, Probes};
 use portcullis::report;
 use portcullis::script::any_script;
-use portcullis::{Revision, ScriptSpec};
+use portcullis::{CheckId, Revision, ScriptSpec};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::sync::Arc;
@@ -194,4 +196,24 @@ fn a_script_cut_at_eof_runs_in_the_spare_and_the_shared_process_goes_on() {
     drop(shared);
     let expected = if spare_core() { 3 } else { 2 };
     assert_eq!(starts(&state), expected, "the shared process and a spare, then the next spare");
+}
+
+#[test]
+fn a_server_acting_after_its_answer_is_confirmed_without_its_shared_process() {
+    // The server answers a call at once and acts 300 ms later. In the shared
+    // process the call has not acted by the marker, so exactly-once fails
+    // there and is run again fresh, with the same tokens: the shared
+    // process must be gone by then, or its late action would be counted as
+    // the fresh session's second one.
+    let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
+    let server = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/acts_after_answer.py");
+    let command = Command { program: "python3".into(), args: vec![server.into()], env: vec![] };
+    let fetch = Catalogue::reference().tools.into_iter().filter(|t| t.name == "fetch").collect();
+    let target = ChildTarget::new(command, Limits::default(), fetch, probes);
+    let mut shared = SharedChild::new(&target).focused(Some(CheckId::ExactlyOnce));
+    let steps = vec![Step::Control(0)];
+    let spec = ScriptSpec { revision: Revision::R2025_06_18, steps, splits: vec![], joins: vec![], eof: true };
+    let (script, obs, violations) = shared.session(&spec, 1).unwrap();
+    assert!(violations.is_empty(), "{}", report::session(&script, &obs, &violations));
+    assert_eq!(obs.effects.len(), 1, "the fresh session's call acted once");
 }

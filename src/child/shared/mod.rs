@@ -14,9 +14,9 @@
 //! its own, with the same markers; a process that dies, or a marker left
 //! unanswered, falls back to a plain fresh session.
 //! Callers confirm any violation in a fresh process before reporting it:
-//! sharing speeds the search up, it never decides a finding; a process whose
-//! violation does not come back fresh is retired, as it may carry state from
-//! earlier scripts.
+//! sharing speeds the search up, it never decides a finding. The process
+//! that showed the violation ends first (it may carry state from earlier
+//! scripts, or still act on this one's tokens) and is replaced meanwhile.
 //!
 //! [`Sharing`] counts the sessions that cost a process start, which
 //! `portcullis fuzz` weighs against how long one takes to suggest
@@ -261,11 +261,19 @@ impl<'a> SharedChild<'a> {
         if !quick.2.iter().any(|v| self.focus.is_none_or(|c| c == v.check)) {
             return Ok(quick);
         }
+        // The fresh session renders the same tokens: the shared process
+        // ends first, so that nothing it still does (an action it started
+        // after answering, say) lands in the fresh one's effects. Its
+        // replacement starts meanwhile.
+        if self.live.iter().any(|l| l.revision == spec.revision) {
+            self.live.retain(|l| l.revision != spec.revision);
+            self.start_in_background(spec.revision);
+        }
         let fresh = session(self.target, Policy::KeepOpen, spec, salt)?;
         if fresh.2.is_empty() {
-            // What sharing saw did not come back: the process may carry an
-            // earlier script's state, or an answer came later than waited for.
-            self.live.retain(|l| l.revision != spec.revision);
+            // What sharing saw did not come back: the process may have
+            // carried an earlier script's state, or an answer came later
+            // than waited for.
             self.answers_after = self.answers_after.map(|d| (d * 2).max(self.target.limits.quiet));
         }
         Ok(fresh)
