@@ -531,26 +531,12 @@ impl ChildGateway {
     }
 }
 
-impl ChildGateway {
-    /// Ends the child's process group as a session's end does (stdin
-    /// closed, then SIGTERM, then SIGKILL) and hands over the effects still
-    /// in delivery.
-    pub(crate) fn end(&mut self) {
-        self.end_group();
-        self.collect_effects(self.limits.quiet);
-    }
-
-    fn end_group(&mut self) {
+impl Drop for ChildGateway {
+    fn drop(&mut self) {
         self.writer = None;
         self.stdin_pipe = None;
         let grace = self.limits.quiet.max(Duration::from_millis(100)).min(self.limits.timeout);
         group::end(&mut self.child, grace);
-    }
-}
-
-impl Drop for ChildGateway {
-    fn drop(&mut self) {
-        self.end_group();
         if let Some(home) = self.home.take() {
             self.homes.remove(home);
         }

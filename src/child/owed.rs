@@ -95,7 +95,7 @@ impl Default for Latency {
 /// How many times the slowest answer seen is waited for: a server's pace
 /// varies (a first call that loads a library, a loaded machine), and a
 /// wait cut short would cancel a call in flight.
-const HEADROOM: u32 = 8;
+pub(crate) const HEADROOM: u32 = 8;
 
 impl Latency {
     /// Records that a session had every answer `took` after the server had
@@ -106,9 +106,11 @@ impl Latency {
         let _ = self.slowest.fetch_update(Ordering::Relaxed, Ordering::Relaxed, slower);
     }
 
-    /// How long to wait for owed answers once the server has read what it
-    /// was sent: the timeout until it has answered everything once, then
-    /// [`HEADROOM`] times its slowest, at least the exit grace.
+    /// How long a session waits for owed answers once the server has read
+    /// what it was sent, before it closes stdin: the timeout until it has
+    /// answered everything once, then [`HEADROOM`] times its slowest, never
+    /// less than the exit grace (EOF would cancel a call cut short) nor more
+    /// than the timeout.
     pub(crate) fn bound(&self, limits: &Limits) -> Duration {
         let grace = limits.exit_grace.min(limits.timeout);
         match self.slowest.load(Ordering::Relaxed) {

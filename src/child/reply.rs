@@ -16,8 +16,6 @@ pub(crate) struct Answer {
     /// When every owed answer came: how long after this one the last did
     /// (zero when all came before it).
     pub owed_after: Option<Duration>,
-    /// The owed ids still unanswered when the waits ran out.
-    pub unanswered: Vec<Id>,
 }
 
 /// Reads stdout until the response with id `id` has arrived, the child
@@ -62,8 +60,7 @@ pub(crate) fn await_reply(
             if owed.is_empty() || ended || now >= until {
                 let owed_after =
                     owed.is_empty().then(|| last_owed.map_or(Duration::ZERO, |l| l.saturating_duration_since(*at)));
-                let unanswered = owed.into_iter().map(|o| o.0).collect();
-                return reply.map(|(value, _)| Answer { stdout: out, value, owed_after, unanswered });
+                return reply.map(|(value, _)| Answer { stdout: out, value, owed_after });
             }
             child.wait_stdout(until);
             continue;

@@ -38,6 +38,7 @@ pub use sharing::{Off, Sharing};
 use starts::{Started, Starting};
 
 use super::affinity;
+use super::owed::HEADROOM;
 use super::reply::{Answer, await_reply};
 use super::{ChildGateway, ChildTarget};
 use crate::campaign::{HuntConfig, session};
@@ -101,6 +102,8 @@ pub struct SharedChild<'a> {
     /// The latest an owed answer has come after its script's marker, once
     /// a script had every owed answer.
     answers_after: Option<Duration>,
+    /// The same, over scripts with tool calls: how long a call may take.
+    calls_after: Option<Duration>,
     /// A process spawned ahead for the next script that runs in a process
     /// of its own, so that its start overlaps the scripts run meanwhile.
     spare: Option<ChildGateway>,
@@ -129,6 +132,7 @@ impl<'a> SharedChild<'a> {
             focus: None,
             starting: Vec::new(),
             answers_after: None,
+            calls_after: None,
             spare: None,
             rarity: 1,
             sharing: Sharing::default(),
@@ -203,16 +207,17 @@ impl<'a> SharedChild<'a> {
 
     /// Writes the next `ping` marker and reads stdout until its answer and
     /// the owed ones (see [`marker`]), learning how late a server answers
-    /// after the marker: the stdout before it all and whether a tool call
-    /// (an owed id marked as acting) is still unanswered, or `None`. Tool
-    /// calls' answers are waited for as a fresh session waits for them: a
-    /// call still in flight would act during a later script.
+    /// after the marker: the stdout before it all, or `None`. A tool call's
+    /// answer (an owed id marked as acting) is waited for as long as the
+    /// server's calls have shown they may take ([`HEADROOM`] times the
+    /// slowest, the timeout until one was answered): a call still in flight
+    /// would act during a later script, which gives sharing up.
     fn until_marker(
         &mut self,
         child: &mut ChildGateway,
         owed: Vec<(Id, bool)>,
         process: Process,
-    ) -> Result<Option<(Vec<u8>, bool)>, Fault> {
+    ) -> Result<Option<Vec<u8>>, Fault> {
         self.marks += 1;
         let limits = self.target.limits;
         // A healthy server answers a ping at once; one that does not within
@@ -223,17 +228,20 @@ impl<'a> SharedChild<'a> {
         let grace = limits.exit_grace.min(limits.timeout);
         let bound = if process == Process::Fresh { limits.timeout } else { grace };
         let owed_wait = self.answers_after.map_or(grace, |d| (d * 4).max(limits.quiet).min(grace));
-        let call_wait = owed_wait.max(self.target.latency.bound(&limits));
+        let shown = self.calls_after.map_or(limits.timeout, |d| (d * HEADROOM).min(limits.timeout));
+        let call_wait = owed_wait.max(shown);
+        let calls = owed.iter().any(|(_, acting)| *acting);
         let waits = owed.iter().map(|(id, acting)| (id.clone(), if *acting { call_wait } else { owed_wait }));
         let Some(answer) = marker(child, &format!("portcullis-mark-{}", self.marks), waits.collect(), bound)? else {
             return Ok(None);
         };
         if let Some(after) = answer.owed_after {
             self.answers_after = Some(self.answers_after.unwrap_or_default().max(after));
-            self.target.latency.record(after);
+            if calls {
+                self.calls_after = Some(self.calls_after.unwrap_or_default().max(after));
+            }
         }
-        let in_flight = answer.unanswered.iter().any(|u| owed.iter().any(|(id, acting)| *acting && id == u));
-        Ok(Some((answer.stdout, in_flight)))
+        Ok(Some(answer.stdout))
     }
 
     /// One keep-open session as `portcullis fuzz` runs it: in the shared
@@ -358,12 +366,9 @@ impl<'a> SharedChild<'a> {
             let acting = matches!(f.expect, Expect::Act(_));
             f.owed_ids().into_iter().map(move |id| (id, acting))
         });
-        let Some((mut stdout, in_flight)) = self.until_marker(&mut live.child, owed.collect(), process)? else {
-            return Ok(None);
-        };
+        let Some(mut stdout) = self.until_marker(&mut live.child, owed.collect(), process)? else { return Ok(None) };
         let mut exit_before_eof = live.child.exit();
         let last = cut || process == Process::Fresh;
-        let mut retired = false;
         // A script with nothing after its marker (no cut frame, no EOF) has
         // shown, once the marker is answered, all a wait would show.
         if cut || (last && script.eof) {
@@ -381,15 +386,6 @@ impl<'a> SharedChild<'a> {
             }
             live.child.settle(script.eof)?;
             stdout.extend(live.child.take_stdout());
-        } else if in_flight {
-            // A tool call still in flight would act during a later script:
-            // the process ends here, as a fresh session's ends once done
-            // with, and what it did until then is this script's.
-            script.eof = false; // no EOF was sent
-            retired = true;
-            self.sharing.costly += 1;
-            self.start_in_background(spec.revision);
-            live.child.end();
         } else {
             script.eof = false; // the process goes on: no EOF was sent
             live.child.collect_effects(Duration::ZERO);
@@ -403,8 +399,7 @@ impl<'a> SharedChild<'a> {
             self.turn_off(Off::LateEffect);
             return Ok(None);
         }
-        // The harness, not the server, ended a retired process.
-        let exit = if retired { exit_before_eof.clone() } else { live.child.exit() };
+        let exit = live.child.exit();
         let obs = Observation {
             stdout,
             stderr: live.child.take_stderr(),
@@ -418,7 +413,7 @@ impl<'a> SharedChild<'a> {
         live.child.forget_taken();
         let session = Session { policy: Policy::KeepOpen, revision: spec.revision, salt };
         let violations = check(&script, &obs, &session);
-        if exit == Exit::Running && !last && !retired {
+        if exit == Exit::Running && !last {
             self.live.push(live);
         }
         Ok(Some((script, obs, violations)))
