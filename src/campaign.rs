@@ -13,6 +13,7 @@ use proptest::test_runner::{
     Config, FileFailurePersistence, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner,
 };
 use std::cell::{Cell, RefCell};
+use std::time::{Duration, Instant};
 
 /// How a hunt runs.
 #[derive(Clone, Debug)]
@@ -92,6 +93,9 @@ pub struct Finding {
     pub seed: u64,
     /// The policy of the hunt.
     pub policy: Policy,
+    /// Whether shrinking stopped at its time bound
+    /// ([`HuntConfig::max_shrink_ms`]): the script may cut down further.
+    pub shrink_ran_out: bool,
 }
 
 /// Runs one session and checks it.
@@ -192,6 +196,7 @@ pub fn hunt_by(
     let fault: RefCell<Option<Fault>> = RefCell::new(None);
     let sessions = Cell::new(0u32);
     let last_salt = Cell::new(0u32);
+    let first_caught: Cell<Option<Instant>> = Cell::new(None);
     let stopped = Cell::new(false);
     let result = runner.run(&scripts, |spec| {
         if fault.borrow().is_some() {
@@ -226,6 +231,7 @@ pub fn hunt_by(
             Some(c) => {
                 caught.set(Some(c));
                 last_salt.set(salt);
+                first_caught.set(first_caught.get().or(Some(Instant::now())));
                 Err(TestCaseError::fail(c.id()))
             }
             None => Ok(()),
@@ -240,6 +246,8 @@ pub fn hunt_by(
         Err(TestError::Abort(why)) => return Err(Fault::Config(format!("proptest aborted: {why}"))),
     };
     let check = caught.get().expect("a failure names its check");
+    let shrink_bound = Duration::from_millis(u64::from(cfg.max_shrink_ms));
+    let shrink_ran_out = cfg.max_shrink_ms > 0 && first_caught.get().is_some_and(|t| t.elapsed() >= shrink_bound);
     // The last failing session was the minimal one; run it again to report
     // it whole (same salt, same bytes).
     let salt = last_salt.get();
@@ -256,6 +264,7 @@ pub fn hunt_by(
         salt,
         seed: cfg.seed,
         policy: cfg.policy,
+        shrink_ran_out,
     }))
 }
 

@@ -67,6 +67,10 @@ pub struct Args {
     /// run at a time.
     #[arg(long)]
     no_ahead: bool,
+    /// Most time spent shrinking a finding before it is reported, in
+    /// milliseconds; the Minimize command it prints cuts further.
+    #[arg(long, default_value_t = 30_000, value_name = "N")]
+    shrink_ms: u32,
     /// With --jobs above 1, let the scheduler place the jobs rather than
     /// keep each job, its probes and its processes to a core of its own.
     #[arg(long)]
@@ -157,6 +161,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             println!("{}", report::finding(f, Some(&replay)));
             println!("Saved: {}", path.display());
             println!("1 finding ({}) in {} sessions", f.check, outcome.sessions);
+            if f.shrink_ran_out {
+                eprintln!(
+                    "portcullis: shrinking stopped at --shrink-ms ({} ms); the script may cut down further \
+                     with the Minimize command above",
+                    args.shrink_ms
+                );
+            }
             if let Some(hint) = keep_open_hint(f) {
                 eprintln!("portcullis: {hint}");
             }
@@ -241,6 +252,7 @@ fn control(setup: &Setup, tools: &[ToolSpec], args: &Args, revision: Revision) -
         seed: args.seed,
         policy: args.policy,
         salt,
+        shrink_ran_out: false,
     }))
 }
 
@@ -291,7 +303,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                     policy: args.policy,
                     revisions: revision_share(revisions, j, jobs),
                     max_shrink_iters: 200,
-                    max_shrink_ms: 30_000,
+                    max_shrink_ms: args.shrink_ms.max(1),
                     focus: args.check,
                     mix: args.mix,
                     ..HuntConfig::default()

@@ -65,6 +65,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         seed: artifact.seed,
         policy: artifact.policy,
         salt: artifact.salt,
+        shrink_ran_out: m.out_of_time,
     };
     let mut saved = portcullis::artifact::Artifact::new(
         &finding,

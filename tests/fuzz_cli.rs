@@ -286,6 +286,20 @@ fn a_file_effect_finding_reproduces_with_the_watch_that_saw_it() {
 }
 
 #[test]
+fn a_shrink_cut_short_by_its_bound_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    for (bound, cut) in [("1", true), ("30000", false)] {
+        let mut args = fuzz_args("keep-open", &["--shrink-ms", bound, "--"]);
+        args.extend([BIN, "reference-gateway", "--policy", "keep-open", "--mutant", "bool-id"]);
+        let o = portcullis(&args, dir.path());
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        let said =
+            String::from_utf8_lossy(&o.stderr).contains(&format!("shrinking stopped at --shrink-ms ({bound} ms)"));
+        assert_eq!(said, cut, "--shrink-ms {bound}: {}", text(&o));
+    }
+}
+
+#[test]
 fn promote_writes_a_regression_test_for_a_crash_and_for_a_finding() {
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("regression");
