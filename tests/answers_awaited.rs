@@ -8,26 +8,23 @@
 //! still in flight when a shared process's wait runs out gives sharing up
 //! when it acts; an answer dropped for a rejected frame costs nothing.
 
+mod common;
+
+use common::python_server;
 use portcullis::attack::Step;
 use portcullis::attack::jsonrpc::{JsonRpc, Kind};
 use portcullis::campaign::session;
-use portcullis::catalogue::Catalogue;
-use portcullis::child::{ChildTarget, Command, Limits, Off, SharedChild};
-use portcullis::probe::{ProbeConfig, Probes};
+use portcullis::child::{ChildTarget, Limits, Off, SharedChild};
 use portcullis::report;
 use portcullis::{CheckId, Policy, Revision, ScriptSpec};
-use std::process::Command as Process;
-use std::sync::Arc;
+use std::process::Command;
 use std::time::Duration;
 
 const SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/cancels_on_eof.py");
 
 /// The server, whose tool takes `delay` seconds, under `limits`.
 fn cancelling_after(delay: &str, limits: Limits) -> ChildTarget {
-    let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
-    let command = Command { program: "python3".into(), args: vec![SERVER.into(), delay.into()], env: vec![] };
-    let fetch = Catalogue::reference().tools.into_iter().filter(|t| t.name == "fetch").collect();
-    ChildTarget::new(command, limits, fetch, probes)
+    python_server("cancels_on_eof.py", &[delay], limits)
 }
 
 fn cancelling() -> ChildTarget {
@@ -91,11 +88,7 @@ fn an_answer_dropped_for_a_rejected_frame_does_not_end_a_shared_process() {
     // `concurrent.py` drops the answer to a call whose params are an array
     // (its handler throws); the valid call beside it is answered, so
     // nothing is in flight and the process goes on.
-    let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
-    let server = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/concurrent.py");
-    let command = Command { program: "python3".into(), args: vec![server.into()], env: vec![] };
-    let fetch = Catalogue::reference().tools.into_iter().filter(|t| t.name == "fetch").collect();
-    let target = ChildTarget::new(command, Limits::default(), fetch, probes);
+    let target = python_server("concurrent.py", &[], Limits::default());
     let mut shared = SharedChild::new(&target);
     let dropped = Step::JsonRpc(JsonRpc { kind: Kind::ParamsArray, tool: 0 });
     let spec = ScriptSpec { steps: vec![Step::Control(0), dropped], ..valid(0) };
@@ -109,7 +102,7 @@ fn an_answer_dropped_for_a_rejected_frame_does_not_end_a_shared_process() {
 #[test]
 fn the_positive_control_and_a_campaign_see_every_call_act() {
     let dir = tempfile::tempdir().unwrap();
-    let o = Process::new(env!("CARGO_BIN_EXE_portcullis"))
+    let o = Command::new(env!("CARGO_BIN_EXE_portcullis"))
         .args(["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--policy", "keep-open"])
         .args(["--revision", "2025-06-18", "--check", "exactly-once", "--cases", "6"])
         .args(["--", "python3", SERVER])

@@ -23,6 +23,18 @@ fn text(o: &Output) -> String {
     )
 }
 
+/// Runs a command line split into `words`, as a shell would run it.
+fn run_words(words: &[String], dir: &Path) -> Output {
+    Command::new(&words[0]).args(&words[1..]).current_dir(dir).output().expect("the command runs")
+}
+
+/// `fuzz` flags calling `write_note` (a file named and filled with a
+/// token, under `--notes-dir`), watching `notes` for it.
+fn write_note_args(notes: &str) -> Vec<&str> {
+    let args = r#"{"path":"{token}.txt","text":"hello {token}"}"#;
+    vec!["fuzz", "--tool", "write_note", "--args", args, "--watch-dir", notes]
+}
+
 /// `fuzz` flags calling `fetch` with a canary, `rotate_keys` forbidden.
 fn fuzz_args<'a>(policy: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut a = vec!["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--forbidden-tool", "rotate_keys"];
@@ -79,12 +91,11 @@ fn caught(m: Mutant) {
     assert!(out.contains(&format!("Reproduce with:\n  {reproduce}\n")), "{reproduce}\n{}", text(&o));
     assert!(reproduce.contains(" --timeout-ms 3000 --exit-grace-ms 300 -- "), "{reproduce}");
     let words = shlex::split(&reproduce).expect("a shell line");
-    let run = |words: &[String]| Command::new(&words[0]).args(&words[1..]).current_dir(dir.path()).output().unwrap();
-    let again = run(&words);
+    let again = run_words(&words, dir.path());
     assert_eq!(again.status.code(), Some(1), "replay against the mutant: {}", text(&again));
     assert!(String::from_utf8_lossy(&again.stdout).contains("FAILED"), "{}", text(&again));
     assert_eq!(words[words.len() - 2..], ["--mutant", m.name()], "{reproduce}");
-    let fixed = run(&words[..words.len() - 2]);
+    let fixed = run_words(&words[..words.len() - 2], dir.path());
     assert_eq!(fixed.status.code(), Some(0), "replay against the reference: {}", text(&fixed));
     assert!(String::from_utf8_lossy(&fixed.stdout).contains("FIXED"), "{}", text(&fixed));
 }
@@ -238,25 +249,9 @@ fn a_watched_directory_sees_file_effects() {
     let notes = dir.path().join("notes");
     std::fs::create_dir(&notes).unwrap();
     let notes_s = notes.to_str().unwrap();
-    let o = portcullis(
-        &[
-            "fuzz",
-            "--tool",
-            "write_note",
-            "--args",
-            r#"{"path":"{token}.txt","text":"hello {token}"}"#,
-            "--watch-dir",
-            notes_s,
-            "--cases",
-            "24",
-            "--",
-            BIN,
-            "reference-gateway",
-            "--notes-dir",
-            notes_s,
-        ],
-        dir.path(),
-    );
+    let mut args = write_note_args(notes_s);
+    args.extend(["--cases", "24", "--", BIN, "reference-gateway", "--notes-dir", notes_s]);
+    let o = portcullis(&args, dir.path());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
@@ -269,8 +264,8 @@ fn a_file_effect_finding_reproduces_with_the_watch_that_saw_it() {
     let notes = dir.path().join("my notes");
     std::fs::create_dir(&notes).unwrap();
     let notes_s = notes.to_str().unwrap();
-    let mut args = vec!["fuzz", "--tool", "write_note", "--args", r#"{"path":"{token}.txt","text":"hello {token}"}"#];
-    args.extend(["--watch-dir", notes_s, "--policy", "keep-open", "--check", "no-effect-on-reject"]);
+    let mut args = write_note_args(notes_s);
+    args.extend(["--policy", "keep-open", "--check", "no-effect-on-reject"]);
     args.extend(["--report", "report.json", "--", BIN, "reference-gateway", "--policy", "keep-open"]);
     args.extend(["--mutant", "bool-id", "--notes-dir", notes_s]);
     let o = portcullis(&args, dir.path());
@@ -280,7 +275,7 @@ fn a_file_effect_finding_reproduces_with_the_watch_that_saw_it() {
     let reproduce = json["findings"][0]["reproduce"].as_str().unwrap();
     assert!(reproduce.contains(&format!(" --watch-dir '{notes_s}' -- ")), "{reproduce}");
     let words = shlex::split(reproduce).expect("a shell line");
-    let again = Command::new(&words[0]).args(&words[1..]).current_dir(dir.path()).output().unwrap();
+    let again = run_words(&words, dir.path());
     assert_eq!(again.status.code(), Some(1), "{reproduce}: {}", text(&again));
     assert!(String::from_utf8_lossy(&again.stdout).contains("FAILED"), "{}", text(&again));
 }

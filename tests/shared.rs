@@ -9,6 +9,9 @@
 //! is confirmed without the shared process, whose late action would
 //! otherwise count as the fresh session's.
 
+mod common;
+
+use common::python_server;
 use portcullis::attack::Step;
 use portcullis::attack::truncate::{Kind, Truncate};
 use portcullis::catalogue::Catalogue;
@@ -67,12 +70,7 @@ fn every_way_a_session_runs_holds_against_the_reference() {
 
 /// `tests/servers/concurrent.py` with `args`, calling its `fetch`.
 fn concurrent(args: &[&str], limits: Limits) -> ChildTarget {
-    let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
-    let server = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/concurrent.py");
-    let args = std::iter::once(server).chain(args.iter().copied()).map(String::from).collect();
-    let command = Command { program: "python3".into(), args, env: vec![] };
-    let fetch = Catalogue::reference().tools.into_iter().filter(|t| t.name == "fetch").collect();
-    ChildTarget::new(command, limits, fetch, probes)
+    python_server("concurrent.py", args, limits)
 }
 
 /// How many times the server counted a start in `state`.
@@ -205,11 +203,7 @@ fn a_server_acting_after_its_answer_is_confirmed_without_its_shared_process() {
     // there and is run again fresh, with the same tokens: the shared
     // process must be gone by then, or its late action would be counted as
     // the fresh session's second one.
-    let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
-    let server = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/acts_after_answer.py");
-    let command = Command { program: "python3".into(), args: vec![server.into()], env: vec![] };
-    let fetch = Catalogue::reference().tools.into_iter().filter(|t| t.name == "fetch").collect();
-    let target = ChildTarget::new(command, Limits::default(), fetch, probes);
+    let target = python_server("acts_after_answer.py", &[], Limits::default());
     let mut shared = SharedChild::new(&target).focused(Some(CheckId::ExactlyOnce));
     let steps = vec![Step::Control(0)];
     let spec = ScriptSpec { revision: Revision::R2025_06_18, steps, splits: vec![], joins: vec![], eof: true };

@@ -461,9 +461,8 @@ impl ChildGateway {
         let mut behind_since = None;
         // A session that expects no exit waits for the answers it is owed
         // too: EOF would cancel a call still in flight (see [`owed`]).
-        let awaiting = !expect_exit && !self.owed.answered(&self.stdout);
+        let mut answered = expect_exit || self.owed.answered(&self.stdout);
         let answer_bound = self.latency.bound(&self.limits);
-        let mut answered = !awaiting;
         while Instant::now() < deadline {
             if self.poll().is_some() {
                 // Let the pipes drain: they close once every holder is gone

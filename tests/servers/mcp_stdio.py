@@ -1,0 +1,59 @@
+"""What the test servers beside it share (cancels_on_eof.py,
+acts_after_answer.py): JSON-RPC lines written whole under one lock, the
+requests read from stdin (a line that does not parse is answered with a
+parse error, a value that is not an object is skipped), the answer to
+`initialize`, and the GET their tool `fetch` performs. Standard library
+only."""
+
+import json
+import sys
+import threading
+import urllib.parse
+import urllib.request
+
+lock = threading.Lock()
+
+
+def write(message):
+    """Writes one line; the caller holds `lock`."""
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def send(message):
+    with lock:
+        write(message)
+
+
+def requests():
+    """The JSON objects on stdin, one per line, until it closes."""
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+        except (ValueError, RecursionError):
+            send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}})
+            continue
+        if isinstance(request, dict):
+            yield request
+
+
+def params(request):
+    """The request's params when they are an object, else an empty one."""
+    p = request.get("params")
+    return p if isinstance(p, dict) else {}
+
+
+def answer_initialize(request, name):
+    result = {
+        "protocolVersion": params(request).get("protocolVersion"),
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": name, "version": "1"},
+    }
+    send({"jsonrpc": "2.0", "id": request.get("id"), "result": result})
+
+
+def get(url):
+    """GETs `url`, its non-ASCII characters escaped; raises OSError or
+    ValueError when that fails."""
+    with urllib.request.urlopen(urllib.parse.quote(url, safe=":/?&=%"), timeout=5) as response:
+        response.read()
