@@ -13,6 +13,9 @@ use proptest::test_runner::{
     Config, FileFailurePersistence, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner,
 };
 use std::cell::{Cell, RefCell};
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// How a hunt runs.
@@ -38,6 +41,12 @@ pub struct HuntConfig {
     pub max_shrink_iters: u32,
     /// Most time spent shrinking, in milliseconds; 0 for no bound.
     pub max_shrink_ms: u32,
+    /// Mixed into every session's token salt. 0 (the default) gives a seed
+    /// the same tokens in every run; [`fresh_salt`] gives a run tokens of
+    /// its own, which a server that remembers earlier runs needs (one that
+    /// refuses a second entity of the same name would otherwise ignore the
+    /// calls it already saw).
+    pub salt_base: u32,
 }
 
 impl Default for HuntConfig {
@@ -53,6 +62,7 @@ impl Default for HuntConfig {
             mix: Mix::Full,
             max_shrink_iters: 2048,
             max_shrink_ms: 0,
+            salt_base: 0,
         }
     }
 }
@@ -127,6 +137,30 @@ pub fn run_script<T: Target>(
     Ok((obs, violations))
 }
 
+/// What [`run_fresh`] ran: the script with its new tokens, their salt,
+/// what it showed and its violations.
+pub struct FreshRun {
+    /// The script as sent.
+    pub script: Script,
+    /// The salt of its tokens.
+    pub salt: u32,
+    /// What the session showed.
+    pub observation: Observation,
+    /// The checks it broke.
+    pub violations: Vec<Violation>,
+}
+
+/// Runs a saved `script`, whose tokens have salt `salt`, with tokens no
+/// server has seen ([`fresh_salt`], [`Script::resalt`]): a replay against a
+/// server that remembers the first run's calls must not meet them again.
+pub fn run_fresh<T: Target>(target: &T, policy: Policy, script: &Script, salt: u32) -> Result<FreshRun, Fault> {
+    let mut script = script.clone();
+    let fresh = fresh_salt();
+    script.resalt(salt, fresh);
+    let (observation, violations) = run_script(target, policy, &script, fresh)?;
+    Ok(FreshRun { script, salt: fresh, observation, violations })
+}
+
 /// The scripts a hunt draws for `cfg`.
 pub fn strategy(cfg: &HuntConfig) -> BoxedStrategy<ScriptSpec> {
     use proptest::strategy::Strategy;
@@ -152,8 +186,18 @@ pub fn hunt<T: Target>(target: &T, cfg: &HuntConfig) -> Result<Option<Finding>, 
 
 /// A distinct salt for each session of a hunt, so no late effect of one
 /// session carries a token of another.
-fn salt(seed: u64, session: u32) -> u32 {
-    (seed as u32).wrapping_mul(0x9E37_79B9).rotate_left(16) ^ session
+fn salt(cfg: &HuntConfig, session: u32) -> u32 {
+    (cfg.seed as u32).wrapping_mul(0x9E37_79B9).rotate_left(16) ^ session ^ cfg.salt_base
+}
+
+/// A salt unlikely to have been used before, by this run or another: for
+/// tokens no server has seen yet.
+pub fn fresh_salt() -> u32 {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let mut h = RandomState::new().build_hasher();
+    h.write_u32(NEXT.fetch_add(1, Ordering::Relaxed));
+    h.write_u32(std::process::id());
+    h.finish() as u32
 }
 
 /// Hunts over scripts drawn from `scripts`. `progress` hears the number of
@@ -172,8 +216,10 @@ pub fn hunt_with<T: Target>(
 /// shrunk in (`None` while searching, and for the run that reports the
 /// result, which must wait as long as the search did), the rendered
 /// script, what it showed and its violations out.
-pub type Runner<'a> =
-    dyn Fn(&ScriptSpec, u32, Option<CheckId>) -> Result<(Script, Observation, Vec<Violation>), Fault> + 'a;
+pub type Runner<'a> = dyn Fn(&ScriptSpec, u32, Option<CheckId>) -> Result<SessionRun, Fault> + 'a;
+
+/// One session's rendered script, what it showed and its violations.
+pub type SessionRun = (Script, Observation, Vec<Violation>);
 
 /// Hunts with sessions run by `run` (which may, say, share one process
 /// between sessions, as long as what it reports holds for a fresh one).
@@ -195,7 +241,8 @@ pub fn hunt_by(
     let cases = Cell::new(0u32);
     let fault: RefCell<Option<Fault>> = RefCell::new(None);
     let sessions = Cell::new(0u32);
-    let last_salt = Cell::new(0u32);
+    // The last session that showed the caught check, and its salt.
+    let last_failing: RefCell<Option<(SessionRun, u32)>> = RefCell::new(None);
     let first_caught: Cell<Option<Instant>> = Cell::new(None);
     let stopped = Cell::new(false);
     let result = runner.run(&scripts, |spec| {
@@ -209,18 +256,19 @@ pub fn hunt_by(
             cases.set(cases.get() + 1);
         }
         sessions.set(sessions.get() + 1);
-        let salt = salt(cfg.seed, sessions.get());
+        let salt = salt(cfg, sessions.get());
         let outcome = run(&spec, salt, caught.get());
         if caught.get().is_none() && !progress(cases.get()) {
             stopped.set(true);
         }
-        let violations = match outcome {
-            Ok((_, _, v)) => v.into_iter().filter(|v| cfg.focus.is_none_or(|c| c == v.check)).collect::<Vec<_>>(),
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
             Err(f) => {
                 *fault.borrow_mut() = Some(f);
                 return Err(TestCaseError::fail("harness fault"));
             }
         };
+        let violations: Vec<_> = outcome.2.iter().filter(|v| cfg.focus.is_none_or(|c| c == v.check)).collect();
         // Before the first failure any check counts; after it, only the
         // same one, so shrinking cannot wander to another bug.
         let hit = match caught.get() {
@@ -230,7 +278,7 @@ pub fn hunt_by(
         match hit {
             Some(c) => {
                 caught.set(Some(c));
-                last_salt.set(salt);
+                *last_failing.borrow_mut() = Some((outcome, salt));
                 first_caught.set(first_caught.get().or(Some(Instant::now())));
                 Err(TestCaseError::fail(c.id()))
             }
@@ -249,9 +297,15 @@ pub fn hunt_by(
     let shrink_bound = Duration::from_millis(u64::from(cfg.max_shrink_ms));
     let shrink_ran_out = cfg.max_shrink_ms > 0 && first_caught.get().is_some_and(|t| t.elapsed() >= shrink_bound);
     // The last failing session was the minimal one; run it again to report
-    // it whole (same salt, same bytes).
-    let salt = last_salt.get();
-    let (script, observation, mut violations) = run(&spec, salt, None)?;
+    // it whole, with tokens of its own (a server that remembers the last
+    // run's would ignore its calls). Should that run not show the check,
+    // the last failing one is reported as it was.
+    let salt = salt(cfg, sessions.get() + 1);
+    let again = run(&spec, salt, None)?;
+    let ((script, observation, mut violations), salt) = match again.2.iter().any(|v| v.check == check) {
+        true => (again, salt),
+        false => last_failing.into_inner().expect("a failure keeps its session"),
+    };
     // The caught check's violations first: they are what the report shows.
     violations.sort_by_key(|v| v.check != check);
     Ok(Some(Finding {

@@ -85,18 +85,10 @@ impl ToolSpec {
     /// The arguments of a valid call that carries `token`.
     pub fn arguments_for(&self, token: &str, canary_base: &str) -> Map<String, Value> {
         match &self.template {
-            Some(template) => template
-                .iter()
-                .map(|(k, v)| {
-                    let v = match v {
-                        Value::String(s) => Value::from(
-                            s.replace("{canary}", &format!("{canary_base}/{token}")).replace("{token}", token),
-                        ),
-                        other => other.clone(),
-                    };
-                    (k.clone(), v)
-                })
-                .collect(),
+            Some(template) => {
+                let fill = |s: &str| s.replace("{canary}", &format!("{canary_base}/{token}")).replace("{token}", token);
+                template.iter().map(|(k, v)| (k.clone(), map_strings(v, &fill))).collect()
+            }
             None => self
                 .args
                 .iter()
@@ -114,7 +106,7 @@ impl ToolSpec {
     /// Whether a valid call of this tool carries a token somewhere.
     pub fn carries_token(&self) -> bool {
         match &self.template {
-            Some(t) => t.values().any(|v| v.as_str().is_some_and(|s| s.contains("{canary}") || s.contains("{token}"))),
+            Some(t) => template_carries_token(t),
             None => {
                 self.args.iter().any(|a| a.required && matches!(a.kind, ArgKind::Url | ArgKind::Path | ArgKind::Text))
             }
@@ -158,6 +150,47 @@ impl ArgSpec {
             ArgKind::Enum(values) => values.first().cloned().unwrap_or_default(),
             ArgKind::Other => String::new(),
         }
+    }
+}
+
+/// Whether a call template puts `{canary}` or `{token}` in a string, at
+/// any depth (`{"entities":[{"name":"{token}"}]}` does).
+pub fn template_carries_token(template: &Map<String, Value>) -> bool {
+    template.values().any(|v| any_string(v, &|s| s.contains("{canary}") || s.contains("{token}")))
+}
+
+/// Whether a string in `v`, at any depth, passes `test`; object keys are
+/// not values and are not looked at.
+pub fn any_string(v: &Value, test: &impl Fn(&str) -> bool) -> bool {
+    match v {
+        Value::String(s) => test(s),
+        Value::Array(items) => items.iter().any(|x| any_string(x, test)),
+        Value::Object(m) => m.values().any(|x| any_string(x, test)),
+        _ => false,
+    }
+}
+
+/// `v` with every string in it, at any depth, passed through `f`.
+pub fn map_strings(v: &Value, f: &impl Fn(&str) -> String) -> Value {
+    match v {
+        Value::String(s) => Value::from(f(s)),
+        Value::Array(items) => Value::Array(items.iter().map(|x| map_strings(x, f)).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), map_strings(x, f))).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Replaces the first `from` in a string of `v`, in the order its JSON text
+/// shows them; whether there was one.
+pub fn replace_first(v: &mut Value, from: &str, to: &str) -> bool {
+    match v {
+        Value::String(s) if s.contains(from) => {
+            *s = s.replacen(from, to, 1);
+            true
+        }
+        Value::Array(items) => items.iter_mut().any(|x| replace_first(x, from, to)),
+        Value::Object(m) => m.values_mut().any(|x| replace_first(x, from, to)),
+        _ => false,
     }
 }
 

@@ -7,7 +7,7 @@ use crate::setup::{ChildFlags, Setup, choose_tools, parse_args};
 use anyhow::{Result, bail};
 use portcullis::artifact::Artifact;
 use portcullis::attack::Step;
-use portcullis::campaign::{Finding, HuntConfig, hunt_by, revision_share, session, strategy};
+use portcullis::campaign::{Finding, HuntConfig, fresh_salt, hunt_by, revision_share, session, strategy};
 use portcullis::catalogue::ToolSpec;
 use portcullis::child::{SharedChild, Sharing, pin_job};
 use portcullis::script::LEAN;
@@ -224,7 +224,9 @@ fn keep_open_hint(f: &Finding) -> Option<&'static str> {
 fn control(setup: &Setup, tools: &[ToolSpec], args: &Args, revision: Revision) -> Result<Option<Finding>> {
     let target = setup.target(tools.to_vec());
     let spec = ScriptSpec { revision, steps: vec![Step::Control(0)], splits: vec![], joins: vec![], eof: true };
-    let salt = 0x0C04_7A01_u32;
+    // Tokens no earlier run used: a server that remembers what it did (one
+    // that refuses a second entity of the same name, say) acts on it again.
+    let salt = fresh_salt();
     let (script, obs, violations) = session(&target, args.policy, &spec, salt).map_err(|e| anyhow::anyhow!("{e}"))?;
     if obs.effects.is_empty() {
         bail!(
@@ -264,6 +266,8 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
     let late = AtomicU32::new(0);
     let sharing = Mutex::new(Sharing::default());
     let bar = progress(args.cases);
+    // This run's tokens are its own; see `control`.
+    let salt_base = fresh_salt();
     let jobs = args.jobs.min(args.cases.max(1) as usize);
     // A pinned job starts its own probes once on its core, so their threads
     // keep to it too; unpinned jobs get theirs here.
@@ -306,6 +310,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                     max_shrink_ms: args.shrink_ms.max(1),
                     focus: args.check,
                     mix: args.mix,
+                    salt_base,
                     ..HuntConfig::default()
                 };
                 let tick = |_| {

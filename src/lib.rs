@@ -41,6 +41,7 @@ pub mod check;
 pub mod child;
 pub mod frame;
 pub mod fuzzing;
+mod json_line;
 pub mod minimize;
 pub mod probe;
 pub mod protocol;

@@ -6,7 +6,7 @@
 //! never turns a must-reject frame into a valid one (or the other way)
 //! behind the labels' back.
 
-use crate::campaign::run_script;
+use crate::campaign::{FreshRun, run_fresh, run_script};
 use crate::check::{CheckId, Violation};
 use crate::protocol::Policy;
 use crate::reference::Reference;
@@ -19,8 +19,11 @@ use std::time::{Duration, Instant};
 /// The outcome of a minimization.
 #[derive(Debug)]
 pub struct Minimized {
-    /// The smallest failing script found.
+    /// The smallest failing script found, with the tokens of its last run.
     pub script: Script,
+    /// The salt of those tokens. Every run against the target gets tokens
+    /// of its own, so a server that remembers a call meets each as new.
+    pub salt: u32,
     /// What it showed.
     pub observation: Observation,
     /// Its violations, the minimized check's first.
@@ -61,8 +64,8 @@ impl<T: Target> Search<'_, T> {
             }
         }
         self.runs += 1;
-        let (_, v) = run_script(self.target, self.policy, script, self.salt)?;
-        Ok(v.iter().any(|v| v.check == self.check))
+        let run = run_fresh(self.target, self.policy, script, self.salt)?;
+        Ok(run.violations.iter().any(|v| v.check == self.check))
     }
 }
 
@@ -156,8 +159,7 @@ pub fn minimize_on<C: Target, T: Target>(
 ) -> Result<Minimized, Fault> {
     let refused = || Fault::Config(format!("the script does not fail {check} against this target"));
     let started = Instant::now();
-    let (_, v) = run_script(target, policy, &script, salt)?;
-    if !v.iter().any(|v| v.check == check) {
+    if !run_fresh(target, policy, &script, salt)?.violations.iter().any(|v| v.check == check) {
         return Err(refused());
     }
     let deadline = (started + budget).checked_sub(started.elapsed()).unwrap_or(started);
@@ -170,9 +172,9 @@ pub fn minimize_on<C: Target, T: Target>(
         }
     };
     let out_of_time = Instant::now() >= deadline;
-    let (observation, mut violations) = run_script(target, policy, &best, salt)?;
+    let FreshRun { script, salt, observation, mut violations } = run_fresh(target, policy, &best, salt)?;
     violations.sort_by_key(|v| v.check != check);
-    Ok(Minimized { script: best, observation, violations, runs, oracle, out_of_time })
+    Ok(Minimized { script, salt, observation, violations, runs, oracle, out_of_time })
 }
 
 /// Delta debugging of `script` against `target` until `deadline`: the

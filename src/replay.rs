@@ -1,10 +1,11 @@
 //! `portcullis replay FILE -- COMMAND`: runs a saved finding's exact script
-//! again against a command and says FIXED or FAILED.
+//! again (with fresh canary tokens of the same width) against a command and
+//! says FIXED or FAILED.
 
 use crate::setup::{ChildFlags, Setup};
 use anyhow::Result;
 use portcullis::artifact::Artifact;
-use portcullis::campaign::run_script;
+use portcullis::campaign::{FreshRun, run_fresh};
 use portcullis::child::ChildTarget;
 use portcullis::{Script, report};
 use std::path::PathBuf;
@@ -31,11 +32,13 @@ pub fn load(path: &std::path::Path, child: &ChildFlags) -> Result<(Artifact, Set
 
 pub fn run(args: &Args) -> Result<ExitCode> {
     let (artifact, _setup, target, script) = load(&args.artifact, &args.child)?;
-    let (obs, violations) =
-        run_script(&target, artifact.policy, &script, artifact.salt).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // Tokens of its own: a server that remembers the calls of the run that
+    // saved the artifact must meet this one's as new.
+    let FreshRun { script, salt, observation: obs, violations } =
+        run_fresh(&target, artifact.policy, &script, artifact.salt).map_err(|e| anyhow::anyhow!("{e}"))?;
     let still: Vec<_> = violations.iter().filter(|v| v.check.id() == artifact.check).cloned().collect();
     println!(
-        "seed: {}  salt: {:08x}  policy: {}  check: {}",
+        "seed: {}  salt: {salt:08x} (saved: {:08x})  policy: {}  check: {}",
         artifact.seed, artifact.salt, artifact.policy, artifact.check
     );
     if still.is_empty() {

@@ -6,7 +6,7 @@
 //! turns it into a [`Script`] of exact bytes with labels.
 
 use crate::attack::{self, Ctx, Phase, Step, line};
-use crate::catalogue::Catalogue;
+use crate::catalogue::{Catalogue, map_strings};
 use crate::frame::{Expect, Frame, Rule};
 use crate::protocol::{Id, Revision};
 use proptest::prelude::*;
@@ -189,10 +189,26 @@ impl Script {
     /// calls the labels expect) replaced by `new`: a saved script replayed
     /// against a sink on another port.
     pub fn rebase(&mut self, old: &str, new: &str) {
+        self.replace_text(old, new);
+    }
+
+    /// The same script with the tokens of salt `old` (in the bytes, the
+    /// labels and the calls they expect) made those of salt `new`: the same
+    /// script with fresh tokens, so a server that remembers what it did
+    /// (one that refuses a second entity of the same name, say) meets the
+    /// script as new. Tokens have a fixed width, so every byte offset and
+    /// every write boundary stays where it was.
+    pub fn resalt(&mut self, old: u32, new: u32) {
+        self.replace_text(&format!("pc{old:08x}t"), &format!("pc{new:08x}t"));
+    }
+
+    /// Every `old` in the bytes, tokens and expected calls made `new`.
+    fn replace_text(&mut self, old: &str, new: &str) {
         if old == new || old.is_empty() {
             return;
         }
         let (old_b, new_b) = (old.as_bytes(), new.as_bytes());
+        let swap = |s: &str| s.replace(old, new);
         for f in &mut self.frames {
             let mut out = Vec::with_capacity(f.bytes.len());
             let mut i = 0;
@@ -206,16 +222,19 @@ impl Script {
                 }
             }
             f.bytes = out;
+            f.tokens.iter_mut().for_each(|t| *t = swap(t));
             if let Expect::Act(calls) = &mut f.expect {
-                for v in calls.iter_mut().flat_map(|c| c.arguments.values_mut()) {
-                    if let Some(s) = v.as_str().filter(|s| s.contains(old)) {
-                        *v = s.replace(old, new).into();
-                    }
+                for c in calls.iter_mut() {
+                    c.token = swap(&c.token);
+                    c.arguments = c.arguments.iter().map(|(k, v)| (k.clone(), map_strings(v, &swap))).collect();
                 }
             }
         }
-        // Boundaries inside frames moved with the bytes; keep one per frame.
-        self.write_ends = frame_ends(&self.frames);
+        // Boundaries inside frames moved with the bytes unless the lengths
+        // match; keep one per frame then.
+        if old.len() != new.len() {
+            self.write_ends = frame_ends(&self.frames);
+        }
     }
 
     /// The script without its handshake, for a session that is already

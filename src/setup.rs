@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result, bail};
 use portcullis::Revision;
-use portcullis::catalogue::{ArgKind, ArgSpec, ToolSpec};
+use portcullis::catalogue::{ArgKind, ArgSpec, ToolSpec, template_carries_token};
 use portcullis::child::{ChildTarget, Command, Limits, list_tools};
 use portcullis::probe::{ProbeConfig, Probes};
 use serde_json::{Map, Value};
@@ -121,8 +121,7 @@ impl Setup {
 pub fn parse_args(text: &str) -> Result<Map<String, Value>> {
     let v: Value = serde_json::from_str(text).with_context(|| format!("--args is not JSON: {text}"))?;
     let Value::Object(map) = v else { bail!("--args must be a JSON object, got {text}") };
-    let carries = map.values().any(|v| v.as_str().is_some_and(|s| s.contains("{canary}") || s.contains("{token}")));
-    if !carries {
+    if !template_carries_token(&map) {
         bail!("--args must put \"{{canary}}\" or \"{{token}}\" in a string value, so effects can be traced to frames");
     }
     Ok(map)

@@ -64,7 +64,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         cases_until_caught: 0,
         seed: artifact.seed,
         policy: artifact.policy,
-        salt: artifact.salt,
+        salt: m.salt,
         shrink_ran_out: m.out_of_time,
     };
     let mut saved = portcullis::artifact::Artifact::new(

@@ -4,9 +4,11 @@
 //! single quotes). The valid look-alike is an escaped key name.
 
 use super::{Ctx, json_str, kinds, line};
+use crate::catalogue::map_strings;
 use crate::frame::{Frame, Rule};
 use crate::protocol::Id;
 use proptest::prelude::*;
+use serde_json::Value;
 
 kinds! {
     /// Which ambiguity.
@@ -69,6 +71,21 @@ fn escaped(key: &str) -> String {
     format!("\"{first}{}\"", chars.as_str())
 }
 
+/// `v` as JSON5-style text with single-quoted strings and keys.
+fn single_quoted(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("'{s}'"),
+        Value::Array(items) => format!("[{}]", items.iter().map(single_quoted).collect::<Vec<_>>().join(",")),
+        Value::Object(m) => {
+            format!(
+                "{{{}}}",
+                m.iter().map(|(k, x)| format!("'{k}':{}", single_quoted(x))).collect::<Vec<_>>().join(",")
+            )
+        }
+        other => other.to_string(),
+    }
+}
+
 impl Ambiguity {
     /// The strategy.
     pub fn strategy() -> BoxedStrategy<Self> {
@@ -109,7 +126,7 @@ impl Ambiguity {
             }
             Kind::DupArgument | Kind::EscapedDupArgument => {
                 let second = if self.kind == Kind::DupArgument { json_str(&key) } else { escaped(&key) };
-                let shadow = json_str(&format!("{}-shadow", parts.arguments[&key].as_str().unwrap_or_default()));
+                let shadow = map_strings(&parts.arguments[&key], &|s| format!("{s}-shadow"));
                 let a = format!("{{{others}{}:{shadow},{second}:{value}}}", json_str(&key));
                 (parts.request_with(&with_args(a)), Rule::DuplicateKey, true)
             }
@@ -143,7 +160,7 @@ impl Ambiguity {
                 true,
             ),
             Kind::SingleQuotes => {
-                let quoted = format!("'{}'", parts.arguments[&key].as_str().unwrap_or_default());
+                let quoted = single_quoted(&parts.arguments[&key]);
                 (parts.request_with(&with_args(format!("{{{others}'{key}':{quoted}}}"))), Rule::NotStrictJson, true)
             }
         };

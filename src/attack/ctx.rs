@@ -1,7 +1,7 @@
 //! The rendering context: turns the small choices a strategy draws into exact
 //! bytes, handing out unique ids and canary tokens as it goes.
 
-use crate::catalogue::{Catalogue, ToolSpec};
+use crate::catalogue::{Catalogue, ToolSpec, any_string, replace_first};
 use crate::frame::{Call, Expect, Frame, Rule};
 use crate::protocol::{Id, Revision};
 use serde_json::{Map, Value};
@@ -68,7 +68,7 @@ impl CallParts {
     pub fn token_key(&self) -> String {
         self.arguments
             .iter()
-            .find(|(_, v)| v.as_str().is_some_and(|s| s.contains(&self.token)))
+            .find(|(_, v)| any_string(v, &|s| s.contains(&self.token)))
             .map(|(k, _)| k.clone())
             .expect("a call carries its token in an argument")
     }
@@ -92,8 +92,9 @@ impl CallParts {
         let bytes = self.request_inserting(insert.as_bytes());
         let token = &self.token;
         let key = self.token_key();
-        let value = self.arguments[&key].as_str().unwrap_or_default().replacen(token, &format!("{token}{insert}"), 1);
-        self.arguments.insert(key, Value::from(value));
+        if let Some(value) = self.arguments.get_mut(&key) {
+            replace_first(value, token, &format!("{token}{insert}"));
+        }
         String::from_utf8(bytes).expect("valid insert keeps UTF-8")
     }
 

@@ -138,7 +138,7 @@ fn split_lines(stdout: &[u8]) -> Vec<Line> {
     for (i, b) in stdout.iter().enumerate() {
         if *b == b'\n' {
             let bytes = &stdout[start..i];
-            let value = serde_json::from_slice::<Value>(bytes).ok();
+            let value = crate::json_line::parse(bytes);
             lines.push(Line { range: start..i, value });
             start = i + 1;
         }

@@ -55,7 +55,7 @@ impl Owed {
         let new = stdout.since(self.scanned);
         let Some(end) = memchr::memrchr(b'\n', &new) else { return false };
         for line in new[..end].split(|b| *b == b'\n') {
-            if let Ok(v) = serde_json::from_slice::<Value>(line) {
+            if let Some(v) = crate::json_line::parse(line) {
                 for id in answered_ids(&v) {
                     self.ids.retain(|o| !same_request(o, &id));
                 }

@@ -39,7 +39,7 @@ pub(crate) fn await_reply(
         while let Some(n) = memchr::memchr(b'\n', &out[scanned..]) {
             let line = scanned..scanned + n + 1;
             scanned = line.end;
-            let Ok(v) = serde_json::from_slice::<Value>(&out[line.start..line.end - 1]) else { continue };
+            let Some(v) = crate::json_line::parse(&out[line.start..line.end - 1]) else { continue };
             if v.get("id") == Some(id) && reply.is_none() {
                 scanned = line.start;
                 out.drain(line);

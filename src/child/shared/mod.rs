@@ -254,25 +254,29 @@ impl<'a> SharedChild<'a> {
         self.sharing.sessions += 1;
         self.start_ahead(spec.revision, false);
         let alone = self.sharing.sessions.is_multiple_of(ALONE_EVERY * self.rarity);
+        // The quick run's tokens are not the confirmation's: a server that
+        // remembers a call (and ignores it the second time) still meets the
+        // confirmation's as new. Flipping the top bit makes it the salt of a
+        // session number past 2^31, which no hunt reaches.
+        let quick_salt = salt ^ 0x8000_0000;
         let shared = match alone {
             true => None,
-            false => self.run_in(spec, salt, Process::Shared)?,
+            false => self.run_in(spec, quick_salt, Process::Shared)?,
         };
         let quick = match shared {
             Some(run) => Some(run),
             None => {
                 self.sharing.costly += 1;
-                self.run_in(spec, salt, Process::Fresh)?
+                self.run_in(spec, quick_salt, Process::Fresh)?
             }
         };
         let Some(quick) = quick else { return session(self.target, Policy::KeepOpen, spec, salt) };
         if !quick.2.iter().any(|v| self.focus.is_none_or(|c| c == v.check)) {
             return Ok(quick);
         }
-        // The fresh session renders the same tokens: the shared process
-        // ends first, so that nothing it still does (an action it started
-        // after answering, say) lands in the fresh one's effects. Its
-        // replacement starts meanwhile.
+        // The shared process ends first, so that nothing it still does (an
+        // action it started after answering, say) lands in the fresh
+        // session. Its replacement starts meanwhile.
         if self.live.iter().any(|l| l.revision == spec.revision) {
             self.live.retain(|l| l.revision != spec.revision);
             self.start_in_background(spec.revision);

@@ -1,0 +1,83 @@
+//! Reading one line a server wrote as a JSON value. JSON's grammar (RFC 8259
+//! §7) allows any `\uXXXX` escape, an unpaired surrogate too, and a server
+//! that echoes what it was sent writes them (`JSON.stringify` does); serde_json
+//! refuses them. Such a line is still exactly one JSON value, so it is read
+//! with each unpaired surrogate escape taken as U+FFFD.
+
+use serde_json::Value;
+
+/// The line as a JSON value, if it is exactly one (unpaired surrogate escapes
+/// allowed).
+pub(crate) fn parse(line: &[u8]) -> Option<Value> {
+    match serde_json::from_slice(line) {
+        Ok(v) => Some(v),
+        Err(_) => serde_json::from_slice(&without_lone_surrogates(line)?).ok(),
+    }
+}
+
+/// The surrogate a `\uXXXX` escape at `at` (the backslash) names, if any:
+/// true for a high one, false for a low one.
+fn surrogate_at(line: &[u8], at: usize) -> Option<bool> {
+    let hex = line.get(at + 2..at + 6)?;
+    if line.get(at + 1) != Some(&b'u') {
+        return None;
+    }
+    let unit = u16::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+    match unit {
+        0xD800..=0xDBFF => Some(true),
+        0xDC00..=0xDFFF => Some(false),
+        _ => None,
+    }
+}
+
+/// `line` with every unpaired surrogate escape inside a string replaced by
+/// `\ufffd` (the same width); `None` when it has none.
+fn without_lone_surrogates(line: &[u8]) -> Option<Vec<u8>> {
+    let mut out = line.to_vec();
+    let mut changed = false;
+    let (mut i, mut in_string) = (0, false);
+    while i < line.len() {
+        match line[i] {
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => {
+                match surrogate_at(line, i) {
+                    Some(true) if surrogate_at(line, i + 6) == Some(false) => i += 6,
+                    Some(_) => {
+                        out[i..i + 6].copy_from_slice(br"\ufffd");
+                        changed = true;
+                    }
+                    None => {}
+                }
+                // Past the escape's second byte; a `\u`'s hex digits are
+                // neither quotes nor backslashes.
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    changed.then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+    use serde_json::json;
+
+    #[test]
+    fn unpaired_surrogates_read_as_replacement_characters() {
+        assert_eq!(parse(br#"{"a":"x\ud800y"}"#), Some(json!({"a": "x\u{FFFD}y"})));
+        assert_eq!(parse(br#"{"a":"\udc00"}"#), Some(json!({"a": "\u{FFFD}"})));
+        assert_eq!(parse(br#"{"a":"\ud800\ud800\udc00"}"#), Some(json!({"a": "\u{FFFD}\u{10000}"})));
+        assert_eq!(parse(br#"{"a":"\ud83d\ude00"}"#), Some(json!({"a": "😀"})));
+    }
+
+    #[test]
+    fn only_escapes_inside_strings_count() {
+        // An escaped backslash then the text `ud800`: no escape at all.
+        assert_eq!(parse(br#"{"a":"\\ud800"}"#), Some(json!({"a": "\\ud800"})));
+        // Outside a string it is not JSON, with or without the rewrite.
+        assert_eq!(parse(br#"{"a":1}\ud800"#), None);
+        assert_eq!(parse(br#"{"a":"x"} {"b":1}"#), None);
+    }
+}

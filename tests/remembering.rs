@@ -1,0 +1,80 @@
+//! `portcullis fuzz`, `replay` and `minimize` against a server that
+//! remembers what it did, across calls and across runs, and takes its
+//! arguments nested (`tests/servers/remembers.py`: `remember` GETs each
+//! `items[].url` it has not seen before, as a store with unique names
+//! creates each name once). Every run, and every session of one, calls it
+//! with tokens of its own, so a second run's control still acts and a
+//! finding still shows, replays and minimizes after the hunt's calls.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
+const ARGS: &str = r#"{"items":[{"url":"{canary}"}]}"#;
+
+fn portcullis(args: &[&str], dir: &Path) -> Output {
+    Command::new(BIN).args(args).current_dir(dir).output().expect("portcullis runs")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// `portcullis SUBCOMMAND [FIRST...] [flags] -- python3 remembers.py STATE`.
+fn against_server(subcommand: &[&str], extra: &[&str], dir: &Path) -> Output {
+    let server = format!("{}/tests/servers/remembers.py", env!("CARGO_MANIFEST_DIR"));
+    let state = dir.join("state").display().to_string();
+    let mut args = subcommand.to_vec();
+    args.extend(["--timeout-ms", "3000", "--exit-grace-ms", "300"]);
+    args.extend(extra);
+    args.extend(["--", "python3", &server, &state]);
+    portcullis(&args, dir)
+}
+
+fn saved(o: &Output) -> String {
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    out.lines().find_map(|l| l.strip_prefix("Saved: ")).expect("a saved artifact").to_owned()
+}
+
+#[test]
+fn a_second_run_with_the_same_seed_meets_the_server_with_new_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let fuzz =
+        ["fuzz", "--tool", "remember", "--args", ARGS, "--policy", "keep-open", "--cases", "2", "--shrink-ms", "500"];
+    let lines = || std::fs::read_to_string(dir.path().join("state")).unwrap_or_default().lines().count();
+    for run in 1..=2 {
+        let before = lines();
+        let o = against_server(&fuzz, &[], dir.path());
+        // The naive server may well show a finding; what matters is that
+        // the control acted (else exit 2, "positive control failed").
+        assert!(matches!(o.status.code(), Some(0 | 1)), "run {run}: {}", text(&o));
+        assert!(lines() > before, "run {run} fetched URLs the server had not seen: {}", text(&o));
+    }
+}
+
+#[test]
+fn a_finding_on_a_remembering_server_reports_replays_and_minimizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r.json").display().to_string();
+    let fuzz = ["fuzz", "--tool", "remember", "--args", ARGS, "--policy", "keep-open"];
+    let flags = ["--check", "no-effect-on-reject", "--report", &report, "--shrink-ms", "3000"];
+    let o = against_server(&fuzz, &flags, dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    // The reported run is the finding's own: its violations show the check,
+    // though the hunt's sessions already had the server fetch their URLs.
+    let json = std::fs::read_to_string(&report).unwrap();
+    assert!(json.contains("[no-effect-on-reject]"), "{json}");
+    let artifact = saved(&o);
+    let r = against_server(&["replay", &artifact], &[], dir.path());
+    assert_eq!(r.status.code(), Some(1), "the replay meets the server as new: {}", text(&r));
+    assert!(String::from_utf8_lossy(&r.stdout).contains("FAILED"), "{}", text(&r));
+    let m = against_server(&["minimize", &artifact, "--budget-ms", "8000"], &[], dir.path());
+    assert_eq!(m.status.code(), Some(0), "every candidate meets the server as new: {}", text(&m));
+    let r = against_server(&["replay", &saved(&m)], &[], dir.path());
+    assert_eq!(r.status.code(), Some(1), "{}", text(&r));
+}
