@@ -41,7 +41,7 @@ pub struct Args {
     /// Sessions to run.
     #[arg(long, default_value_t = 256)]
     cases: u32,
-    /// RNG seed.
+    /// RNG seed: the same seed draws the same scripts; their tokens are new to each run.
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Sessions run in parallel.
@@ -58,7 +58,7 @@ pub struct Args {
     /// How often scripts that need a process of their own are drawn (a
     /// call before `initialize`, a frame cut at EOF): full, about one in
     /// six; lean, 16 times fewer, for a server slow to start under
-    /// keep-open. The same seed and mix draw the same scripts.
+    /// keep-open. The same seed and mix draw the same scripts (with tokens new to each run).
     #[arg(long, default_value = "full")]
     mix: Mix,
     /// Spawn each fresh session's process (every session under close, and

@@ -92,3 +92,31 @@ fn a_hunt_tells_its_runner_which_check_it_shrinks_and_reports_with_full_waits() 
     assert!(stages[searched..stages.len() - 1].iter().all(|s| *s == Some(f.check)), "{stages:?}");
     assert_eq!(stages.last(), Some(&None), "the reported run waits in full");
 }
+
+#[test]
+fn a_reported_run_that_does_not_show_the_check_gives_way_to_the_failing_session() {
+    use portcullis::campaign::{hunt_by, session, strategy};
+    use std::cell::{Cell, RefCell};
+    let m = Mutant::NullId;
+    let cfg =
+        HuntConfig { policy: m.policy(), revisions: m.revisions(), focus: Some(m.expected()), ..Default::default() };
+    let target = Reference::mutant(m);
+    let (shrunk, failing) = (Cell::new(false), RefCell::new(Vec::new()));
+    // The run that reports (no check named, after shrinking began) comes
+    // back clean, as it would against a server that had remembered the
+    // call (before every run got tokens of its own) or one that is flaky.
+    let run = |spec: &portcullis::ScriptSpec, salt: u32, shrinking: Option<CheckId>| {
+        let mut out = session(&target, cfg.policy, spec, salt)?;
+        shrunk.set(shrunk.get() || shrinking.is_some());
+        if shrunk.get() && shrinking.is_none() {
+            out.2.clear();
+        } else if out.2.iter().any(|v| v.check == m.expected()) {
+            failing.borrow_mut().push(salt);
+        }
+        Ok(out)
+    };
+    let f = hunt_by(&cfg, strategy(&cfg), &|_| true, &run).expect("the harness runs").expect("caught");
+    assert!(f.violations.iter().any(|v| v.check == f.check), "{:?}", f.violations);
+    assert_eq!(failing.borrow().last(), Some(&f.salt), "the last failing session is reported");
+    assert!(f.script.stdin().windows(10).any(|w| w == format!("pc{:08x}", f.salt).as_bytes()));
+}

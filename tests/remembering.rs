@@ -1,8 +1,8 @@
 //! `portcullis fuzz`, `replay` and `minimize` against a server that
 //! remembers what it did, across calls and across runs, and takes its
-//! arguments nested (`tests/servers/remembers.py`: `remember` GETs each
-//! `items[].url` it has not seen before, as a store with unique names
-//! creates each name once). Every run, and every session of one, calls it
+//! arguments nested (`tests/servers/remembers.py`: `remember` GETs the
+//! `url` of each of its `items` whose `name` it has not seen before, as a
+//! store with unique names creates each name once). Every run, and every session of one, calls it
 //! with tokens of its own, so a second run's control still acts and a
 //! finding still shows, replays and minimizes after the hunt's calls.
 
@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
-const ARGS: &str = r#"{"items":[{"url":"{canary}"}]}"#;
+const ARGS: &str = r#"{"items":[{"name":"{token}","url":"{canary}"}]}"#;
 
 fn portcullis(args: &[&str], dir: &Path) -> Output {
     Command::new(BIN).args(args).current_dir(dir).output().expect("portcullis runs")
@@ -53,7 +53,7 @@ fn a_second_run_with_the_same_seed_meets_the_server_with_new_tokens() {
         // The naive server may well show a finding; what matters is that
         // the control acted (else exit 2, "positive control failed").
         assert!(matches!(o.status.code(), Some(0 | 1)), "run {run}: {}", text(&o));
-        assert!(lines() > before, "run {run} fetched URLs the server had not seen: {}", text(&o));
+        assert!(lines() > before, "run {run} named items the server had not seen: {}", text(&o));
     }
 }
 

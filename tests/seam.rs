@@ -148,3 +148,50 @@ fn a_target_without_runnable_tools_is_a_harness_fault_not_a_finding() {
     }
     assert!(matches!(hunt(&Empty, &HuntConfig::default()), Err(Fault::Config(_))));
 }
+
+/// The reference, with an unpaired surrogate escape (`\ud800`) at the start
+/// of every error message it writes, as a server echoing what it was sent
+/// writes one: still exactly one JSON value a line (RFC 8259 §7).
+struct Surrogates(ReferenceGateway);
+
+impl Gateway for Surrogates {
+    fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
+        self.0.write_stdin(bytes)
+    }
+    fn close_stdin(&mut self) -> Result<(), Fault> {
+        self.0.close_stdin()
+    }
+    fn take_stdout(&mut self) -> Vec<u8> {
+        let out = String::from_utf8(self.0.take_stdout()).expect("the reference writes UTF-8");
+        out.replace(r#""message":""#, r#""message":"\ud800"#).into_bytes()
+    }
+    fn exit(&mut self) -> Exit {
+        self.0.exit()
+    }
+}
+
+struct SurrogateTarget;
+
+impl Target for SurrogateTarget {
+    type Gateway = Surrogates;
+    fn catalogue(&self) -> Catalogue {
+        Catalogue::reference()
+    }
+    fn start(&self, s: &Session, r: Recorder) -> Result<Surrogates, Fault> {
+        Reference::strict().start(s, r).map(Surrogates)
+    }
+}
+
+#[test]
+fn unpaired_surrogate_escapes_in_answers_are_still_protocol_messages() {
+    let cfg = HuntConfig { cases: 64, ..HuntConfig::default() };
+    let escaped = std::cell::Cell::new(0);
+    let run = |spec: &ScriptSpec, salt: u32, _| {
+        let out = session(&SurrogateTarget, cfg.policy, spec, salt)?;
+        escaped.set(escaped.get() + usize::from(out.1.stdout.windows(6).any(|w| w == br"\ud800")));
+        Ok(out)
+    };
+    let found = portcullis::campaign::hunt_by(&cfg, portcullis::campaign::strategy(&cfg), &|_| true, &run).unwrap();
+    assert!(found.is_none(), "{}", portcullis::report::finding(&found.unwrap(), None));
+    assert!(escaped.get() > 16, "the escapes were there to be read: {} sessions", escaped.get());
+}

@@ -1,12 +1,14 @@
 """A stdio MCP server that remembers what it did, across calls and across
 runs, as a store with unique names does: its tool `remember` takes
-{"items": [{"url": ...}, ...]} and GETs each URL it has not seen before,
-recording it in the state file named by the first argument. A URL seen
-before is answered with "already known" and not fetched again. It refuses
+{"items": [{"name": ..., "url": ...}, ...]} and, for each name it has not
+seen before, records the name in the state file named by the first argument
+and GETs the URL. An item whose name it has seen is answered with "already
+known" and not fetched. It refuses
 arguments other than `items` (-32602), and is otherwise as naive as Python's
 `json` module. Used by tests/remembering.rs; standard library only (with
 mcp_stdio.py beside it)."""
 
+import json
 import os
 import sys
 
@@ -19,7 +21,11 @@ TOOL = {
         "properties": {
             "items": {
                 "type": "array",
-                "items": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]},
+                "items": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}, "url": {"type": "string"}},
+                    "required": ["name", "url"],
+                },
             }
         },
         "required": ["items"],
@@ -32,27 +38,28 @@ def load(path):
     if not os.path.exists(path):
         return set()
     with open(path, encoding="utf-8") as f:
-        return set(f.read().split())
+        return {json.loads(line) for line in f if line.strip()}
 
 
-def urls(args):
-    """The URLs of a well-formed `items`, else None."""
-    items = args.get("items")
-    if not isinstance(items, list) or not all(isinstance(i, dict) and isinstance(i.get("url"), str) for i in items):
+def items(args):
+    """The (name, url) pairs of a well-formed `items`, else None."""
+    given = args.get("items")
+    strings = lambda i: isinstance(i, dict) and all(isinstance(i.get(k), str) for k in ("name", "url"))
+    if not isinstance(given, list) or not all(strings(i) for i in given):
         return None
-    return [i["url"] for i in items]
+    return [(i["name"], i["url"]) for i in given]
 
 
 def call(rid, args, state, seen):
-    wanted = urls(args) if isinstance(args, dict) else None
+    wanted = items(args) if isinstance(args, dict) else None
     if wanted is None or set(args) != {"items"}:
         send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "invalid arguments"}})
         return
-    fresh = [u for u in wanted if u not in seen]
-    for url in fresh:
-        seen.add(url)
+    fresh = [(name, url) for name, url in wanted if name not in seen]
+    for name, url in fresh:
+        seen.add(name)
         with open(state, "a", encoding="utf-8") as f:
-            f.write(url + "\n")
+            f.write(json.dumps(name) + "\n")
         try:
             get(url)
         except (OSError, ValueError):
