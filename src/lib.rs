@@ -35,6 +35,7 @@
 
 pub mod artifact;
 pub mod attack;
+pub mod call_template;
 pub mod campaign;
 pub mod catalogue;
 pub mod check;

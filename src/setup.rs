@@ -3,10 +3,10 @@
 //! tools/list).
 
 use anyhow::{Context, Result, bail};
-use portcullis::Revision;
 use portcullis::catalogue::{ArgKind, ArgSpec, ToolSpec, template_carries_token};
 use portcullis::child::{ChildTarget, Command, Limits, list_tools};
 use portcullis::probe::{ProbeConfig, Probes};
+use portcullis::{Revision, call_template};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -127,28 +127,10 @@ pub fn parse_args(text: &str) -> Result<Map<String, Value>> {
     Ok(map)
 }
 
-/// A template for `tool` when the user gave none: URL arguments get the
-/// canary URL, other required strings the bare token.
-fn default_template(tool: &ToolSpec) -> Option<Map<String, Value>> {
-    let mut t = Map::new();
-    for a in tool.args.iter().filter(|a| a.required) {
-        let v = match a.kind {
-            ArgKind::Url => "{canary}",
-            ArgKind::Text | ArgKind::Path => "{token}",
-            ArgKind::Enum(_) | ArgKind::Other => return None,
-        };
-        t.insert(a.name.clone(), Value::from(v));
-    }
-    let url = tool.args.iter().find(|a| a.kind == ArgKind::Url && !a.required);
-    if let Some(a) = url.filter(|_| t.is_empty()) {
-        t.insert(a.name.clone(), Value::from("{canary}"));
-    }
-    t.values().any(|v| v == "{canary}" || v == "{token}").then_some(t)
-}
-
-/// The tools to call: first `--tool` (with `--args` or a default template),
-/// or the first listed tool whose arguments can carry a canary, preferring
-/// URLs; then each `--forbidden-tool`, which the client may not run.
+/// The tools to call: first `--tool` (with `--args` or a call built from
+/// its schema), or the listed tool likeliest to act whose call can carry a
+/// canary ([`call_template::rank`]); then each `--forbidden-tool`, which
+/// the client may not run.
 pub fn choose_tools(
     setup: &Setup,
     name: Option<&str>,
@@ -158,20 +140,27 @@ pub fn choose_tools(
 ) -> Result<Vec<ToolSpec>> {
     let probe = setup.target(vec![]);
     let listing = list_tools(&probe, rev);
-    let listed: Vec<ToolSpec> = match &listing {
-        Ok(tools) => tools.iter().filter_map(ToolSpec::from_listing).collect(),
+    let listed: Vec<Listed> = match &listing {
+        Ok(tools) => tools
+            .iter()
+            .filter_map(|raw| {
+                let spec = ToolSpec::from_listing(raw)?;
+                Some(Listed { spec, raw, call: raw.get("inputSchema").and_then(call_template::template) })
+            })
+            .collect(),
         Err(_) => vec![],
     };
-    let mut tool = match name {
-        Some(n) => match listed.iter().find(|t| t.name == n) {
-            Some(t) => t.clone(),
+    let specs: Vec<ToolSpec> = listed.iter().map(|l| l.spec.clone()).collect();
+    let (mut tool, built) = match name {
+        Some(n) => match listed.iter().find(|l| l.spec.name == n) {
+            Some(l) => (l.spec.clone(), l.call.clone()),
             None if args.is_some() => {
                 // Not listed (or no listing): the arguments are the schema.
                 let keys = args.iter().flat_map(|a| a.keys());
-                ToolSpec::new(n, keys.map(|k| ArgSpec::required(k, ArgKind::Text)).collect())
+                (ToolSpec::new(n, keys.map(|k| ArgSpec::required(k, ArgKind::Text)).collect()), None)
             }
             None => match &listing {
-                Ok(_) => bail!("the server lists no tool {n:?}; it has: {}", names(&listed)),
+                Ok(_) => bail!("the server lists no tool {n:?}; it has: {}", names(&specs)),
                 Err(e) => bail!("could not list the server's tools ({e}); pass --args for {n:?}"),
             },
         },
@@ -179,39 +168,37 @@ pub fn choose_tools(
             if let Err(e) = &listing {
                 bail!("could not list the server's tools ({e}); pass --tool and --args");
             }
-            let pick = |want: fn(&ArgKind) -> bool| {
-                listed.iter().find(|t| t.args.iter().any(|a| want(&a.kind)) && default_template(t).is_some())
-            };
-            let found = pick(|k| *k == ArgKind::Url).or_else(|| pick(|k| *k == ArgKind::Text));
-            match found {
-                Some(t) => t.clone(),
+            let ranked = listed.iter().filter_map(|l| Some((call_template::rank(l.raw, l.call.as_ref()?), l)));
+            match ranked.min_by_key(|(rank, _)| *rank) {
+                Some((_, l)) => (l.spec.clone(), l.call.clone()),
                 None => bail!(
                     "no listed tool has a string argument to carry a canary; pass --tool and --args (tools: {})",
-                    names(&listed)
+                    names(&specs)
                 ),
             }
         }
     };
-    tool.template = match args {
+    tool.template = match args.or(built) {
         Some(a) => Some(a),
-        None => match default_template(&tool) {
-            Some(t) => Some(t),
-            None => bail!("cannot build a call of {:?} that carries a canary; pass --args", tool.name),
-        },
+        None => bail!("cannot build a call of {:?} that carries a canary; pass --args", tool.name),
     };
     let mut tools = vec![tool];
     for f in forbidden {
-        let Some(mut t) = listed.iter().find(|t| &t.name == f).cloned() else {
-            bail!("--forbidden-tool {f:?}: the server lists no such tool; it has: {}", names(&listed));
+        let Some(l) = listed.iter().find(|l| &l.spec.name == f) else {
+            bail!("--forbidden-tool {f:?}: the server lists no such tool; it has: {}", names(&specs));
         };
-        t.template = default_template(&t);
-        if t.template.is_none() {
-            bail!("--forbidden-tool {f:?}: no string argument can carry a canary");
-        }
-        t.authorized = false;
-        tools.push(t);
+        let Some(call) = &l.call else { bail!("--forbidden-tool {f:?}: no string argument can carry a canary") };
+        tools.push(ToolSpec { template: Some(call.clone()), authorized: false, ..l.spec.clone() });
     }
     Ok(tools)
+}
+
+/// One listed tool: what the generators know of it, its `tools/list`
+/// entry, and the call its schema allows if one can carry a token.
+struct Listed<'a> {
+    spec: ToolSpec,
+    raw: &'a Value,
+    call: Option<Map<String, Value>>,
 }
 
 fn names(tools: &[ToolSpec]) -> String {

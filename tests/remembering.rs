@@ -78,3 +78,16 @@ fn a_finding_on_a_remembering_server_reports_replays_and_minimizes() {
     let r = against_server(&["replay", &saved(&m)], &[], dir.path());
     assert_eq!(r.status.code(), Some(1), "{}", text(&r));
 }
+
+#[test]
+fn without_a_tool_the_one_that_acts_is_picked_and_called_as_its_schema_nests() {
+    // `recall` is listed first and takes a URL too, but is marked
+    // read-only; `remember` takes a list of objects. Nothing but the server
+    // is named.
+    let dir = tempfile::tempdir().unwrap();
+    let fuzz = ["fuzz", "--policy", "keep-open", "--cases", "2", "--shrink-ms", "500"];
+    let o = against_server(&fuzz, &[], dir.path());
+    assert!(matches!(o.status.code(), Some(0 | 1)), "the control acted: {}", text(&o));
+    let picked = r#"calling tool `remember` with --args '{"items":[{"name":"{token}","url":"{canary}"}]}'"#;
+    assert!(String::from_utf8_lossy(&o.stderr).contains(picked), "{}", text(&o));
+}

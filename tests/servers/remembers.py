@@ -3,7 +3,8 @@ runs, as a store with unique names does: its tool `remember` takes
 {"items": [{"name": ..., "url": ...}, ...]} and, for each name it has not
 seen before, records the name in the state file named by the first argument
 and GETs the URL. An item whose name it has seen is answered with "already
-known" and not fetched. It refuses
+known" and not fetched. It lists first a tool `recall`, marked read-only,
+which says whether it knows the name a URL ends with and does nothing else. It refuses
 arguments other than `items` (-32602), and is otherwise as naive as Python's
 `json` module. Used by tests/remembering.rs; standard library only (with
 mcp_stdio.py beside it)."""
@@ -14,7 +15,13 @@ import sys
 
 from mcp_stdio import answer_initialize, get, params, requests, send
 
-TOOL = {
+RECALL = {
+    "name": "recall",
+    "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]},
+    "annotations": {"readOnlyHint": True},
+}
+
+REMEMBER = {
     "name": "remember",
     "inputSchema": {
         "type": "object",
@@ -78,9 +85,13 @@ def main():
         if method == "initialize":
             answer_initialize(request, "remembers")
         elif method == "tools/list":
-            send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL]}})
+            send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [RECALL, REMEMBER]}})
         elif method == "tools/call" and params(request).get("name") == "remember":
             call(rid, params(request).get("arguments"), state, seen)
+        elif method == "tools/call" and params(request).get("name") == "recall":
+            args = params(request).get("arguments")
+            known = isinstance(args, dict) and str(args.get("url")).rsplit("/", 1)[-1] in seen
+            send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": str(known)}]}})
         elif method == "tools/call":
             send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "unknown tool"}})
         else:
