@@ -71,3 +71,45 @@ fn a_missing_watch_dir_is_a_harness_fault() {
     let cfg = ProbeConfig { watch_dirs: vec!["/nonexistent/portcullis".into()], ..Default::default() };
     assert!(matches!(Probes::start(&cfg), Err(portcullis::Fault::Config(_))));
 }
+
+#[test]
+fn watchers_see_only_the_new_tokens_of_files_rewritten_whole() {
+    // Stores saved whole: through a rename (a new file), or in place, the
+    // new entry in the middle of a JSON document. The tokens they already
+    // held are no new effect; a new one is, once.
+    let dir = tempfile::tempdir().unwrap();
+    let token = |n: u32| format!("pc0000abcdt{n:05}");
+    let doc = |ns: &[u32]| {
+        format!(
+            "{{\"notes\":[\n{}\n]}}",
+            ns.iter().map(|n| format!("  \"{}\"", token(*n))).collect::<Vec<_>>().join(",\n")
+        )
+    };
+    let store = dir.path().join("store.json");
+    std::fs::write(&store, doc(&[1])).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let index = out.join("index.json");
+    std::fs::write(&index, doc(&[1])).unwrap();
+    let cfg = ProbeConfig { watch_dirs: vec![out.clone()], watch_files: vec![store.clone()], ..Default::default() };
+    let probes = Probes::start(&cfg).unwrap();
+    assert!(probes.settle(QUIET, BOUND).is_empty(), "what was there before is no effect");
+    let holds = |effects: &[portcullis::Action], n: u32| text(effects).contains(&token(n));
+    for (round, (ns, new)) in [(&[2, 1][..], 2), (&[2, 3, 1][..], 3), (&[4, 3, 2, 1][..], 4)].into_iter().enumerate() {
+        let through = dir.path().join("tmp");
+        std::fs::write(&through, doc(ns)).unwrap();
+        if round % 2 == 0 {
+            std::fs::rename(&through, &store).unwrap();
+        } else {
+            std::fs::write(&store, doc(ns)).unwrap();
+        }
+        std::fs::write(&index, doc(ns)).unwrap();
+        let effects = probes.settle(QUIET, BOUND);
+        assert_eq!(effects.len(), 2, "round {round}: the store and the index, once each: {}", text(&effects));
+        assert!(effects.iter().all(|e| holds(std::slice::from_ref(e), new)), "round {round}: {}", text(&effects));
+        for old in ns.iter().filter(|n| **n != new) {
+            assert!(!holds(&effects, *old), "round {round}: {} again: {}", token(*old), text(&effects));
+        }
+    }
+    assert!(probes.settle(QUIET, BOUND).is_empty(), "handed over once");
+}

@@ -1,24 +1,65 @@
 //! Watchers: a directory (a file created, renamed or changed whose name or
 //! content holds a token) and a file (a token appearing in its content).
-//! They poll: what changed since the last poll is compared with a snapshot.
+//! They poll: what changed since the last poll is compared with what was
+//! there before.
+//!
+//! A watched file that only grew (a log) yields what was appended, every
+//! token in it, so a call that acts twice writes its token twice and shows
+//! twice. A file rewritten whole (a store saved through a rename, a JSON
+//! document with the new entry in its middle) yields the lines of the tokens
+//! it did not hold before: the tokens it already held are not new effects.
+//! Files in a watched directory are judged the same way as rewritten ones.
 
 use super::{KEEP, text};
 use crate::attack::tokens_in;
 use crate::seam::{Action, Fault};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 /// Most entries a directory walk visits, and how deep.
 const MAX_ENTRIES: usize = 10_000;
 const MAX_DEPTH: usize = 8;
+/// Most of a rewritten watched file read to tell its new tokens.
+const MAX_REREAD: u64 = 16 << 20;
+/// The bytes before the end of a watched file kept to tell an append (they
+/// are still there) from a rewrite.
+const TAIL: u64 = 64;
+
+/// What a file was at the last poll.
+#[derive(Clone, PartialEq)]
+struct Stamp {
+    len: u64,
+    modified: Option<SystemTime>,
+    inode: (u64, u64),
+}
+
+impl Stamp {
+    fn of(meta: &fs::Metadata) -> Stamp {
+        Stamp { len: meta.len(), modified: meta.modified().ok(), inode: (meta.dev(), meta.ino()) }
+    }
+}
+
+/// A file as last seen: its stamp and the tokens it held.
+pub(super) struct Seen {
+    stamp: Stamp,
+    tokens: HashSet<String>,
+}
+
+/// A watched file as last seen, and its last bytes.
+pub(super) struct WatchedFile {
+    path: PathBuf,
+    seen: Option<Seen>,
+    tail: Vec<u8>,
+}
 
 pub(super) enum Watch {
-    Dir { root: PathBuf, seen: HashMap<PathBuf, (u64, Option<SystemTime>)> },
-    File { path: PathBuf, offset: u64 },
+    Dir { root: PathBuf, seen: HashMap<PathBuf, Seen> },
+    File(WatchedFile),
 }
 
 impl Watch {
@@ -26,45 +67,112 @@ impl Watch {
         if !root.is_dir() {
             return Err(Fault::Config(format!("--watch-dir {}: not a directory", root.display())));
         }
-        let seen = snapshot(&root);
+        let seen = walk(&root)
+            .into_iter()
+            .map(|(p, stamp)| {
+                let tokens = held(&p, &read_range(&p, 0, KEEP as u64));
+                (p, Seen { stamp, tokens })
+            })
+            .collect();
         Ok(Watch::Dir { root, seen })
     }
 
     pub(super) fn file(path: PathBuf) -> Result<Watch, Fault> {
-        let offset = match fs::metadata(&path) {
-            Ok(m) => m.len(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
-            Err(e) => return Err(Fault::Config(format!("--watch-file {}: {e}", path.display()))),
-        };
-        Ok(Watch::File { path, offset })
+        let mut w = WatchedFile { path, seen: None, tail: vec![] };
+        match fs::metadata(&w.path) {
+            Ok(meta) => {
+                let content = read_range(&w.path, 0, MAX_REREAD);
+                w.remember(Stamp::of(&meta), owned_tokens(&text_of(&content)));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Fault::Config(format!("--watch-file {}: {e}", w.path.display()))),
+        }
+        Ok(Watch::File(w))
     }
 
     /// Effects since the last poll.
     pub(super) fn poll(&mut self) -> Vec<Action> {
         match self {
             Watch::Dir { root, seen } => {
-                let now = snapshot(root);
-                let changed: Vec<&PathBuf> =
-                    now.iter().filter(|(p, v)| seen.get(*p) != Some(v)).map(|(p, _)| p).collect();
-                let effects = changed.into_iter().filter_map(|p| file_effect(p, &read_head(p, 0))).collect();
+                let mut effects = Vec::new();
+                let mut now = HashMap::new();
+                for (p, stamp) in walk(root) {
+                    let before = seen.remove(&p);
+                    let tokens = match &before {
+                        Some(b) if b.stamp == stamp => b.tokens.clone(),
+                        _ => {
+                            let content = read_range(&p, 0, KEEP as u64);
+                            let tokens = held(&p, &content);
+                            let effect = match &before {
+                                // New: its name and content.
+                                None => file_effect(&p, &content),
+                                // Changed: the lines of the tokens it did not hold.
+                                Some(b) => new_lines(&text_of(&content), &b.tokens).map(|l| file_effect_text(&p, l)),
+                            };
+                            effects.extend(effect);
+                            tokens
+                        }
+                    };
+                    now.insert(p, Seen { stamp, tokens });
+                }
                 *seen = now;
                 effects
             }
-            Watch::File { path, offset } => {
-                let len = fs::metadata(&*path).map(|m| m.len()).unwrap_or(0);
-                let from = if len < *offset { 0 } else { *offset };
-                *offset = len;
-                if len == from {
-                    return vec![];
-                }
-                file_effect(path, &read_head(path, from)).into_iter().collect()
-            }
+            Watch::File(w) => w.poll().into_iter().collect(),
         }
     }
 }
 
-fn snapshot(root: &Path) -> HashMap<PathBuf, (u64, Option<SystemTime>)> {
-    let mut out = HashMap::new();
+impl WatchedFile {
+    fn remember(&mut self, stamp: Stamp, tokens: HashSet<String>) {
+        self.tail = read_range(&self.path, stamp.len.saturating_sub(TAIL), TAIL);
+        self.seen = Some(Seen { stamp, tokens });
+    }
+
+    fn poll(&mut self) -> Option<Action> {
+        let Ok(meta) = fs::metadata(&self.path) else {
+            // Gone: whatever comes back is new.
+            self.seen = None;
+            return None;
+        };
+        let stamp = Stamp::of(&meta);
+        let before = match self.seen.take() {
+            Some(b) if b.stamp == stamp => {
+                self.seen = Some(b);
+                return None;
+            }
+            before => before,
+        };
+        if let Some(b) = before.as_ref().filter(|b| self.appended(&b.stamp, &stamp)) {
+            // Appended: every token in what was added.
+            let added = read_range(&self.path, b.stamp.len, KEEP as u64);
+            let mut tokens = b.tokens.clone();
+            tokens.extend(owned_tokens(&text_of(&added)));
+            self.remember(stamp, tokens);
+            return file_effect(&self.path, &added);
+        }
+        // Rewritten, or there since the last poll: the lines of the tokens
+        // it did not hold before.
+        let content = text_of(&read_range(&self.path, 0, MAX_REREAD));
+        let held_before = before.map(|b| b.tokens).unwrap_or_default();
+        let effect = new_lines(&content, &held_before).map(|l| file_effect_text(&self.path, l));
+        self.remember(stamp, owned_tokens(&content));
+        effect
+    }
+
+    /// Whether the file went from `before` to `now` by growing only: the
+    /// same file, longer, its old last bytes still in place.
+    fn appended(&self, before: &Stamp, now: &Stamp) -> bool {
+        let start = before.len.saturating_sub(TAIL);
+        before.inode == now.inode
+            && now.len > before.len
+            && read_range(&self.path, start, before.len - start) == self.tail
+    }
+}
+
+/// Every regular file under `root` (bounded), with its stamp.
+fn walk(root: &Path) -> Vec<(PathBuf, Stamp)> {
+    let mut out = Vec::new();
     let mut stack = vec![(root.to_path_buf(), 0)];
     while let Some((dir, depth)) = stack.pop() {
         let Ok(entries) = fs::read_dir(&dir) else { continue };
@@ -76,31 +184,61 @@ fn snapshot(root: &Path) -> HashMap<PathBuf, (u64, Option<SystemTime>)> {
             if meta.is_dir() && depth < MAX_DEPTH {
                 stack.push((e.path(), depth + 1));
             } else if meta.is_file() {
-                out.insert(e.path(), (meta.len(), meta.modified().ok()));
+                out.push((e.path(), Stamp::of(&meta)));
             }
         }
     }
     out
 }
 
-fn read_head(path: &Path, from: u64) -> Vec<u8> {
+/// At most `max` bytes of the file from `from`.
+fn read_range(path: &Path, from: u64, max: u64) -> Vec<u8> {
     let mut buf = Vec::new();
     if let Ok(mut f) = fs::File::open(path) {
         let _ = f.seek(SeekFrom::Start(from));
-        let _ = f.take(KEEP as u64).read_to_end(&mut buf);
+        let _ = f.take(max).read_to_end(&mut buf);
     }
     buf
 }
 
+fn text_of(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn owned_tokens(s: &str) -> HashSet<String> {
+    tokens_in(s).map(str::to_owned).collect()
+}
+
+/// The tokens a file in a watched directory holds, in its name or content.
+fn held(path: &Path, content: &[u8]) -> HashSet<String> {
+    let mut tokens = owned_tokens(&path.to_string_lossy());
+    tokens.extend(owned_tokens(&text_of(content)));
+    tokens
+}
+
+/// The lines of `content` holding a token not in `before`, every token that
+/// was in `before` masked (it is no new effect); `None` when there is none.
+fn new_lines(content: &str, before: &HashSet<String>) -> Option<String> {
+    let lines: Vec<String> = content
+        .lines()
+        .filter(|l| tokens_in(l).any(|t| !before.contains(t)))
+        .map(|l| {
+            before.iter().filter(|t| l.contains(t.as_str())).fold(l.to_owned(), |l, t| l.replace(t, "[seen before]"))
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
 /// An effect when the file's name or the new content holds a token.
 fn file_effect(path: &Path, content: &[u8]) -> Option<Action> {
-    let name = path.to_string_lossy();
     let content = text(content);
-    let has_token = tokens_in(&name).next().is_some() || tokens_in(&content).next().is_some();
-    has_token.then(|| {
-        let mut seen = Map::new();
-        seen.insert("path".into(), Value::from(name.into_owned()));
-        seen.insert("content".into(), Value::from(content));
-        Action::observed("file", seen)
-    })
+    let has_token = tokens_in(&path.to_string_lossy()).next().is_some() || tokens_in(&content).next().is_some();
+    has_token.then(|| file_effect_text(path, content))
+}
+
+fn file_effect_text(path: &Path, content: String) -> Action {
+    let mut seen = Map::new();
+    seen.insert("path".into(), Value::from(path.to_string_lossy().into_owned()));
+    seen.insert("content".into(), Value::from(text(content.as_bytes())));
+    Action::observed("file", seen)
 }
