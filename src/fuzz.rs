@@ -124,12 +124,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let revisions = args.revision.map(|r| vec![r]).unwrap_or_else(|| Revision::ALL.to_vec());
     let first = args.child.setup()?;
     let latest = revisions[revisions.len() - 1];
-    let tools = choose_tools(&first, args.tool.as_deref(), template, &args.forbidden_tool, latest)?;
+    let (tools, listed) = choose_tools(&first, args.tool.as_deref(), template, &args.forbidden_tool, latest)?;
     if args.tool.is_none() || args.args.is_none() {
         let t = serde_json::Value::Object(tools[0].template.clone().unwrap_or_default());
         eprintln!("portcullis: calling tool `{}` with --args '{t}'", tools[0].name);
     }
-    let control = control(&first, &tools, args, latest)?;
+    let control = control(&first, &tools, &listed, args, latest)?;
     let outcome = match control {
         Some(finding) => {
             let base = first.probes.http_base();
@@ -221,7 +221,13 @@ fn keep_open_hint(f: &Finding) -> Option<&'static str> {
 
 /// One valid call must cause exactly one observed effect before the
 /// campaign means anything. A control that breaks a check is a finding.
-fn control(setup: &Setup, tools: &[ToolSpec], args: &Args, revision: Revision) -> Result<Option<Finding>> {
+fn control(
+    setup: &Setup,
+    tools: &[ToolSpec],
+    listed: &[String],
+    args: &Args,
+    revision: Revision,
+) -> Result<Option<Finding>> {
     let target = setup.target(tools.to_vec());
     let spec = ScriptSpec { revision, steps: vec![Step::Control(0)], splits: vec![], joins: vec![], eof: true };
     // Tokens no earlier run used: a server that remembers what it did (one
@@ -231,10 +237,14 @@ fn control(setup: &Setup, tools: &[ToolSpec], args: &Args, revision: Revision) -
     if obs.effects.is_empty() {
         bail!(
             "positive control failed: a valid call of `{}` caused no observed effect.\n  \
-             Check that --tool names a tool that acts, that --args puts \"{{canary}}\" where the server \
+             Check that --tool names a tool that acts{}, that --args puts \"{{canary}}\" where the server \
              will fetch it (the sink is {}), or that --watch-dir/--watch-file point where it writes.\n  \
              stdout: {}\n  stderr: {}",
             tools[0].name,
+            match listed.len() {
+                0 => String::new(),
+                _ => format!(" (the server lists {})", listed.join(", ")),
+            },
             setup.probes.http_base(),
             report::escape(&obs.stdout, 300),
             report::escape(&obs.stderr, 300)

@@ -130,14 +130,14 @@ pub fn parse_args(text: &str) -> Result<Map<String, Value>> {
 /// The tools to call: first `--tool` (with `--args` or a call built from
 /// its schema), or the listed tool likeliest to act whose call can carry a
 /// canary ([`call_template::rank`]); then each `--forbidden-tool`, which
-/// the client may not run.
+/// the client may not run. Also the names of every listed tool.
 pub fn choose_tools(
     setup: &Setup,
     name: Option<&str>,
     args: Option<Map<String, Value>>,
     forbidden: &[String],
     rev: Revision,
-) -> Result<Vec<ToolSpec>> {
+) -> Result<(Vec<ToolSpec>, Vec<String>)> {
     let probe = setup.target(vec![]);
     let listing = list_tools(&probe, rev);
     let listed: Vec<Listed> = match &listing {
@@ -190,7 +190,7 @@ pub fn choose_tools(
         let Some(call) = &l.call else { bail!("--forbidden-tool {f:?}: no string argument can carry a canary") };
         tools.push(ToolSpec { template: Some(call.clone()), authorized: false, ..l.spec.clone() });
     }
-    Ok(tools)
+    Ok((tools, specs.into_iter().map(|t| t.name).collect()))
 }
 
 /// One listed tool: what the generators know of it, its `tools/list`

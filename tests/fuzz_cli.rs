@@ -194,6 +194,7 @@ fn a_control_without_effect_stops_with_exit_2_and_says_what_to_fix() {
         "reference-gateway",
     ]);
     assert!(err.contains("positive control failed") && err.contains("--args"), "{err}");
+    assert!(err.contains("(the server lists fetch, write_note, rotate_keys)"), "what --tool could name: {err}");
 }
 
 #[test]
