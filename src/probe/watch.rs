@@ -24,6 +24,9 @@ use std::time::SystemTime;
 /// Most entries a directory walk visits, and how deep.
 const MAX_ENTRIES: usize = 10_000;
 const MAX_DEPTH: usize = 8;
+/// Most bytes a watched directory's files are read for when watching
+/// starts.
+const BASELINE_BUDGET: u64 = 32 << 20;
 /// Most of a rewritten watched file read to tell its new tokens.
 const MAX_REREAD: u64 = 16 << 20;
 /// The bytes before the end of a watched file kept to tell an append (they
@@ -67,11 +70,15 @@ impl Watch {
         if !root.is_dir() {
             return Err(Fault::Config(format!("--watch-dir {}: not a directory", root.display())));
         }
+        // The tokens each file holds already, read within a budget: past
+        // it, a file's first change reports every token it then holds.
+        let mut budget = BASELINE_BUDGET;
         let seen = walk(&root)
             .into_iter()
             .map(|(p, stamp)| {
-                let tokens = held(&p, &read_range(&p, 0, KEEP as u64));
-                (p, Seen { stamp, tokens })
+                let content = read_range(&p, 0, (KEEP as u64).min(budget));
+                budget -= content.len() as u64;
+                (p.clone(), Seen { stamp, tokens: held(&p, &content) })
             })
             .collect();
         Ok(Watch::Dir { root, seen })
@@ -97,23 +104,20 @@ impl Watch {
                 let mut effects = Vec::new();
                 let mut now = HashMap::new();
                 for (p, stamp) in walk(root) {
-                    let before = seen.remove(&p);
-                    let tokens = match &before {
-                        Some(b) if b.stamp == stamp => b.tokens.clone(),
-                        _ => {
+                    let entry = match seen.remove(&p) {
+                        Some(b) if b.stamp == stamp => b,
+                        before => {
                             let content = read_range(&p, 0, KEEP as u64);
-                            let tokens = held(&p, &content);
-                            let effect = match &before {
+                            effects.extend(match &before {
                                 // New: its name and content.
                                 None => file_effect(&p, &content),
                                 // Changed: the lines of the tokens it did not hold.
                                 Some(b) => new_lines(&text_of(&content), &b.tokens).map(|l| file_effect_text(&p, l)),
-                            };
-                            effects.extend(effect);
-                            tokens
+                            });
+                            Seen { stamp, tokens: held(&p, &content) }
                         }
                     };
-                    now.insert(p, Seen { stamp, tokens });
+                    now.insert(p, entry);
                 }
                 *seen = now;
                 effects
