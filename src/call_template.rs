@@ -12,14 +12,13 @@ const DEPTH: usize = 8;
 
 /// The arguments of a call of a tool with this `inputSchema`, carrying a
 /// token; `None` when a required property cannot be given a value (a `$ref`,
-/// say) or no string can carry a token. A tool with no required URL but an
-/// optional one gets the canary there, where a fetch would take it.
+/// say) or no string can carry a token. A tool that requires nothing but
+/// takes a URL gets the canary there, where a fetch would take it.
 pub fn template(schema: &Value) -> Option<Map<String, Value>> {
     let mut t = object(schema, 0)?;
-    if !t.values().any(|v| v.as_str().is_some_and(|s| s.contains("{canary}"))) {
+    if t.is_empty() {
         let props = schema.get("properties").and_then(Value::as_object);
-        let url = props.into_iter().flatten().find(|(k, p)| !t.contains_key(*k) && is_url(k, p));
-        if let Some((k, _)) = url.filter(|_| t.is_empty()) {
+        if let Some((k, _)) = props.into_iter().flatten().find(|(k, p)| is_url(k, p)) {
             t.insert(k.clone(), Value::from("{canary}"));
         }
     }
