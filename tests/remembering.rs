@@ -66,7 +66,7 @@ fn a_finding_on_a_remembering_server_reports_replays_and_minimizes() {
     let o = against_server(&fuzz, &flags, dir.path());
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     // The reported run is the finding's own: its violations show the check,
-    // though the hunt's sessions already had the server fetch their URLs.
+    // though the server already remembers the names of the hunt's sessions.
     let json = std::fs::read_to_string(&report).unwrap();
     assert!(json.contains("[no-effect-on-reject]"), "{json}");
     let artifact = saved(&o);
