@@ -129,7 +129,8 @@ impl Watch {
 
 impl WatchedFile {
     fn remember(&mut self, stamp: Stamp, tokens: HashSet<String>) {
-        self.tail = read_range(&self.path, stamp.len.saturating_sub(TAIL), TAIL);
+        let tail = TAIL.min(stamp.len);
+        self.tail = read_range(&self.path, stamp.len - tail, tail);
         self.seen = Some(Seen { stamp, tokens });
     }
 
@@ -148,8 +149,9 @@ impl WatchedFile {
             before => before,
         };
         if let Some(b) = before.as_ref().filter(|b| self.appended(&b.stamp, &stamp)) {
-            // Appended: every token in what was added.
-            let added = read_range(&self.path, b.stamp.len, KEEP as u64);
+            // Appended: every token in what was added, up to the length
+            // stamped (what comes after is the next poll's).
+            let added = read_range(&self.path, b.stamp.len, (stamp.len - b.stamp.len).min(KEEP as u64));
             let mut tokens = b.tokens.clone();
             tokens.extend(owned_tokens(&text_of(&added)));
             self.remember(stamp, tokens);
