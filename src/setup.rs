@@ -166,7 +166,10 @@ pub fn choose_tools(
         },
         None => {
             if let Err(e) = &listing {
-                bail!("could not list the server's tools ({e}); pass --tool and --args");
+                bail!(
+                    "could not list the server's tools ({e}); if it is slow to start the first time \
+                     (npx -y and uvx download it then), raise --timeout-ms; else pass --tool and --args"
+                );
             }
             let ranked = listed.iter().filter_map(|l| Some((call_template::rank(l.raw, l.call.as_ref()?), l)));
             match ranked.min_by_key(|(rank, _)| *rank) {

@@ -22,5 +22,6 @@ pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>
             .ok_or_else(|| Fault::Config(format!("tools/list answered without a tools array: {v}")));
     }
     let stderr = String::from_utf8_lossy(&child.take_stderr()).chars().take(400).collect::<String>();
-    Err(Fault::Config(format!("the server did not answer tools/list in time (stderr: {stderr:?})")))
+    let ms = target.limits.timeout.as_millis();
+    Err(Fault::Config(format!("the server did not answer tools/list within {ms} ms (stderr: {stderr:?})")))
 }

@@ -1,4 +1,5 @@
-//! The children's fresh HOME folders, removed off the session's path.
+//! The children's fresh HOME folders, removed off the session's path, and
+//! the package cache they share.
 //!
 //! Removing a folder waits on the file system's journal now and then, for
 //! a good part of a millisecond: on the session's path, that is a core left
@@ -6,8 +7,9 @@
 //! in the order they are handed over, and the last holder of the target
 //! waits for it, so no folder outlives the campaign.
 
-use std::sync::Mutex;
+use std::path::Path;
 use std::sync::mpsc::{Sender, channel};
+use std::sync::{Mutex, OnceLock};
 use std::thread::JoinHandle;
 use tempfile::TempDir;
 
@@ -15,9 +17,18 @@ use tempfile::TempDir;
 #[derive(Default)]
 pub(crate) struct Homes {
     remover: Mutex<Option<(Sender<TempDir>, JoinHandle<()>)>>,
+    cache: OnceLock<Option<TempDir>>,
 }
 
 impl Homes {
+    /// The folder every child gets as its package cache (`XDG_CACHE_HOME`,
+    /// npm's cache), made on first use and removed with the homes: a server
+    /// run through `npx -y` or `uvx` downloads itself once, not at every
+    /// start into a fresh HOME. `None` when no folder could be made.
+    pub(crate) fn cache(&self) -> Option<&Path> {
+        self.cache.get_or_init(|| tempfile::tempdir().ok()).as_ref().map(TempDir::path)
+    }
+
     /// Removes `home` soon, on the remover's thread; here, if that thread
     /// cannot be started or has gone.
     pub(crate) fn remove(&self, home: TempDir) {

@@ -1,8 +1,8 @@
 //! A child process behind the gateway seam, over real pipes.
 //!
 //! Each session spawns the command in its own process group, with a scrubbed
-//! environment (PATH, LANG, HOME set to a fresh temporary folder, plus what
-//! the user passes through). stdin is written on its own thread; stdout and
+//! environment (PATH, LANG, HOME set to a fresh temporary folder, a package
+//! cache the target's processes share, plus what the user passes through). stdin is written on its own thread; stdout and
 //! stderr are drained on theirs into bounded captures; every wait is
 //! bounded; and the session ends with stdin closed, then SIGTERM, then
 //! SIGKILL to the whole group, so no process is left behind and no target
@@ -48,8 +48,9 @@ pub struct Command {
     pub program: String,
     /// Its arguments.
     pub args: Vec<String>,
-    /// Variables for the child besides PATH, LANG and HOME: a value, or
-    /// `None` to pass the harness's own value through.
+    /// Variables for the child besides PATH, LANG, HOME and the package
+    /// cache (`XDG_CACHE_HOME`, `npm_config_cache`): a value, or `None` to
+    /// pass the harness's own value through. They may set those too.
     pub env: Vec<(String, Option<String>)>,
 }
 
@@ -231,6 +232,9 @@ impl ChildGateway {
         command.args(&cmd.args).env_clear().env("HOME", home.path());
         command.env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()));
         command.env("LANG", std::env::var_os("LANG").unwrap_or_else(|| "C.UTF-8".into()));
+        if let Some(cache) = target.homes.cache() {
+            command.env("XDG_CACHE_HOME", cache).env("npm_config_cache", cache.join("npm"));
+        }
         for (key, value) in &cmd.env {
             match value {
                 Some(v) => command.env(key, v),
