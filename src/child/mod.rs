@@ -2,7 +2,8 @@
 //!
 //! Each session spawns the command in its own process group, with a scrubbed
 //! environment (PATH, LANG, HOME set to a fresh temporary folder, a package
-//! cache the target's processes share, plus what the user passes through). stdin is written on its own thread; stdout and
+//! cache the target's processes share, plus what the user passes through).
+//! stdin is written on its own thread; stdout and
 //! stderr are drained on theirs into bounded captures; every wait is
 //! bounded; and the session ends with stdin closed, then SIGTERM, then
 //! SIGKILL to the whole group, so no process is left behind and no target
