@@ -3,7 +3,7 @@
 //! of its type, at any depth, strings carrying `{canary}` (URLs) or
 //! `{token}`; and which listed tool is likeliest to act, by its annotations.
 
-use crate::catalogue::template_carries_token;
+use crate::catalogue::{is_url, template_carries_token};
 use serde_json::{Map, Value};
 
 /// Deeper than any tool schema seen in the wild; a schema that recurses
@@ -33,12 +33,6 @@ pub fn rank(tool: &Value, template: &Map<String, Value>) -> (bool, bool, bool) {
     let hint = |h: &str| tool.pointer(&format!("/annotations/{h}")) == Some(&Value::Bool(true));
     let canary = template.values().any(|v| v.to_string().contains("{canary}"));
     (!canary, hint("readOnlyHint"), hint("destructiveHint"))
-}
-
-fn is_url(key: &str, p: &Value) -> bool {
-    let format = p.get("format").and_then(Value::as_str);
-    let key = key.to_lowercase();
-    matches!(format, Some("uri" | "url" | "iri")) || key.contains("url") || key.ends_with("uri")
 }
 
 /// The required properties of an object schema, each with a value.

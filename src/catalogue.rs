@@ -71,8 +71,7 @@ impl ToolSpec {
                     (Some("string"), Some(values)) => {
                         ArgKind::Enum(values.iter().filter_map(Value::as_str).map(str::to_owned).collect())
                     }
-                    (Some("string"), None) if p.get("format") == Some(&Value::from("uri")) => ArgKind::Url,
-                    (Some("string"), None) if key.to_lowercase().contains("url") => ArgKind::Url,
+                    (Some("string"), None) if is_url(key, p) => ArgKind::Url,
                     (Some("string"), None) => ArgKind::Text,
                     _ => ArgKind::Other,
                 };
@@ -151,6 +150,14 @@ impl ArgSpec {
             ArgKind::Other => String::new(),
         }
     }
+}
+
+/// Whether the string property `key`, with JSON Schema `p`, holds a URL: its
+/// format says so (`uri`, `url`, `iri`) or its name does (`…url…`, `…uri`).
+pub fn is_url(key: &str, p: &Value) -> bool {
+    let format = p.get("format").and_then(Value::as_str);
+    let key = key.to_lowercase();
+    matches!(format, Some("uri" | "url" | "iri")) || key.contains("url") || key.ends_with("uri")
 }
 
 /// Whether a call template puts `{canary}` or `{token}` in a string, at
