@@ -4,24 +4,12 @@
 //! FAILED against the mutant and FIXED against the reference; bad input to
 //! portcullis itself is a one-line error and exit 2.
 
+mod cli;
+
+use cli::{BIN, portcullis, saved, text};
 use portcullis::reference::Mutant;
 use std::path::Path;
 use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
-
-fn portcullis(args: &[&str], dir: &Path) -> Output {
-    Command::new(BIN).args(args).current_dir(dir).output().expect("portcullis runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 /// Runs a command line split into `words`, as a shell would run it.
 fn run_words(words: &[String], dir: &Path) -> Output {
@@ -156,10 +144,6 @@ fn a_finding_minimizes_within_its_budget_and_still_replays_failed() {
     args.extend(gateway);
     let o = portcullis(&args, dir.path());
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let saved = |o: &Output| {
-        let out = String::from_utf8_lossy(&o.stdout).into_owned();
-        out.lines().find_map(|l| l.strip_prefix("Saved: ")).expect("a saved artifact").to_owned()
-    };
     let first = saved(&o);
     let started = std::time::Instant::now();
     let mut args = vec!["minimize", first.as_str(), "--budget-ms", "5000", "--exit-grace-ms", "300", "--"];
@@ -319,9 +303,7 @@ fn promote_writes_a_regression_test_for_a_crash_and_for_a_finding() {
     let mut args = fuzz_args("close", &["--check", "stdout-clean", "--"]);
     args.extend([BIN, "reference-gateway", "--mutant", "startup-banner"]);
     let o = portcullis(&args, dir.path());
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    let saved = out.lines().find_map(|l| l.strip_prefix("Saved: ")).expect("a finding").to_owned();
-    let o = portcullis(&["promote", &saved, "--name", "banner", "--dir", suite_s], dir.path());
+    let o = portcullis(&["promote", &saved(&o), "--name", "banner", "--dir", suite_s], dir.path());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let test = std::fs::read_to_string(suite.join("banner.rs")).unwrap();
     for part in ["`stdout-clean` under the close policy", "startup-banner", "fn banner()", "run_script("] {

@@ -9,11 +9,15 @@ use portcullis::reference::{Mutant, Reference};
 use portcullis::{CheckId, Fault};
 use std::time::Duration;
 
+/// A default hunt for the check mutant `m` breaks, under its policy and
+/// revisions.
+fn hunt_for(m: Mutant) -> HuntConfig {
+    HuntConfig { policy: m.policy(), revisions: m.revisions(), focus: Some(m.expected()), ..Default::default() }
+}
+
 /// The finding a default hunt makes against mutant `m`.
 fn finding(m: Mutant) -> Finding {
-    let cfg =
-        HuntConfig { policy: m.policy(), revisions: m.revisions(), focus: Some(m.expected()), ..Default::default() };
-    hunt(&Reference::mutant(m), &cfg).expect("the harness runs").expect("the mutant is caught")
+    hunt(&Reference::mutant(m), &hunt_for(m)).expect("the harness runs").expect("the mutant is caught")
 }
 
 fn no_effect_on_reject_mutants() -> impl Iterator<Item = Mutant> {
@@ -76,8 +80,7 @@ fn a_hunt_tells_its_runner_which_check_it_shrinks_and_reports_with_full_waits() 
     use portcullis::campaign::{hunt_by, session, strategy};
     use std::cell::RefCell;
     let m = Mutant::NullId;
-    let cfg =
-        HuntConfig { policy: m.policy(), revisions: m.revisions(), focus: Some(m.expected()), ..Default::default() };
+    let cfg = hunt_for(m);
     let target = Reference::mutant(m);
     let stages = RefCell::new(Vec::new());
     let run = |spec: &portcullis::ScriptSpec, salt: u32, shrinking: Option<CheckId>| {
@@ -98,8 +101,7 @@ fn a_reported_run_that_does_not_show_the_check_gives_way_to_the_failing_session(
     use portcullis::campaign::{hunt_by, session, strategy};
     use std::cell::{Cell, RefCell};
     let m = Mutant::NullId;
-    let cfg =
-        HuntConfig { policy: m.policy(), revisions: m.revisions(), focus: Some(m.expected()), ..Default::default() };
+    let cfg = hunt_for(m);
     let target = Reference::mutant(m);
     let (shrunk, failing) = (Cell::new(false), RefCell::new(Vec::new()));
     // The run that reports (no check named, after shrinking began) comes

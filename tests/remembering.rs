@@ -2,28 +2,18 @@
 //! remembers what it did, across calls and across runs, and takes its
 //! arguments nested (`tests/servers/remembers.py`: `remember` GETs the
 //! `url` of each of its `items` whose `name` it has not seen before, as a
-//! store with unique names creates each name once). Every run, and every session of one, calls it
-//! with tokens of its own, so a second run's control still acts and a
-//! finding still shows, replays and minimizes after the hunt's calls.
+//! store with unique names creates each name once). Every run, and every
+//! session of one, calls it with tokens of its own, so a second run's
+//! control still acts and a finding still shows, replays and minimizes after
+//! the hunt's calls.
 
+mod cli;
+
+use cli::{portcullis, saved, text};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
 const ARGS: &str = r#"{"items":[{"name":"{token}","url":"{canary}"}]}"#;
-
-fn portcullis(args: &[&str], dir: &Path) -> Output {
-    Command::new(BIN).args(args).current_dir(dir).output().expect("portcullis runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 /// `portcullis SUBCOMMAND [FIRST...] [flags] -- python3 remembers.py STATE`.
 fn against_server(subcommand: &[&str], extra: &[&str], dir: &Path) -> Output {
@@ -34,11 +24,6 @@ fn against_server(subcommand: &[&str], extra: &[&str], dir: &Path) -> Output {
     args.extend(extra);
     args.extend(["--", "python3", &server, &state]);
     portcullis(&args, dir)
-}
-
-fn saved(o: &Output) -> String {
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    out.lines().find_map(|l| l.strip_prefix("Saved: ")).expect("a saved artifact").to_owned()
 }
 
 #[test]
