@@ -233,9 +233,12 @@ pub fn hunt_by(
         cases: cfg.cases,
         failure_persistence: cfg.persistence.map(|p| Box::new(FileFailurePersistence::Direct(p)) as _),
         max_shrink_iters: cfg.max_shrink_iters,
-        max_shrink_time: cfg.max_shrink_ms,
+        // The shrink bound is kept below rather than by proptest, which
+        // would print a line naming its own setting, not the caller's.
+        max_shrink_time: 0,
         ..Config::default()
     };
+    let shrink_bound = Duration::from_millis(u64::from(cfg.max_shrink_ms));
     let mut runner = seeded_runner(config, cfg.seed);
     let caught: Cell<Option<CheckId>> = Cell::new(None);
     let cases = Cell::new(0u32);
@@ -249,7 +252,10 @@ pub fn hunt_by(
         if fault.borrow().is_some() {
             return Err(TestCaseError::fail("harness fault"));
         }
-        if stopped.get() {
+        // Once stopped, or out of shrinking time, every candidate passes
+        // unrun: proptest then ends with the last failing one.
+        let out_of_time = cfg.max_shrink_ms > 0 && first_caught.get().is_some_and(|t| t.elapsed() >= shrink_bound);
+        if stopped.get() || out_of_time {
             return Ok(());
         }
         if caught.get().is_none() {
@@ -294,7 +300,6 @@ pub fn hunt_by(
         Err(TestError::Abort(why)) => return Err(Fault::Config(format!("proptest aborted: {why}"))),
     };
     let check = caught.get().expect("a failure names its check");
-    let shrink_bound = Duration::from_millis(u64::from(cfg.max_shrink_ms));
     let shrink_ran_out = cfg.max_shrink_ms > 0 && first_caught.get().is_some_and(|t| t.elapsed() >= shrink_bound);
     // The last failing session was the minimal one; run it again to report
     // it whole, with tokens of its own (a server that remembers the last

@@ -276,6 +276,8 @@ fn a_shrink_cut_short_by_its_bound_says_so() {
         let said =
             String::from_utf8_lossy(&o.stderr).contains(&format!("shrinking stopped at --shrink-ms ({bound} ms)"));
         assert_eq!(said, cut, "--shrink-ms {bound}: {}", text(&o));
+        // Nothing points at proptest's own setting, which the user does not set.
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("proptest"), "{}", text(&o));
     }
 }
 
