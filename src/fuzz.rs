@@ -6,7 +6,7 @@ use crate::outputs;
 use crate::setup::{ChildFlags, Setup, choose_tools, parse_args};
 use anyhow::{Result, bail};
 use portcullis::artifact::Artifact;
-use portcullis::attack::Step;
+use portcullis::attack::{Step, tokens_in};
 use portcullis::campaign::{Finding, HuntConfig, fresh_salt, hunt_by, revision_share, session, strategy};
 use portcullis::catalogue::ToolSpec;
 use portcullis::child::{SharedChild, Sharing, pin_job};
@@ -103,6 +103,8 @@ pub struct Outcome {
     pub finding: Option<(Finding, PathBuf)>,
     pub sessions: u32,
     pub late_effects: usize,
+    /// HTTP sink requests left out by `--sink-ignore`.
+    pub ignored_requests: usize,
     /// What sharing a process cost in starts over every job, and whether
     /// it held.
     pub sharing: Sharing,
@@ -133,10 +135,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let outcome = match control {
         Some(finding) => {
             let base = first.probes.http_base();
+            if let Some(hint) = untokened_hint(&finding) {
+                eprintln!("portcullis: {hint}");
+            }
             Outcome {
                 finding: Some(save(&finding, &tools, &base, args)?),
                 sessions: 1,
                 late_effects: 0,
+                ignored_requests: first.probes.ignored(),
                 sharing: Sharing::default(),
                 mix: args.mix,
             }
@@ -174,12 +180,18 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             Ok(ExitCode::from(1))
         }
         None => {
-            let late = if outcome.late_effects > 0 {
-                format!(" ({} late effects set aside)", outcome.late_effects)
-            } else {
-                String::new()
+            let mut aside = Vec::new();
+            if outcome.late_effects > 0 {
+                aside.push(format!("{} late effects set aside", outcome.late_effects));
+            }
+            if outcome.ignored_requests > 0 {
+                aside.push(format!("{} sink requests left out by --sink-ignore", outcome.ignored_requests));
+            }
+            let aside = match aside.is_empty() {
+                true => String::new(),
+                false => format!(" ({})", aside.join(", ")),
             };
-            println!("no finding in {} sessions against `{}`{late}", outcome.sessions, args.child.command.join(" "));
+            println!("no finding in {} sessions against `{}`{aside}", outcome.sessions, args.child.command.join(" "));
             if let Some(hint) = lean_hint(args.mix, &outcome.sharing) {
                 eprintln!("portcullis: {hint}");
             }
@@ -204,6 +216,27 @@ fn lean_hint(mix: Mix, sharing: &Sharing) -> Option<String> {
         quickest.as_secs_f64(),
         sharing.costly,
         sharing.sessions,
+    ))
+}
+
+/// When the positive control's own valid call made HTTP requests that carry
+/// no token, the server most likely makes them by design beside each call
+/// (a fetch server reading `/robots.txt`): `--sink-ignore` leaves them out.
+fn untokened_hint(f: &Finding) -> Option<String> {
+    let paths: Vec<&str> = f
+        .observation
+        .effects
+        .iter()
+        .filter(|e| e.tool == "probe:http")
+        .filter(|e| tokens_in(&serde_json::Value::Object(e.arguments.clone()).to_string()).next().is_none())
+        .filter_map(|e| e.arguments.get("path").and_then(|p| p.as_str()))
+        .collect();
+    let first = paths.first()?.split(['?', '#']).next().unwrap_or_default();
+    Some(format!(
+        "the positive control's one valid call made {} sink request(s) that carry no token ({}); if the \
+         server makes them by design beside its calls, `--sink-ignore {first}` leaves them out",
+        paths.len(),
+        paths.join(", ")
     ))
 }
 
@@ -238,7 +271,7 @@ fn control(
         bail!(
             "positive control failed: a valid call of `{}` caused no observed effect.\n  \
              Check that --tool names a tool that acts{}, that --args puts \"{{canary}}\" where the server \
-             will fetch it (the sink is {}), or that --watch-dir/--watch-file point where it writes.\n  \
+             will fetch it (the sink is {}), or that --watch-dir/--watch-file point where it writes.{}\n  \
              stdout: {}\n  stderr: {}",
             tools[0].name,
             match listed.len() {
@@ -246,6 +279,14 @@ fn control(
                 _ => format!(" (the server lists {})", listed.join(", ")),
             },
             setup.probes.http_base(),
+            match obs.exit.ended() {
+                true => String::new(),
+                false => format!(
+                    "\n  The server was still running {} ms after its stdin closed, and was ended then: \
+                     if it acts some time after it answers (it queues its calls, say), raise --exit-grace-ms.",
+                    args.child.exit_grace_ms
+                ),
+            },
             report::escape(&obs.stdout, 300),
             report::escape(&obs.stderr, 300)
         );
@@ -274,6 +315,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
     let found: Mutex<Option<(Finding, String)>> = Mutex::new(None);
     let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let late = AtomicU32::new(0);
+    let ignored = AtomicU32::new(0);
     let sharing = Mutex::new(Sharing::default());
     let bar = progress(args.cases);
     // This run's tokens are its own; see `control`.
@@ -298,7 +340,8 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
     };
     std::thread::scope(|scope| {
         for (j, setup) in setups.into_iter().enumerate() {
-            let (stop, done, found, fail, late, bar, sharing) = (&stop, &done, &found, &fail, &late, &bar, &sharing);
+            let (stop, done, found, fail, bar, sharing) = (&stop, &done, &found, &fail, &bar, &sharing);
+            let (late, ignored) = (&late, &ignored);
             let cases = args.cases / jobs as u32 + u32::from((j as u32) < args.cases % jobs as u32);
             scope.spawn(move || {
                 if pin {
@@ -346,6 +389,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                     Err(e) => fail(e.to_string()),
                 }
                 late.fetch_add(target.late_effects.load(Ordering::Relaxed) as u32, Ordering::Relaxed);
+                ignored.fetch_add(setup.probes.ignored() as u32, Ordering::Relaxed);
                 sharing.lock().unwrap_or_else(|e| e.into_inner()).add(shared.borrow().sharing());
             });
         }
@@ -361,6 +405,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
         finding,
         sessions: done.load(Ordering::Relaxed),
         late_effects: late.load(Ordering::Relaxed) as usize,
+        ignored_requests: ignored.load(Ordering::Relaxed) as usize,
         sharing: sharing.into_inner().unwrap_or_else(|e| e.into_inner()),
         mix: args.mix,
     })

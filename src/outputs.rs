@@ -51,6 +51,7 @@ fn json(outcome: &Outcome, child: &ChildFlags) -> serde_json::Value {
         "command": child.command,
         "sessions": outcome.sessions,
         "late_effects": outcome.late_effects,
+        "ignored_requests": outcome.ignored_requests,
         "mix": outcome.mix.as_str(),
         "sharing_given_up": outcome.sharing.off.map(|(why, _)| why.describe()),
         "findings": findings,

@@ -38,6 +38,12 @@ pub struct ChildFlags {
     /// Pass a variable to the child: KEY takes the harness's value, KEY=VALUE sets it ({sink} expands).
     #[arg(long, value_name = "KEY[=VALUE]")]
     pub env: Vec<String>,
+    /// Answer HTTP sink requests for PATH without counting them as effects:
+    /// requests a server makes by design beside its calls (a fetch server's
+    /// /robots.txt, say), which carry no token. PATH is exact, or a prefix
+    /// ending in `*`; the query is not matched. Repeatable.
+    #[arg(long, value_name = "PATH", value_parser = parse_sink_path)]
+    pub sink_ignore: Vec<String>,
     /// Also run a raw TCP sink; its address replaces {tcp-sink}.
     #[arg(long)]
     pub tcp_sink: bool,
@@ -69,6 +75,7 @@ impl ChildFlags {
         self.watch_dir.iter().for_each(|d| flag("watch-dir", d.display().to_string()));
         self.watch_file.iter().for_each(|f| flag("watch-file", f.display().to_string()));
         self.env.iter().for_each(|e| flag("env", e.clone()));
+        self.sink_ignore.iter().for_each(|p| flag("sink-ignore", p.clone()));
         if self.tcp_sink {
             words.push("--tcp-sink".into());
         }
@@ -88,6 +95,7 @@ impl ChildFlags {
             tcp: self.tcp_sink,
             watch_dirs: self.watch_dir.clone(),
             watch_files: self.watch_file.clone(),
+            http_ignore: self.sink_ignore.clone(),
         };
         let probes = Arc::new(Probes::start(&cfg).map_err(|e| anyhow::anyhow!("{e}"))?);
         let sink = probes.http_base();
@@ -114,6 +122,14 @@ impl Setup {
     /// A target calling `tools`, its canary URLs on this job's sink.
     pub fn target(&self, tools: Vec<ToolSpec>) -> ChildTarget {
         ChildTarget::new(self.command.clone(), self.limits, tools, self.probes.clone())
+    }
+}
+
+/// Reads a `--sink-ignore` path: it names what follows the sink's host.
+fn parse_sink_path(path: &str) -> Result<String, String> {
+    match path.starts_with('/') {
+        true => Ok(path.to_owned()),
+        false => Err(format!("{path:?} is not a path on the sink (it starts with /, as in /robots.txt)")),
     }
 }
 

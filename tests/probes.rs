@@ -30,6 +30,27 @@ fn the_http_sink_records_method_path_headers_and_body() {
 }
 
 #[test]
+fn the_http_sink_answers_set_aside_paths_without_recording_them() {
+    let cfg = ProbeConfig { http_ignore: vec!["/robots.txt".into(), "/health/*".into()], ..Default::default() };
+    let probes = Probes::start(&cfg).unwrap();
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let base = probes.http_base();
+    for path in ["/robots.txt", "/robots.txt?x=1", "/health/live", "/health/"] {
+        let mut answer = agent.get(&format!("{base}{path}")).call().unwrap();
+        assert_eq!(answer.status(), 200, "{path} is answered as any request is");
+        assert_eq!(answer.body_mut().read_to_string().unwrap(), "ok");
+    }
+    // Neither a longer path than an exact pattern nor the prefix's parent.
+    for path in [format!("/robots.txt/{TOKEN}"), "/health".to_owned(), format!("/{TOKEN}")] {
+        agent.get(&format!("{base}{path}")).call().unwrap();
+    }
+    let effects = probes.settle(QUIET, BOUND);
+    let paths: Vec<&str> = effects.iter().map(|e| e.arguments["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, [format!("/robots.txt/{TOKEN}").as_str(), "/health", &format!("/{TOKEN}")]);
+    assert_eq!(probes.ignored(), 4);
+}
+
+#[test]
 fn the_tcp_sink_records_what_a_connection_sends() {
     let probes = Probes::start(&ProbeConfig { tcp: true, ..ProbeConfig::default() }).unwrap();
     let addr = probes.tcp_addr().expect("a TCP sink");

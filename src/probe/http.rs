@@ -1,12 +1,14 @@
 //! The HTTP sink: a tiny_http server on 127.0.0.1 that records every request
-//! (method, path, headers, body) and answers 200.
+//! (method, path, headers, body) and answers 200; requests for a path the
+//! user set aside (a fetch server's `/robots.txt`, say) are answered alike
+//! but only counted.
 
 use super::{KEEP, Log, text};
 use crate::seam::{Action, Fault};
 use serde_json::{Map, Value};
 use std::io::Read;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -15,10 +17,13 @@ pub(super) struct HttpSink {
     port: u16,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    ignored: Arc<AtomicUsize>,
 }
 
 impl HttpSink {
-    pub(super) fn start(log: Log) -> Result<HttpSink, Fault> {
+    /// Starts the sink; requests for a path `ignore` matches (see
+    /// [`ignores`]) are answered but not recorded.
+    pub(super) fn start(log: Log, ignore: Vec<String>) -> Result<HttpSink, Fault> {
         let server = tiny_http::Server::http("127.0.0.1:0").map_err(|e| Fault::Spawn(format!("HTTP sink: {e}")))?;
         let port = server
             .server_addr()
@@ -27,22 +32,43 @@ impl HttpSink {
             .ok_or_else(|| Fault::Spawn("HTTP sink has no port".into()))?;
         let server = Arc::new(server);
         let stop = Arc::new(AtomicBool::new(false));
-        let (s, st) = (server.clone(), stop.clone());
+        let ignored = Arc::new(AtomicUsize::new(0));
+        let (s, st, count) = (server.clone(), stop.clone(), ignored.clone());
         let thread = std::thread::spawn(move || {
             while !st.load(Ordering::Relaxed) {
                 match s.recv_timeout(Duration::from_millis(50)) {
+                    Ok(Some(req)) if ignores(&ignore, req.url()) => {
+                        count.fetch_add(1, Ordering::Relaxed);
+                        let _ = req.respond(tiny_http::Response::from_string("ok"));
+                    }
                     Ok(Some(req)) => record(req, &log),
                     Ok(None) => {}
                     Err(_) => break,
                 }
             }
         });
-        Ok(HttpSink { server, port, stop, thread: Some(thread) })
+        Ok(HttpSink { server, port, stop, thread: Some(thread), ignored })
     }
 
     pub(super) fn port(&self) -> u16 {
         self.port
     }
+
+    /// Requests answered but not recorded, as their path was set aside.
+    pub(super) fn ignored(&self) -> usize {
+        self.ignored.load(Ordering::Relaxed)
+    }
+}
+
+/// Whether a request for `url` is set aside by one of `patterns`: a path
+/// equal to the request's (its query left out), or a prefix of it when it
+/// ends in `*`.
+pub(super) fn ignores(patterns: &[String], url: &str) -> bool {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    patterns.iter().any(|p| match p.strip_suffix('*') {
+        Some(prefix) => path.starts_with(prefix),
+        None => path == p,
+    })
 }
 
 fn record(mut req: tiny_http::Request, log: &Log) {

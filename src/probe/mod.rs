@@ -25,6 +25,9 @@ pub struct ProbeConfig {
     pub watch_dirs: Vec<PathBuf>,
     /// Files to watch for a token appearing in their content.
     pub watch_files: Vec<PathBuf>,
+    /// Paths of HTTP sink requests answered but not recorded as effects:
+    /// exact, or a prefix ending in `*` (the query is not matched).
+    pub http_ignore: Vec<String>,
 }
 
 /// Effects seen so far, with when they were seen.
@@ -42,7 +45,7 @@ impl Probes {
     /// Starts the sinks and takes the watchers' baselines.
     pub fn start(cfg: &ProbeConfig) -> Result<Probes, Fault> {
         let log: Log = Arc::default();
-        let http = http::HttpSink::start(log.clone())?;
+        let http = http::HttpSink::start(log.clone(), cfg.http_ignore.clone())?;
         let tcp = if cfg.tcp { Some(tcp::TcpSink::start(log.clone())?) } else { None };
         let mut watches = Vec::new();
         for d in &cfg.watch_dirs {
@@ -62,6 +65,12 @@ impl Probes {
     /// The TCP sink's address, `127.0.0.1:PORT`, when it runs.
     pub fn tcp_addr(&self) -> Option<String> {
         self.tcp.as_ref().map(|t| format!("127.0.0.1:{}", t.port()))
+    }
+
+    /// How many HTTP sink requests were answered but not recorded, as
+    /// [`ProbeConfig::http_ignore`] set their path aside.
+    pub fn ignored(&self) -> usize {
+        self.http.ignored()
     }
 
     /// When the last effect not yet handed over arrived.

@@ -1,4 +1,6 @@
-//! What the test binaries that run `portcullis` itself share.
+//! What the test binaries that run `portcullis` itself share; each uses
+//! some of it.
+#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -1,0 +1,84 @@
+//! What `portcullis fuzz`'s positive control tells a user whose server is
+//! right but unusual:
+//!
+//! - one that makes a request by design beside each call
+//!   (`tests/servers/reads_robots.py` GETs /robots.txt before the URL it
+//!   fetches, as fetch servers do). That request carries no token, so the
+//!   control reports it as a finding and says how to leave it out; with
+//!   `--sink-ignore` the campaign goes on, counts what it left out, and its
+//!   Reproduce line keeps the flag;
+//! - one that acts some time after it answers
+//!   (`tests/servers/acts_after_answer.py`), ended after stdin closed before
+//!   it acted: the control fails and says to raise `--exit-grace-ms`, which
+//!   then lets it pass.
+
+mod cli;
+
+use cli::{portcullis, text};
+use std::path::Path;
+use std::process::Output;
+
+fn server(name: &str) -> String {
+    format!("{}/tests/servers/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn against_server(extra: &[&str], dir: &Path) -> Output {
+    let server = server("reads_robots.py");
+    let mut args = vec!["fuzz", "--policy", "keep-open", "--revision", "2025-06-18", "--cases", "12"];
+    args.extend(["--check", "exactly-once", "--timeout-ms", "3000", "--exit-grace-ms", "300"]);
+    args.extend(["--report", "report.json"]);
+    args.extend(extra);
+    args.extend(["--", "python3", &server]);
+    portcullis(&args, dir)
+}
+
+#[test]
+fn a_request_without_a_token_fails_the_control_with_a_way_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = against_server(&[], dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("carries no token the suite sent"), "{}", text(&o));
+    assert!(stdout.contains("\"path\":\"/robots.txt\""), "{}", text(&o));
+    assert!(stdout.contains("1 finding (no-effect-on-reject) in 1 sessions"), "the control's: {}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("`--sink-ignore /robots.txt` leaves them out"), "{}", text(&o));
+}
+
+#[test]
+fn set_aside_requests_are_answered_counted_and_kept_in_the_reproduce_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = against_server(&["--sink-ignore", "/robots.txt"], dir.path());
+    assert!(matches!(o.status.code(), Some(0 | 1)), "the control passed: {}", text(&o));
+    let report = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+    assert!(report["sessions"].as_u64().unwrap() > 1, "the campaign ran: {report}");
+    // The control's call and at least one valid call per session.
+    assert!(report["ignored_requests"].as_u64().unwrap() > 1, "{report}");
+    assert!(!report.to_string().contains("carries no token"), "{report}");
+    if o.status.code() == Some(1) {
+        assert!(String::from_utf8_lossy(&o.stdout).contains("--sink-ignore /robots.txt --"), "{}", text(&o));
+    }
+}
+
+#[test]
+fn a_server_ended_before_it_acted_is_told_to_raise_the_exit_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server("acts_after_answer.py");
+    // It acts 0.8 s after it answers, and finishes what it queued at EOF.
+    let run = |grace: &str| {
+        let args = ["fuzz", "--policy", "keep-open", "--revision", "2025-06-18", "--cases", "1", "--shrink-ms", "1"];
+        let flags = ["--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--exit-grace-ms", grace];
+        let command = ["--", "python3", &server, "0.8"];
+        portcullis(&[&args[..], &flags, &command].concat(), dir.path())
+    };
+    let o = run("300");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("positive control failed"), "{}", text(&o));
+    assert!(stderr.contains("still running 300 ms after its stdin closed"), "{}", text(&o));
+    assert!(stderr.contains("raise --exit-grace-ms"), "{}", text(&o));
+    let o = run("3000");
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("positive control failed"), "{}", text(&o));
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
+}
