@@ -57,6 +57,18 @@ impl Frame {
             _ => vec![],
         }
     }
+
+    /// The id an answer would carry if the server read this must-reject
+    /// frame as the tool call it resembles, though it must not: a whole
+    /// line owing no answer of its own (a malformed one), carrying a token
+    /// and a readable id. A server that handles calls concurrently would
+    /// cancel such a call in flight at EOF, or act on it during a later
+    /// script, so a session waits for that answer too, briefly
+    /// ([`crate::seam::Awaited::misread`]).
+    pub fn id_if_misread(&self) -> Option<Id> {
+        let misreadable = self.expect.rule().is_some() && !self.tokens.is_empty() && self.bytes.ends_with(b"\n");
+        (misreadable && self.owed_ids().is_empty()).then(|| self.id.clone()).flatten()
+    }
 }
 
 impl Expect {

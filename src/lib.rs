@@ -58,4 +58,4 @@ pub use frame::{Call, Class, Expect, Frame, Rule};
 pub use protocol::{Id, Policy, Revision};
 pub use run::Observation;
 pub use script::{Mix, Script, ScriptSpec};
-pub use seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};
+pub use seam::{Action, Awaited, Exit, Fault, Gateway, Recorder, Session, Target};

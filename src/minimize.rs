@@ -164,12 +164,19 @@ pub fn minimize_on<C: Target, T: Target>(
     }
     let deadline = (started + budget).checked_sub(started.elapsed()).unwrap_or(started);
     // Sessions run: the first and the last against `target`, and the search's.
-    let (best, runs, oracle) = match search(candidates, policy, &script, check, salt, deadline)? {
-        Some((best, runs, oracle)) => (best, runs + 2, oracle),
-        None => {
-            let (best, runs, oracle) = search(target, policy, &script, check, salt, deadline)?.ok_or_else(refused)?;
-            (best, runs + 3, oracle)
+    let found = match search(candidates, policy, &script, check, salt, deadline)? {
+        Some((best, runs, oracle)) => Some((best, runs + 2, oracle)),
+        None if Instant::now() < deadline => {
+            search(target, policy, &script, check, salt, deadline)?.map(|(best, runs, oracle)| (best, runs + 3, oracle))
         }
+        None => None,
+    };
+    // A budget spent before a search could run the script leaves it whole:
+    // it failed against `target` above.
+    let (best, runs, oracle) = match found {
+        Some(found) => found,
+        None if Instant::now() >= deadline => (script, 2, true),
+        None => return Err(refused()),
     };
     let out_of_time = Instant::now() >= deadline;
     let FreshRun { script, salt, observation, mut violations } = run_fresh(target, policy, &best, salt)?;

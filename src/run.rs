@@ -1,9 +1,9 @@
 //! The driver: writes a script through the seam and records what came back.
 
-use crate::frame::Frame;
-use crate::protocol::{Id, Policy};
+use crate::frame::{Expect, Frame};
+use crate::protocol::Policy;
 use crate::script::Script;
-use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};
+use crate::seam::{Action, Awaited, Exit, Fault, Gateway, Recorder, Session, Target};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Everything one session showed from outside the gateway.
@@ -69,7 +69,7 @@ pub fn run<T: Target>(target: &T, session: &Session, script: &Script) -> Result<
         }
     }
     if crashed.is_none() {
-        gateway.await_answers(owed(script, session));
+        gateway.await_answers(awaited(script, session));
         match script.eof {
             true => gateway.settle_before_eof(must_close(script, session))?,
             false => gateway.settle(must_close(script, session))?,
@@ -106,11 +106,20 @@ fn must_close(script: &Script, session: &Session) -> bool {
 
 /// The answers a client waits for before it goes on: those of the whole
 /// frames before the first that closes the session under `close` (after
-/// it, the gateway should be gone), or of every whole frame.
-fn owed(script: &Script, session: &Session) -> Vec<Id> {
+/// it, the gateway should be gone), or of every whole frame; and those that
+/// show a must-reject frame misread as a call.
+fn awaited(script: &Script, session: &Session) -> Awaited {
     let closes = |f: &&Frame| session.policy == Policy::Close && f.expect.rule().is_some_and(|r| r.class().closes());
     let whole = script.frames.iter().filter(|f| f.bytes.ends_with(b"\n"));
-    whole.take_while(|f| !closes(f)).flat_map(Frame::owed_ids).collect()
+    let mut awaited = Awaited::default();
+    for f in whole.take_while(|f| !closes(f)) {
+        match f.expect {
+            Expect::Act(_) => awaited.calls.extend(f.owed_ids()),
+            _ => awaited.requests.extend(f.owed_ids()),
+        }
+        awaited.misread.extend(f.id_if_misread());
+    }
+    awaited
 }
 
 fn collect<G: Gateway>(gateway: &mut G, obs: &mut Observation) {

@@ -235,13 +235,13 @@ pub trait Gateway {
         let _ = expect_exit;
         Ok(())
     }
-    /// The client waits for the answers to these requests (by id) before
-    /// it goes on or closes stdin, as a client does: a gateway that answers
-    /// concurrently settles, when it is not expected to exit, only once
-    /// they have come (bounded). In-process gateways answer as they read,
-    /// and keep the default, which ignores them.
-    fn await_answers(&mut self, ids: Vec<Id>) {
-        let _ = ids;
+    /// The client waits for these answers before it goes on or closes
+    /// stdin, as a client does: a gateway that answers concurrently
+    /// settles, when it is not expected to exit, only once they have come
+    /// (bounded). In-process gateways answer as they read, and keep the
+    /// default, which ignores them.
+    fn await_answers(&mut self, awaited: Awaited) {
+        let _ = awaited;
     }
     /// Settles as [`Gateway::settle`] does, when the client closes stdin
     /// next and then settles again: a gateway may leave to that later
@@ -249,6 +249,22 @@ pub trait Gateway {
     fn settle_before_eof(&mut self, expect_exit: bool) -> Result<(), Fault> {
         self.settle(expect_exit)
     }
+}
+
+/// The answers a client waits for before it goes on or closes stdin, by
+/// request id.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Awaited {
+    /// Owed to requests other than valid tool calls.
+    pub requests: Vec<Id>,
+    /// Owed to valid tool calls, which take as long as their tool.
+    pub calls: Vec<Id>,
+    /// Not owed: they come only if the gateway misreads a must-reject frame
+    /// as the call it resembles ([`crate::frame::Frame::id_if_misread`]).
+    /// A correct gateway never sends them, so they are waited for briefly;
+    /// but that call, cancelled at EOF or acting during a later session,
+    /// would otherwise hide its effect.
+    pub misread: Vec<Id>,
 }
 
 /// Something that starts gateways: one per session.

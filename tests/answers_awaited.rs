@@ -6,12 +6,17 @@
 //! policy, in a shared keep-open process (where the next script starts
 //! clean), and in `portcullis fuzz`'s positive control and campaign. A call
 //! still in flight when a shared process's wait runs out gives sharing up
-//! when it acts; an answer dropped for a rejected frame costs nothing.
+//! when it acts; an answer dropped for a rejected frame costs nothing. A
+//! must-reject frame the server misreads as a call (it acts on duplicate
+//! keys, as Python's `json` reads them) is waited for as well, briefly, so
+//! its effect is seen rather than cancelled at EOF or left to act during
+//! the next script.
 
 mod common;
 
 use common::python_server;
 use portcullis::attack::Step;
+use portcullis::attack::ambiguity::{self, Ambiguity};
 use portcullis::attack::jsonrpc::{JsonRpc, Kind};
 use portcullis::campaign::session;
 use portcullis::child::{ChildTarget, Limits, Off, SharedChild};
@@ -113,4 +118,31 @@ fn the_positive_control_and_a_campaign_see_every_call_act() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
     assert!(stdout.contains("no finding in 6 sessions"), "{stdout}");
+}
+
+#[test]
+fn a_rejected_frame_misread_as_a_call_is_seen_acting_before_eof_and_before_the_next_script() {
+    // The script is `method` written twice, "tools/call" last: the server
+    // runs it as a call that acts after 0.3 s. Without a wait for its
+    // answer, EOF cancels it in a fresh session, and in a shared process it
+    // acts during the next script and gives sharing up.
+    let target = cancelling();
+    let dup = Step::Ambiguity(Ambiguity { kind: ambiguity::Kind::DupMethod, tool: 0, depth: 0 });
+    let spec = ScriptSpec { steps: vec![dup], ..valid(0) };
+    let misread = |violations: &[portcullis::Violation]| {
+        violations.iter().any(|v| v.check == CheckId::NoEffectOnReject && v.detail.contains("duplicate_key"))
+    };
+    let (script, obs, violations) = session(&target, Policy::KeepOpen, &spec, 1).unwrap();
+    assert!(misread(&violations), "fresh: {}", report::session(&script, &obs, &violations));
+    // Once a valid call has shown how long calls take, that is the measure.
+    let (script, obs, violations) = session(&target, Policy::KeepOpen, &valid(1), 8).unwrap();
+    assert!(violations.is_empty(), "{}", report::session(&script, &obs, &violations));
+    let (script, obs, violations) = session(&target, Policy::KeepOpen, &spec, 9).unwrap();
+    assert!(misread(&violations), "fresh, calls known: {}", report::session(&script, &obs, &violations));
+    let mut shared = SharedChild::new(&target);
+    for salt in 2..=3 {
+        let (script, obs, violations) = shared.run(&spec, salt).unwrap().expect("the script shares");
+        assert!(misread(&violations), "shared {salt}: {}", report::session(&script, &obs, &violations));
+    }
+    assert_eq!(shared.sharing().off, None, "the misread call acted within its own script");
 }

@@ -76,6 +76,16 @@ fn a_script_that_does_not_fail_is_refused() {
 }
 
 #[test]
+fn a_budget_spent_before_any_cut_leaves_the_script_whole_rather_than_refused() {
+    let f = finding(Mutant::NullId);
+    let target = Reference::mutant(Mutant::NullId);
+    let out = minimize(&target, f.policy, f.script.clone(), f.check, f.salt, Duration::ZERO).expect("no refusal");
+    assert!(out.out_of_time);
+    assert_eq!(out.script.frames.len(), f.script.frames.len(), "nothing was cut");
+    assert!(out.violations.iter().any(|v| v.check == f.check));
+}
+
+#[test]
 fn a_hunt_tells_its_runner_which_check_it_shrinks_and_reports_with_full_waits() {
     use portcullis::campaign::{hunt_by, session, strategy};
     use std::cell::RefCell;

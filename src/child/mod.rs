@@ -31,8 +31,7 @@ pub use shared::{Off, SharedChild, Sharing};
 use crate::attack::tokens_in;
 use crate::catalogue::{Catalogue, ToolSpec};
 use crate::probe::Probes;
-use crate::protocol::Id;
-use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};
+use crate::seam::{Action, Awaited, Exit, Fault, Gateway, Recorder, Session, Target};
 use std::collections::VecDeque;
 use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -406,8 +405,8 @@ impl Gateway for ChildGateway {
         Ok(())
     }
 
-    fn await_answers(&mut self, ids: Vec<Id>) {
-        self.owed.add(ids);
+    fn await_answers(&mut self, awaited: Awaited) {
+        self.owed.add(awaited);
     }
 
     fn close_stdin(&mut self) -> Result<(), Fault> {
@@ -465,8 +464,11 @@ impl ChildGateway {
         let mut caught_up = Instant::now();
         let mut behind_since = None;
         // A session that expects no exit waits for the answers it is owed
-        // too: EOF would cancel a call still in flight (see [`owed`]).
+        // too: EOF would cancel a call still in flight (see [`owed`]). And,
+        // briefly, for those that come only if it misread a must-reject
+        // frame as a call, whose effect EOF would cancel too.
         let mut answered = expect_exit || self.owed.answered(&self.stdout);
+        let mut possible = expect_exit || !self.owed.possible_pending();
         let answer_bound = self.latency.bound(&self.limits);
         while Instant::now() < deadline {
             if self.poll().is_some() {
@@ -497,15 +499,19 @@ impl ChildGateway {
             // second and more before it reads a line).
             let stall = if self.read_nothing() { self.limits.timeout } else { self.limits.stall };
             let stalled = behind && behind_since.get_or_insert(caught_up).elapsed() >= stall;
-            if !answered && !behind && self.owed.answered(&self.stdout) {
-                answered = true;
-                self.latency.record(caught_up.elapsed());
+            if (!answered || !possible) && !behind {
+                if self.owed.answered(&self.stdout) && !answered {
+                    answered = true;
+                    self.latency.record(caught_up.elapsed(), self.owed.with_calls());
+                }
+                possible = !self.owed.possible_pending();
             }
             let done = match expect_exit {
                 true => !behind && caught_up.elapsed() >= grace,
                 false => {
                     let calm = self.last_activity().max(caught_up).elapsed() >= quiet;
-                    calm && (answered || !behind && caught_up.elapsed() >= answer_bound)
+                    let waited = |bound| !behind && caught_up.elapsed() >= bound;
+                    calm && (answered || waited(answer_bound)) && (possible || waited(self.latency.brief(&self.limits)))
                 }
             };
             if done || stalled {

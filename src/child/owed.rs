@@ -7,11 +7,14 @@
 //! milliseconds before EOF would cut a slow tool short, and report a correct
 //! server's valid call as never executed. So a settle that expects no exit
 //! waits, besides the calm, until every owed answer has come, or the bound
-//! of [`Latency`] has passed.
+//! of [`Latency`] has passed. Answers that come only if the server misreads
+//! a must-reject frame as a call are waited for too, but briefly
+//! ([`Latency::brief`]): a correct server never sends them.
 
 use super::Limits;
 use super::capture::Capture;
 use crate::protocol::Id;
+use crate::seam::Awaited;
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -29,35 +32,54 @@ pub(crate) fn answered_ids(v: &Value) -> impl Iterator<Item = Id> + '_ {
 #[derive(Debug, Default)]
 pub(crate) struct Owed {
     ids: Vec<Id>,
+    /// Whether valid tool calls were among them.
+    calls: bool,
+    /// Answers that may come, or not ([`Awaited::misread`]).
+    possible: Vec<Id>,
     /// How far stdout has been read for answers: the end of its last whole
     /// line.
     scanned: usize,
 }
 
 impl Owed {
-    /// Adds requests to wait for.
-    pub(crate) fn add(&mut self, ids: impl IntoIterator<Item = Id>) {
-        self.ids.extend(ids);
+    /// Adds answers to wait for.
+    pub(crate) fn add(&mut self, awaited: Awaited) {
+        self.calls |= !awaited.calls.is_empty();
+        self.ids.extend(awaited.requests.into_iter().chain(awaited.calls));
+        self.possible.extend(awaited.misread);
     }
 
     /// Waits for nothing more: what is still unanswered is the check's to
     /// judge.
     pub(crate) fn clear(&mut self) {
         self.ids.clear();
+        self.calls = false;
+        self.possible.clear();
     }
 
-    /// Reads the whole lines `stdout` has gained for answers; whether none
-    /// is owed any more.
+    /// Whether valid tool calls were owed answers.
+    pub(crate) fn with_calls(&self) -> bool {
+        self.calls
+    }
+
+    /// Whether answers that may come are still awaited.
+    pub(crate) fn possible_pending(&self) -> bool {
+        !self.possible.is_empty()
+    }
+
+    /// Reads the whole lines `stdout` has gained for answers, owed or
+    /// possible; whether none is owed any more.
     pub(crate) fn answered(&mut self, stdout: &Capture) -> bool {
-        if self.ids.is_empty() {
+        if self.ids.is_empty() && self.possible.is_empty() {
             return true;
         }
         let new = stdout.since(self.scanned);
-        let Some(end) = memchr::memrchr(b'\n', &new) else { return false };
+        let Some(end) = memchr::memrchr(b'\n', &new) else { return self.ids.is_empty() };
         for line in new[..end].split(|b| *b == b'\n') {
             if let Some(v) = crate::json_line::parse(line) {
                 for id in answered_ids(&v) {
                     self.ids.retain(|o| !same_request(o, &id));
+                    self.possible.retain(|o| !same_request(o, &id));
                 }
             }
         }
@@ -84,11 +106,13 @@ pub(crate) fn same_request(owed: &Id, got: &Id) -> bool {
 pub(crate) struct Latency {
     /// In microseconds; `u64::MAX` until a session has had all its answers.
     slowest: AtomicU64,
+    /// The same, over sessions whose answers included valid tool calls'.
+    slowest_call: AtomicU64,
 }
 
 impl Default for Latency {
     fn default() -> Self {
-        Latency { slowest: AtomicU64::new(u64::MAX) }
+        Latency { slowest: AtomicU64::new(u64::MAX), slowest_call: AtomicU64::new(u64::MAX) }
     }
 }
 
@@ -97,13 +121,22 @@ impl Default for Latency {
 /// wait cut short would cancel a call in flight.
 pub(crate) const HEADROOM: u32 = 8;
 
+/// How many times the slowest tool call seen an answer that may never come
+/// is waited for ([`Latency::brief`]): a call misread from a must-reject
+/// frame takes as long as a valid one, and a correct server, which sends
+/// no such answer, costs every session that waits for one this much.
+pub(crate) const BRIEF_HEADROOM: u32 = 2;
+
 impl Latency {
     /// Records that a session had every answer `took` after the server had
-    /// read what it was sent.
-    pub(crate) fn record(&self, took: Duration) {
+    /// read what it was sent; `calls` when valid tool calls were among them.
+    pub(crate) fn record(&self, took: Duration, calls: bool) {
         let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX - 1);
         let slower = |s: u64| Some(if s == u64::MAX { micros } else { s.max(micros) });
         let _ = self.slowest.fetch_update(Ordering::Relaxed, Ordering::Relaxed, slower);
+        if calls {
+            let _ = self.slowest_call.fetch_update(Ordering::Relaxed, Ordering::Relaxed, slower);
+        }
     }
 
     /// How long a session waits for owed answers once the server has read
@@ -117,6 +150,18 @@ impl Latency {
             u64::MAX => limits.timeout,
             micros => (Duration::from_micros(micros) * HEADROOM).clamp(grace, limits.timeout),
         }
+    }
+
+    /// How long a session waits for answers that may never come
+    /// ([`Awaited::misread`]): [`BRIEF_HEADROOM`] times the slowest session
+    /// with tool calls, at least a quiet; the exit grace until one was seen;
+    /// never more than the timeout.
+    pub(crate) fn brief(&self, limits: &Limits) -> Duration {
+        match self.slowest_call.load(Ordering::Relaxed) {
+            u64::MAX => limits.exit_grace,
+            micros => (Duration::from_micros(micros) * BRIEF_HEADROOM).max(limits.quiet),
+        }
+        .min(limits.timeout)
     }
 }
 
@@ -134,7 +179,7 @@ mod tests {
 
     fn owing(ids: Vec<Id>) -> Owed {
         let mut owed = Owed::default();
-        owed.add(ids);
+        owed.add(Awaited { requests: ids, ..Awaited::default() });
         owed
     }
 
@@ -150,16 +195,44 @@ mod tests {
     }
 
     #[test]
+    fn possible_answers_are_read_beside_owed_ones_and_never_owed() {
+        let stdout = captured(b"{\"id\":\"5\",\"result\":{}}\n{\"id\":1,\"result\":{}}\n");
+        let mut owed = Owed::default();
+        owed.add(Awaited { calls: vec![Id::Int(1)], misread: vec![Id::Int(5), Id::Int(6)], ..Awaited::default() });
+        assert!(owed.with_calls());
+        assert!(owed.answered(&stdout), "id 1 came; possible ones are not owed");
+        assert!(owed.possible_pending(), "id 6 did not come");
+        let mut owed = Owed::default();
+        owed.add(Awaited { misread: vec![Id::Int(5)], ..Awaited::default() });
+        assert!(!owed.with_calls());
+        assert!(owed.answered(&stdout) && !owed.possible_pending(), "a retyped id 5 came");
+    }
+
+    #[test]
+    fn the_brief_wait_is_twice_the_slowest_call_within_a_quiet_and_the_timeout() {
+        let limits = Limits::default();
+        let latency = Latency::default();
+        latency.record(Duration::from_millis(900), false);
+        assert_eq!(latency.brief(&limits), limits.exit_grace, "the exit grace until calls were answered");
+        latency.record(Duration::from_micros(100), true);
+        assert_eq!(latency.brief(&limits), limits.quiet, "at least a quiet");
+        latency.record(Duration::from_millis(40), true);
+        assert_eq!(latency.brief(&limits), Duration::from_millis(40) * BRIEF_HEADROOM);
+        latency.record(Duration::from_secs(4), true);
+        assert_eq!(latency.brief(&limits), limits.timeout, "never more than the timeout");
+    }
+
+    #[test]
     fn the_wait_is_the_timeout_until_answers_were_seen_then_learned_within_bounds() {
         let limits = Limits::default();
         let latency = Latency::default();
         assert_eq!(latency.bound(&limits), limits.timeout);
-        latency.record(Duration::from_millis(2));
+        latency.record(Duration::from_millis(2), false);
         assert_eq!(latency.bound(&limits), limits.exit_grace, "never less than the exit grace");
-        latency.record(Duration::from_millis(300));
-        latency.record(Duration::from_millis(5));
+        latency.record(Duration::from_millis(300), true);
+        latency.record(Duration::from_millis(5), false);
         assert_eq!(latency.bound(&limits), Duration::from_millis(300) * HEADROOM, "the slowest, with headroom");
-        latency.record(Duration::from_secs(4));
+        latency.record(Duration::from_secs(4), false);
         assert_eq!(latency.bound(&limits), limits.timeout, "never more than the timeout");
     }
 }

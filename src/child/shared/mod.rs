@@ -38,7 +38,7 @@ pub use sharing::{Off, Sharing};
 use starts::{Started, Starting};
 
 use super::affinity;
-use super::owed::HEADROOM;
+use super::owed::{BRIEF_HEADROOM, HEADROOM};
 use super::reply::{Answer, await_reply};
 use super::{ChildGateway, ChildTarget};
 use crate::campaign::{HuntConfig, session};
@@ -69,6 +69,18 @@ const SLOW_REPLACEMENT: Duration = Duration::from_millis(50);
 /// Scripts in which every valid call's effect came before the marker's
 /// answer, with none after, that show a server acts synchronously.
 const PROVEN_SYNCHRONOUS: u32 = 16;
+
+/// What an answer waited for after a marker is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Awaited {
+    /// A valid call's: waited for as long as calls have taken.
+    Call,
+    /// Any other request's.
+    Answer,
+    /// One that comes only if the server misread a must-reject frame as a
+    /// call ([`Frame::id_if_misread`]).
+    Misread,
+}
 
 struct Live {
     revision: Revision,
@@ -215,7 +227,7 @@ impl<'a> SharedChild<'a> {
     fn until_marker(
         &mut self,
         child: &mut ChildGateway,
-        owed: Vec<(Id, bool)>,
+        owed: Vec<(Id, Awaited)>,
         process: Process,
     ) -> Result<Option<Vec<u8>>, Fault> {
         self.marks += 1;
@@ -230,8 +242,19 @@ impl<'a> SharedChild<'a> {
         let owed_wait = self.answers_after.map_or(grace, |d| (d * 4).max(limits.quiet).min(grace));
         let shown = self.calls_after.map_or(limits.timeout, |d| (d * HEADROOM).min(limits.timeout));
         let call_wait = owed_wait.max(shown);
-        let calls = owed.iter().any(|(_, acting)| *acting);
-        let waits = owed.iter().map(|(id, acting)| (id.clone(), if *acting { call_wait } else { owed_wait }));
+        // A call misread from a must-reject frame takes as long as a valid
+        // one, but a correct server never answers it: a brief wait.
+        let misread_wait =
+            self.calls_after.map_or(owed_wait, |d| owed_wait.max(d * BRIEF_HEADROOM)).min(limits.timeout);
+        let calls = owed.iter().any(|(_, a)| *a == Awaited::Call);
+        let waits = owed.iter().map(|(id, awaited)| {
+            let wait = match awaited {
+                Awaited::Call => call_wait,
+                Awaited::Answer => owed_wait,
+                Awaited::Misread => misread_wait,
+            };
+            (id.clone(), wait)
+        });
         let Some(answer) = marker(child, &format!("portcullis-mark-{}", self.marks), waits.collect(), bound)? else {
             return Ok(None);
         };
@@ -367,9 +390,14 @@ impl<'a> SharedChild<'a> {
         // Answers the hunted check cannot read are not waited for.
         let reads = |f: &&Frame| self.focus.is_none_or(|c| c.reads_answer(f, Policy::KeepOpen));
         let owed = whole.iter().filter(reads).flat_map(|f| {
-            let acting = matches!(f.expect, Expect::Act(_));
-            f.owed_ids().into_iter().map(move |id| (id, acting))
+            let awaited = if matches!(f.expect, Expect::Act(_)) { Awaited::Call } else { Awaited::Answer };
+            f.owed_ids().into_iter().map(move |id| (id, awaited))
         });
+        let misread = match self.focus.is_none_or(CheckId::judges_rejected_effects) {
+            true => whole.iter().filter_map(Frame::id_if_misread).map(|id| (id, Awaited::Misread)).collect(),
+            false => vec![],
+        };
+        let owed = owed.chain(misread);
         let Some(mut stdout) = self.until_marker(&mut live.child, owed.collect(), process)? else { return Ok(None) };
         let mut exit_before_eof = live.child.exit();
         let last = cut || process == Process::Fresh;
