@@ -13,14 +13,15 @@
 //!   of the scripts that cost a process start.
 //!
 //! Keep-open runs go through [`SharedChild::session`] exactly as the CLI
-//! runs them; each line also says how many cores the machine kept busy
-//! meanwhile. Against
+//! runs them, after a positive control (untimed, as the CLI's comes before
+//! its campaign) whose call the jobs learn from; each line also says how
+//! many cores the machine kept busy meanwhile. Against
 //! `portcullis reference-gateway` always, and against `mcp-server-time`
 //! when `PORTCULLIS_BENCH_TIME_SERVER` names its command (`scripts/bench-fuzz`
 //! installs it from PyPI and sets it). Run with `cargo bench --bench fuzz_rate`.
 
-use portcullis::attack::any_step;
 use portcullis::attack::lifecycle::{INITIALIZED, initialize_text};
+use portcullis::attack::{Step, any_step};
 use portcullis::campaign::{HuntConfig, revision_share, session};
 use portcullis::catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
 use portcullis::child::{ChildTarget, Command, Limits, SharedChild, pin_job};
@@ -122,6 +123,18 @@ fn busy_seconds() -> f64 {
 /// through [`SharedChild::session`], exactly as `portcullis fuzz` runs them.
 fn fuzz_rate(server: &Server, sessions: usize, jobs: usize, share: bool, mix: Mix) -> (f64, f64) {
     let lists: Vec<Vec<ScriptSpec>> = (0..jobs).map(|j| specs(mix, sessions / jobs, j, jobs)).collect();
+    // As `portcullis fuzz` does before its campaign, which is timed without
+    // it: a positive control, whose call the jobs' targets learn from.
+    let measured = target(server);
+    let control = ScriptSpec {
+        revision: Revision::R2025_06_18,
+        steps: vec![Step::Control(0)],
+        splits: vec![],
+        joins: vec![],
+        eof: true,
+    };
+    session(&measured, Policy::KeepOpen, &control, u32::MAX).expect("the control runs");
+    let measured = &measured;
     let started = Instant::now();
     let busy = busy_seconds();
     let frames: usize = std::thread::scope(|s| {
@@ -136,7 +149,7 @@ fn fuzz_rate(server: &Server, sessions: usize, jobs: usize, share: bool, mix: Mi
                     }
                     // As `portcullis fuzz` runs them: fresh sessions take a
                     // process spawned ahead.
-                    let t = target(server).started_ahead(usize::from(!share));
+                    let t = target(server).started_ahead(usize::from(!share)).learning_with(measured);
                     let revisions = revision_share(&Revision::ALL, j, jobs);
                     let cfg = HuntConfig { revisions, focus: server.focus, mix, ..HuntConfig::default() };
                     let mut shared = SharedChild::for_campaign(&t, &cfg, jobs);

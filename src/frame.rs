@@ -58,6 +58,13 @@ impl Frame {
         }
     }
 
+    /// Whether this must-reject frame owes an error that cannot carry its id
+    /// (none is readable, or the frame is malformed): one with a null id.
+    pub fn owes_anonymous_error(&self) -> bool {
+        let Expect::Reject(rule) = &self.expect else { return false };
+        matches!(rule.reply(), Reply::Error { .. }) && (self.id.is_none() || rule.class() == Class::Malformed)
+    }
+
     /// The id an answer would carry if the server read this must-reject
     /// frame as the tool call it resembles, though it must not: a whole
     /// line owing no answer of its own (a malformed one), carrying a token

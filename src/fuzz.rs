@@ -9,7 +9,7 @@ use portcullis::artifact::Artifact;
 use portcullis::attack::{Step, tokens_in};
 use portcullis::campaign::{Finding, HuntConfig, fresh_salt, hunt_by, revision_share, session, strategy};
 use portcullis::catalogue::ToolSpec;
-use portcullis::child::{SharedChild, Sharing, pin_job};
+use portcullis::child::{ChildTarget, SharedChild, Sharing, pin_job};
 use portcullis::script::LEAN;
 use portcullis::{CheckId, Mix, Policy, Revision, ScriptSpec, report};
 use std::cell::RefCell;
@@ -131,7 +131,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         let t = serde_json::Value::Object(tools[0].template.clone().unwrap_or_default());
         eprintln!("portcullis: calling tool `{}` with --args '{t}'", tools[0].name);
     }
-    let control = control(&first, &tools, &listed, args, latest)?;
+    // The control's call is the campaign's first measure of how long a call
+    // takes (see `ChildTarget::learning_with`).
+    let measured = first.target(tools.clone());
+    let control = control(&first, &measured, &tools, &listed, args, latest)?;
     let outcome = match control {
         Some(finding) => {
             let base = first.probes.http_base();
@@ -147,7 +150,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 mix: args.mix,
             }
         }
-        None => campaign(args, first, &tools, &revisions)?,
+        None => campaign(args, first, &measured, &tools, &revisions)?,
     };
     outputs::write(args.report.as_deref(), args.junit.as_deref(), &outcome, &args.child)?;
     if let Some((why, at)) = outcome.sharing.off {
@@ -256,17 +259,17 @@ fn keep_open_hint(f: &Finding) -> Option<&'static str> {
 /// campaign means anything. A control that breaks a check is a finding.
 fn control(
     setup: &Setup,
+    target: &ChildTarget,
     tools: &[ToolSpec],
     listed: &[String],
     args: &Args,
     revision: Revision,
 ) -> Result<Option<Finding>> {
-    let target = setup.target(tools.to_vec());
     let spec = ScriptSpec { revision, steps: vec![Step::Control(0)], splits: vec![], joins: vec![], eof: true };
     // Tokens no earlier run used: a server that remembers what it did (one
     // that refuses a second entity of the same name, say) acts on it again.
     let salt = fresh_salt();
-    let (script, obs, violations) = session(&target, args.policy, &spec, salt).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (script, obs, violations) = session(target, args.policy, &spec, salt).map_err(|e| anyhow::anyhow!("{e}"))?;
     if obs.effects.is_empty() {
         bail!(
             "positive control failed: a valid call of `{}` caused no observed effect.\n  \
@@ -309,7 +312,13 @@ fn control(
     }))
 }
 
-fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision]) -> Result<Outcome> {
+fn campaign(
+    args: &Args,
+    first: Setup,
+    measured: &ChildTarget,
+    tools: &[ToolSpec],
+    revisions: &[Revision],
+) -> Result<Outcome> {
     let stop = AtomicBool::new(false);
     let done = AtomicU32::new(0);
     let found: Mutex<Option<(Finding, String)>> = Mutex::new(None);
@@ -353,7 +362,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                 };
                 let share = args.policy == Policy::KeepOpen && !args.no_share;
                 let ahead = usize::from(!share && !args.no_ahead);
-                let target = setup.target(tools.to_vec()).started_ahead(ahead);
+                let target = setup.target(tools.to_vec()).started_ahead(ahead).learning_with(measured);
                 let cfg = HuntConfig {
                     cases,
                     seed: args.seed.wrapping_add(j as u64),

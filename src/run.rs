@@ -118,6 +118,7 @@ fn awaited(script: &Script, session: &Session) -> Awaited {
             _ => awaited.requests.extend(f.owed_ids()),
         }
         awaited.misread.extend(f.id_if_misread());
+        awaited.anonymous += usize::from(f.owes_anonymous_error());
     }
     awaited
 }

@@ -265,6 +265,11 @@ pub struct Awaited {
     /// but that call, cancelled at EOF or acting during a later session,
     /// would otherwise hide its effect.
     pub misread: Vec<Id>,
+    /// How many of the frames owe an error that cannot carry their id
+    /// ([`crate::frame::Frame::owes_anonymous_error`]): once that many errors
+    /// with a null id have come, every such frame was rejected, none was
+    /// misread, and `misread` is waited for no longer.
+    pub anonymous: usize,
 }
 
 /// Something that starts gateways: one per session.

@@ -4,7 +4,7 @@
 //! errors.
 
 use super::{CheckId, Facts, Violation};
-use crate::frame::{Class, Expect, Reply as Owed};
+use crate::frame::{Expect, Reply as Owed};
 use crate::protocol::{Id, code};
 use crate::seam::Exit;
 use std::collections::HashMap;
@@ -81,10 +81,7 @@ fn owed_replies(facts: &Facts, per_id: &HashMap<Id, usize>, null_errors: usize, 
         if !facts.reached(i) || facts.closing == Some(i) {
             continue;
         }
-        if let Expect::Reject(rule) = &frame.expect
-            && matches!(rule.reply(), Owed::Error { .. })
-            && (frame.id.is_none() || rule.class() == Class::Malformed)
-        {
+        if frame.owes_anonymous_error() {
             if !frame.id.as_ref().is_some_and(answered) {
                 anonymous.push(i);
             }

@@ -2,7 +2,7 @@
 //! over the same bounded child driver the campaign uses.
 
 use super::ChildTarget;
-use super::reply::await_reply;
+use super::reply::{Waits, await_reply};
 use crate::protocol::{Policy, Revision};
 use crate::script::Script;
 use crate::seam::{Fault, Gateway, Recorder, Session, Target};
@@ -14,7 +14,8 @@ pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>
     let mut child = target.start(&session, Recorder::new())?;
     let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     child.write_stdin(&[Script::handshake(revision).stdin().as_slice(), list, b"\n"].concat())?;
-    if let Some(v) = await_reply(&mut child, &Value::from(2), vec![], target.limits.timeout).map(|a| a.value) {
+    if let Some(v) = await_reply(&mut child, &Value::from(2), Waits::default(), target.limits.timeout).map(|a| a.value)
+    {
         return v
             .pointer("/result/tools")
             .and_then(Value::as_array)

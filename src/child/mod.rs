@@ -148,6 +148,23 @@ impl Target for ChildTarget {
 }
 
 impl ChildTarget {
+    /// This target, learning how fast the server answers together with
+    /// `other` (the positive control's target, say, whose call is the first
+    /// measure of how long one takes): both wait for answers by what either
+    /// has seen.
+    pub fn learning_with(mut self, other: &ChildTarget) -> ChildTarget {
+        self.latency = other.latency.clone();
+        self
+    }
+
+    /// How long a session waits for answers that come only if the server
+    /// misread a must-reject frame as a call ([`owed::Latency::brief`]).
+    pub(crate) fn misread_wait(&self) -> Duration {
+        self.latency.brief(&self.limits)
+    }
+}
+
+impl ChildTarget {
     /// Effects still arriving from an earlier session are not the next
     /// one's: they are counted as late and dropped.
     fn set_aside_stale(&self) {

@@ -28,6 +28,13 @@ pub(crate) fn answered_ids(v: &Value) -> impl Iterator<Item = Id> + '_ {
         .filter_map(Id::from_value)
 }
 
+/// How many errors with a null id a response holds: the answers to frames
+/// whose id could not be read.
+pub(crate) fn null_errors(v: &Value) -> usize {
+    let responses = v.as_array().map_or(std::slice::from_ref(v), Vec::as_slice);
+    responses.iter().filter(|r| r.get("error").is_some() && r.get("id").is_none_or(Value::is_null)).count()
+}
+
 /// The requests still waiting for an answer on a child's stdout.
 #[derive(Debug, Default)]
 pub(crate) struct Owed {
@@ -36,6 +43,10 @@ pub(crate) struct Owed {
     calls: bool,
     /// Answers that may come, or not ([`Awaited::misread`]).
     possible: Vec<Id>,
+    /// Errors with a null id that would show every frame owing one was
+    /// rejected ([`Awaited::anonymous`]), and those come so far.
+    anonymous: usize,
+    null_errors: usize,
     /// How far stdout has been read for answers: the end of its last whole
     /// line.
     scanned: usize,
@@ -47,6 +58,7 @@ impl Owed {
         self.calls |= !awaited.calls.is_empty();
         self.ids.extend(awaited.requests.into_iter().chain(awaited.calls));
         self.possible.extend(awaited.misread);
+        self.anonymous += awaited.anonymous;
     }
 
     /// Waits for nothing more: what is still unanswered is the check's to
@@ -55,6 +67,7 @@ impl Owed {
         self.ids.clear();
         self.calls = false;
         self.possible.clear();
+        (self.anonymous, self.null_errors) = (0, 0);
     }
 
     /// Whether valid tool calls were owed answers.
@@ -62,21 +75,23 @@ impl Owed {
         self.calls
     }
 
-    /// Whether answers that may come are still awaited.
+    /// Whether answers that may come are still awaited: some have not come,
+    /// and not every frame owing an error with a null id has had one.
     pub(crate) fn possible_pending(&self) -> bool {
-        !self.possible.is_empty()
+        !self.possible.is_empty() && (self.anonymous == 0 || self.null_errors < self.anonymous)
     }
 
     /// Reads the whole lines `stdout` has gained for answers, owed or
     /// possible; whether none is owed any more.
     pub(crate) fn answered(&mut self, stdout: &Capture) -> bool {
-        if self.ids.is_empty() && self.possible.is_empty() {
+        if self.ids.is_empty() && !self.possible_pending() {
             return true;
         }
         let new = stdout.since(self.scanned);
         let Some(end) = memchr::memrchr(b'\n', &new) else { return self.ids.is_empty() };
         for line in new[..end].split(|b| *b == b'\n') {
             if let Some(v) = crate::json_line::parse(line) {
+                self.null_errors += null_errors(&v);
                 for id in answered_ids(&v) {
                     self.ids.retain(|o| !same_request(o, &id));
                     self.possible.retain(|o| !same_request(o, &id));
@@ -198,14 +213,28 @@ mod tests {
     fn possible_answers_are_read_beside_owed_ones_and_never_owed() {
         let stdout = captured(b"{\"id\":\"5\",\"result\":{}}\n{\"id\":1,\"result\":{}}\n");
         let mut owed = Owed::default();
-        owed.add(Awaited { calls: vec![Id::Int(1)], misread: vec![Id::Int(5), Id::Int(6)], ..Awaited::default() });
+        let awaited = Awaited {
+            calls: vec![Id::Int(1)],
+            misread: vec![Id::Int(5), Id::Int(6)],
+            anonymous: 2,
+            ..Awaited::default()
+        };
+        owed.add(awaited);
         assert!(owed.with_calls());
         assert!(owed.answered(&stdout), "id 1 came; possible ones are not owed");
         assert!(owed.possible_pending(), "id 6 did not come");
         let mut owed = Owed::default();
-        owed.add(Awaited { misread: vec![Id::Int(5)], ..Awaited::default() });
+        owed.add(Awaited { misread: vec![Id::Int(5)], anonymous: 1, ..Awaited::default() });
         assert!(!owed.with_calls());
         assert!(owed.answered(&stdout) && !owed.possible_pending(), "a retyped id 5 came");
+        // Errors with a null id, one per frame owing one: none was misread.
+        let stdout = captured(b"{\"id\":null,\"error\":{}}\n[{\"error\":{}}]\n{\"id\":1,\"result\":{}}\n");
+        let mut owed = Owed::default();
+        owed.add(Awaited { misread: vec![Id::Int(5)], anonymous: 3, ..Awaited::default() });
+        assert!(owed.answered(&stdout) && owed.possible_pending(), "two of three came");
+        let mut owed = Owed::default();
+        owed.add(Awaited { misread: vec![Id::Int(5)], anonymous: 2, ..Awaited::default() });
+        assert!(owed.answered(&stdout) && !owed.possible_pending(), "both came");
     }
 
     #[test]

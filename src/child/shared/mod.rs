@@ -38,8 +38,8 @@ pub use sharing::{Off, Sharing};
 use starts::{Started, Starting};
 
 use super::affinity;
-use super::owed::{BRIEF_HEADROOM, HEADROOM};
-use super::reply::{Answer, await_reply};
+use super::owed::HEADROOM;
+use super::reply::{Answer, Waits, await_reply};
 use super::{ChildGateway, ChildTarget};
 use crate::campaign::{HuntConfig, session};
 use crate::check::{CheckId, Violation, check};
@@ -69,18 +69,6 @@ const SLOW_REPLACEMENT: Duration = Duration::from_millis(50);
 /// Scripts in which every valid call's effect came before the marker's
 /// answer, with none after, that show a server acts synchronously.
 const PROVEN_SYNCHRONOUS: u32 = 16;
-
-/// What an answer waited for after a marker is.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Awaited {
-    /// A valid call's: waited for as long as calls have taken.
-    Call,
-    /// Any other request's.
-    Answer,
-    /// One that comes only if the server misread a must-reject frame as a
-    /// call ([`Frame::id_if_misread`]).
-    Misread,
-}
 
 struct Live {
     revision: Revision,
@@ -224,10 +212,16 @@ impl<'a> SharedChild<'a> {
     /// server's calls have shown they may take ([`HEADROOM`] times the
     /// slowest, the timeout until one was answered): a call still in flight
     /// would act during a later script, which gives sharing up.
+    ///
+    /// The `misread` ids, which come only if the server misread a
+    /// must-reject frame as a call, are waited for briefly, until they come
+    /// or until as many errors with a null id as the script's frames owe
+    /// (`anonymous`) have.
     fn until_marker(
         &mut self,
         child: &mut ChildGateway,
-        owed: Vec<(Id, Awaited)>,
+        owed: Vec<(Id, bool)>,
+        (misread, anonymous): (Vec<Id>, usize),
         process: Process,
     ) -> Result<Option<Vec<u8>>, Fault> {
         self.marks += 1;
@@ -243,19 +237,20 @@ impl<'a> SharedChild<'a> {
         let shown = self.calls_after.map_or(limits.timeout, |d| (d * HEADROOM).min(limits.timeout));
         let call_wait = owed_wait.max(shown);
         // A call misread from a must-reject frame takes as long as a valid
-        // one, but a correct server never answers it: a brief wait.
-        let misread_wait =
-            self.calls_after.map_or(owed_wait, |d| owed_wait.max(d * BRIEF_HEADROOM)).min(limits.timeout);
-        let calls = owed.iter().any(|(_, a)| *a == Awaited::Call);
-        let waits = owed.iter().map(|(id, awaited)| {
-            let wait = match awaited {
-                Awaited::Call => call_wait,
-                Awaited::Answer => owed_wait,
-                Awaited::Misread => misread_wait,
-            };
-            (id.clone(), wait)
-        });
-        let Some(answer) = marker(child, &format!("portcullis-mark-{}", self.marks), waits.collect(), bound)? else {
+        // one, but a correct server never answers it: a brief wait, as late
+        // as calls have answered after a marker (until they have, as fresh
+        // sessions wait). One cut too short only lets the call act late,
+        // which gives sharing up, and the sessions after it run fresh.
+        let misread_wait = self
+            .calls_after
+            .map_or_else(|| self.target.misread_wait(), |d| d.max(limits.quiet / 5).min(limits.timeout));
+        let calls = owed.iter().any(|(_, acting)| *acting);
+        let waits = Waits {
+            owed: owed.into_iter().map(|(id, acting)| (id, if acting { call_wait } else { owed_wait })).collect(),
+            misread: misread.into_iter().map(|id| (id, misread_wait)).collect(),
+            anonymous,
+        };
+        let Some(answer) = marker(child, &format!("portcullis-mark-{}", self.marks), waits, bound)? else {
             return Ok(None);
         };
         if let Some(after) = answer.owed_after {
@@ -390,15 +385,21 @@ impl<'a> SharedChild<'a> {
         // Answers the hunted check cannot read are not waited for.
         let reads = |f: &&Frame| self.focus.is_none_or(|c| c.reads_answer(f, Policy::KeepOpen));
         let owed = whole.iter().filter(reads).flat_map(|f| {
-            let awaited = if matches!(f.expect, Expect::Act(_)) { Awaited::Call } else { Awaited::Answer };
-            f.owed_ids().into_iter().map(move |id| (id, awaited))
+            let acting = matches!(f.expect, Expect::Act(_));
+            f.owed_ids().into_iter().map(move |id| (id, acting))
         });
-        let misread = match self.focus.is_none_or(CheckId::judges_rejected_effects) {
-            true => whole.iter().filter_map(Frame::id_if_misread).map(|id| (id, Awaited::Misread)).collect(),
+        // A server shown to act before it answers has acted on a misread
+        // frame by the marker's answer; else that answer is waited for.
+        let judged = self.focus.is_none_or(CheckId::judges_rejected_effects);
+        let misread: Vec<Id> = match judged && !self.proven_synchronous() {
+            true => whole.iter().filter_map(Frame::id_if_misread).collect(),
             false => vec![],
         };
-        let owed = owed.chain(misread);
-        let Some(mut stdout) = self.until_marker(&mut live.child, owed.collect(), process)? else { return Ok(None) };
+        let anonymous = whole.iter().filter(|f| f.owes_anonymous_error()).count();
+        let Some(mut stdout) = self.until_marker(&mut live.child, owed.collect(), (misread, anonymous), process)?
+        else {
+            return Ok(None);
+        };
         let mut exit_before_eof = live.child.exit();
         let last = cut || process == Process::Fresh;
         // A script with nothing after its marker (no cut frame, no EOF) has
@@ -491,12 +492,7 @@ impl Drop for SharedChild<'_> {
 /// (at most `bound`), then until the `owed` ids are answered too, each for
 /// at most its own wait, as a server answering concurrently may answer them
 /// after it. `None` if the marker's answer never came or the child ended.
-fn marker(
-    child: &mut ChildGateway,
-    mark: &str,
-    owed: Vec<(Id, Duration)>,
-    bound: Duration,
-) -> Result<Option<Answer>, Fault> {
+fn marker(child: &mut ChildGateway, mark: &str, waits: Waits, bound: Duration) -> Result<Option<Answer>, Fault> {
     child.write_stdin(format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{mark}\",\"method\":\"ping\"}}\n").as_bytes())?;
-    Ok(await_reply(child, &Value::from(mark), owed, bound))
+    Ok(await_reply(child, &Value::from(mark), waits, bound))
 }

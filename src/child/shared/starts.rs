@@ -5,6 +5,7 @@
 use super::{Live, Off, SharedChild, marker};
 use crate::attack::lifecycle::{INITIALIZED, initialize_text};
 use crate::child::affinity;
+use crate::child::reply::Waits;
 use crate::child::{ChildGateway, ChildTarget};
 use crate::protocol::{Id, Revision};
 use crate::seam::{Fault, Gateway, Recorder};
@@ -132,6 +133,7 @@ fn start_initialized(target: &ChildTarget, revision: Revision, ahead: bool) -> R
     child.write_stdin(hello.as_bytes())?;
     // Starting may be slow (an interpreter, say): the full timeout.
     let timeout = target.limits.timeout;
-    let ready = marker(&mut child, "portcullis-ready", vec![(Id::Str(init.into()), timeout)], timeout)?;
+    let waits = Waits { owed: vec![(Id::Str(init.into()), timeout)], ..Waits::default() };
+    let ready = marker(&mut child, "portcullis-ready", waits, timeout)?;
     Ok(ready.map(|_| (child, begun.elapsed())))
 }
