@@ -42,13 +42,18 @@ pub struct Args {
 
 pub fn run(args: &Args) -> Result<ExitCode> {
     let (artifact, setup, target, script) = load(&args.artifact, &args.child)?;
-    let target = target.started_ahead(if args.no_ahead { 0 } else { AHEAD });
     let check = CheckId::from_id(&artifact.check)
         .ok_or_else(|| anyhow!("unknown check {:?} in the artifact", artifact.check))?;
     let started = Instant::now();
     let before = (script.frames.len(), script.stdin().len());
     let budget = Duration::from_millis(args.budget_ms);
-    let candidates = target.for_candidates(check);
+    // Only candidates keep processes spawned ahead. The run that first
+    // confirms the finding has the machine to itself: starts in flight
+    // beside it would slow a server that computes as it starts, and a call
+    // slowed past its wait is cancelled at EOF, or an exit slowed past the
+    // grace reported, as the finding itself never was. The target's later
+    // runs take the candidates' spares all the same.
+    let candidates = target.for_candidates(check).started_ahead(if args.no_ahead { 0 } else { AHEAD });
     let m = minimize_on(&candidates, &target, artifact.policy, script, check, artifact.salt, budget)
         .map_err(|e| anyhow!("{e}"))?;
     if !m.violations.iter().any(|v| v.check == check) {
