@@ -91,14 +91,6 @@ impl CheckId {
         }
     }
 
-    /// Whether this check's verdict can turn on an effect of a must-reject
-    /// frame: `no-effect-on-reject`, and `policy` (a later call carrying
-    /// its state). A hunt for another need not wait for the answers that
-    /// show a server misread such a frame as a call.
-    pub fn judges_rejected_effects(self) -> bool {
-        matches!(self, CheckId::NoEffectOnReject | CheckId::Policy)
-    }
-
     /// Looks a check up by its id.
     pub fn from_id(id: &str) -> Option<CheckId> {
         CheckId::ALL.into_iter().find(|c| c.id() == id)

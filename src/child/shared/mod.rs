@@ -38,7 +38,7 @@ pub use sharing::{Off, Sharing};
 use starts::{Started, Starting};
 
 use super::affinity;
-use super::owed::HEADROOM;
+use super::owed::{BRIEF_HEADROOM, HEADROOM};
 use super::reply::{Answer, Waits, await_reply};
 use super::{ChildGateway, ChildTarget};
 use crate::campaign::{HuntConfig, session};
@@ -237,13 +237,14 @@ impl<'a> SharedChild<'a> {
         let shown = self.calls_after.map_or(limits.timeout, |d| (d * HEADROOM).min(limits.timeout));
         let call_wait = owed_wait.max(shown);
         // A call misread from a must-reject frame takes as long as a valid
-        // one, but a correct server never answers it: a brief wait, as late
-        // as calls have answered after a marker (until they have, as fresh
-        // sessions wait). One cut too short only lets the call act late,
-        // which gives sharing up, and the sessions after it run fresh.
-        let misread_wait = self
-            .calls_after
-            .map_or_else(|| self.target.misread_wait(), |d| d.max(limits.quiet / 5).min(limits.timeout));
+        // one, but a correct server never answers it: a brief wait, twice as
+        // late as calls have answered after a marker (until they have, as
+        // fresh sessions wait). One cut too short only lets the call act
+        // late, which gives sharing up, and the sessions after it run fresh.
+        let misread_wait = self.calls_after.map_or_else(
+            || self.target.misread_wait(),
+            |d| (d * BRIEF_HEADROOM).max(limits.quiet / 5).min(limits.timeout),
+        );
         let calls = owed.iter().any(|(_, acting)| *acting);
         let waits = Waits {
             owed: owed.into_iter().map(|(id, acting)| (id, if acting { call_wait } else { owed_wait })).collect(),
@@ -389,9 +390,10 @@ impl<'a> SharedChild<'a> {
             f.owed_ids().into_iter().map(move |id| (id, acting))
         });
         // A server shown to act before it answers has acted on a misread
-        // frame by the marker's answer; else that answer is waited for.
-        let judged = self.focus.is_none_or(CheckId::judges_rejected_effects);
-        let misread: Vec<Id> = match judged && !self.proven_synchronous() {
+        // frame by the marker's answer; else that answer is waited for,
+        // whichever check is hunted: a misread call acting during a later
+        // script would give sharing up.
+        let misread: Vec<Id> = match !self.proven_synchronous() {
             true => whole.iter().filter_map(Frame::id_if_misread).collect(),
             false => vec![],
         };
