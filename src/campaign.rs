@@ -247,6 +247,7 @@ pub fn hunt_by(
     // The last session that showed the caught check, and its salt.
     let last_failing: RefCell<Option<(SessionRun, u32)>> = RefCell::new(None);
     let first_caught: Cell<Option<Instant>> = Cell::new(None);
+    let out_of_time = || cfg.max_shrink_ms > 0 && first_caught.get().is_some_and(|t| t.elapsed() >= shrink_bound);
     let stopped = Cell::new(false);
     let result = runner.run(&scripts, |spec| {
         if fault.borrow().is_some() {
@@ -254,8 +255,7 @@ pub fn hunt_by(
         }
         // Once stopped, or out of shrinking time, every candidate passes
         // unrun: proptest then ends with the last failing one.
-        let out_of_time = cfg.max_shrink_ms > 0 && first_caught.get().is_some_and(|t| t.elapsed() >= shrink_bound);
-        if stopped.get() || out_of_time {
+        if stopped.get() || out_of_time() {
             return Ok(());
         }
         if caught.get().is_none() {
@@ -300,7 +300,7 @@ pub fn hunt_by(
         Err(TestError::Abort(why)) => return Err(Fault::Config(format!("proptest aborted: {why}"))),
     };
     let check = caught.get().expect("a failure names its check");
-    let shrink_ran_out = cfg.max_shrink_ms > 0 && first_caught.get().is_some_and(|t| t.elapsed() >= shrink_bound);
+    let shrink_ran_out = out_of_time();
     // The last failing session was the minimal one; run it again to report
     // it whole, with tokens of its own (a server that remembers the last
     // run's would ignore its calls). Should that run not show the check,

@@ -162,9 +162,7 @@ impl ChildTarget {
     pub(crate) fn misread_wait(&self) -> Duration {
         self.latency.brief(&self.limits)
     }
-}
 
-impl ChildTarget {
     /// Effects still arriving from an earlier session are not the next
     /// one's: they are counted as late and dropped.
     fn set_aside_stale(&self) {
