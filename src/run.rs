@@ -1,6 +1,6 @@
 //! The driver: writes a script through the seam and records what came back.
 
-use crate::frame::{Expect, Frame};
+use crate::frame::Frame;
 use crate::protocol::Policy;
 use crate::script::Script;
 use crate::seam::{Action, Awaited, Exit, Fault, Gateway, Recorder, Session, Target};
@@ -111,16 +111,7 @@ fn must_close(script: &Script, session: &Session) -> bool {
 fn awaited(script: &Script, session: &Session) -> Awaited {
     let closes = |f: &&Frame| session.policy == Policy::Close && f.expect.rule().is_some_and(|r| r.class().closes());
     let whole = script.frames.iter().filter(|f| f.bytes.ends_with(b"\n"));
-    let mut awaited = Awaited::default();
-    for f in whole.take_while(|f| !closes(f)) {
-        match f.expect {
-            Expect::Act(_) => awaited.calls.extend(f.owed_ids()),
-            _ => awaited.requests.extend(f.owed_ids()),
-        }
-        awaited.misread.extend(f.id_if_misread());
-        awaited.anonymous += usize::from(f.owes_anonymous_error());
-    }
-    awaited
+    Awaited::after(whole.take_while(|f| !closes(f)))
 }
 
 fn collect<G: Gateway>(gateway: &mut G, obs: &mut Observation) {

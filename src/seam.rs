@@ -95,6 +95,7 @@
 //! ```
 
 use crate::catalogue::Catalogue;
+use crate::frame::{Expect, Frame};
 use crate::protocol::{Id, Policy, Revision};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -270,6 +271,24 @@ pub struct Awaited {
     /// with a null id have come, every such frame was rejected, none was
     /// misread, and `misread` is waited for no longer.
     pub anonymous: usize,
+}
+
+impl Awaited {
+    /// What a client waits for once these whole frames are written: the
+    /// answers each owes, a valid call's apart, and those that would show
+    /// one misread.
+    pub fn after<'a>(frames: impl IntoIterator<Item = &'a Frame>) -> Awaited {
+        let mut awaited = Awaited::default();
+        for f in frames {
+            match f.expect {
+                Expect::Act(_) => awaited.calls.extend(f.owed_ids()),
+                _ => awaited.requests.extend(f.owed_ids()),
+            }
+            awaited.misread.extend(f.id_if_misread());
+            awaited.anonymous += usize::from(f.owes_anonymous_error());
+        }
+        awaited
+    }
 }
 
 /// Something that starts gateways: one per session.

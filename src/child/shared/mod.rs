@@ -47,7 +47,7 @@ use crate::frame::{Expect, Frame};
 use crate::protocol::{Id, Policy, Revision};
 use crate::run::Observation;
 use crate::script::{Mix, Script, ScriptSpec};
-use crate::seam::{Exit, Fault, Gateway, Recorder, Session};
+use crate::seam::{Awaited, Exit, Fault, Gateway, Recorder, Session};
 use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -206,12 +206,12 @@ impl<'a> SharedChild<'a> {
     }
 
     /// Writes the next `ping` marker and reads stdout until its answer and
-    /// the owed ones (see [`marker`]), learning how late a server answers
-    /// after the marker: the stdout before it all, or `None`. A tool call's
-    /// answer (an owed id marked as acting) is waited for as long as the
-    /// server's calls have shown they may take ([`HEADROOM`] times the
-    /// slowest, the timeout until one was answered): a call still in flight
-    /// would act during a later script, which gives sharing up.
+    /// the `awaited` ones (see [`marker`]), learning how late a server
+    /// answers after the marker: the stdout before it all, or `None`. A
+    /// valid tool call's answer is waited for as long as the server's calls
+    /// have shown they may take ([`HEADROOM`] times the slowest, the timeout
+    /// until one was answered): a call still in flight would act during a
+    /// later script, which gives sharing up.
     ///
     /// The `misread` ids, which come only if the server misread a
     /// must-reject frame as a call, are waited for briefly, until they come
@@ -220,8 +220,7 @@ impl<'a> SharedChild<'a> {
     fn until_marker(
         &mut self,
         child: &mut ChildGateway,
-        owed: Vec<(Id, bool)>,
-        (misread, anonymous): (Vec<Id>, usize),
+        awaited: Awaited,
         process: Process,
     ) -> Result<Option<Vec<u8>>, Fault> {
         self.marks += 1;
@@ -245,11 +244,12 @@ impl<'a> SharedChild<'a> {
             || self.target.misread_wait(),
             |d| (d * BRIEF_HEADROOM).max(limits.quiet / 5).min(limits.timeout),
         );
-        let calls = owed.iter().any(|(_, acting)| *acting);
+        let calls = !awaited.calls.is_empty();
+        let wait = |ids: Vec<Id>, wait: Duration| ids.into_iter().map(move |id| (id, wait));
         let waits = Waits {
-            owed: owed.into_iter().map(|(id, acting)| (id, if acting { call_wait } else { owed_wait })).collect(),
-            misread: misread.into_iter().map(|id| (id, misread_wait)).collect(),
-            anonymous,
+            owed: wait(awaited.requests, owed_wait).chain(wait(awaited.calls, call_wait)).collect(),
+            misread: wait(awaited.misread, misread_wait).collect(),
+            anonymous: awaited.anonymous,
         };
         let Some(answer) = marker(child, &format!("portcullis-mark-{}", self.marks), waits, bound)? else {
             return Ok(None);
@@ -385,23 +385,17 @@ impl<'a> SharedChild<'a> {
         }
         // Answers the hunted check cannot read are not waited for.
         let reads = |f: &&Frame| self.focus.is_none_or(|c| c.reads_answer(f, Policy::KeepOpen));
-        let owed = whole.iter().filter(reads).flat_map(|f| {
-            let acting = matches!(f.expect, Expect::Act(_));
-            f.owed_ids().into_iter().map(move |id| (id, acting))
-        });
+        let read = Awaited::after(whole.iter().filter(reads));
         // A server shown to act before it answers has acted on a misread
         // frame by the marker's answer; else that answer is waited for,
         // whichever check is hunted: a misread call acting during a later
         // script would give sharing up.
-        let misread: Vec<Id> = match !self.proven_synchronous() {
-            true => whole.iter().filter_map(Frame::id_if_misread).collect(),
-            false => vec![],
-        };
-        let anonymous = whole.iter().filter(|f| f.owes_anonymous_error()).count();
-        let Some(mut stdout) = self.until_marker(&mut live.child, owed.collect(), (misread, anonymous), process)?
-        else {
-            return Ok(None);
-        };
+        let Awaited { mut misread, anonymous, .. } = Awaited::after(whole);
+        if self.proven_synchronous() {
+            misread.clear();
+        }
+        let awaited = Awaited { misread, anonymous, ..read };
+        let Some(mut stdout) = self.until_marker(&mut live.child, awaited, process)? else { return Ok(None) };
         let mut exit_before_eof = live.child.exit();
         let last = cut || process == Process::Fresh;
         // A script with nothing after its marker (no cut frame, no EOF) has
