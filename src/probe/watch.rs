@@ -78,7 +78,7 @@ impl Watch {
             .map(|(p, stamp)| {
                 let content = read_range(&p, 0, (KEEP as u64).min(budget));
                 budget -= content.len() as u64;
-                (p.clone(), Seen { stamp, tokens: held(&p, &content) })
+                (p.clone(), Seen { stamp, tokens: held(&p, &text_of(&content)) })
             })
             .collect();
         Ok(Watch::Dir { root, seen })
@@ -108,13 +108,14 @@ impl Watch {
                         Some(b) if b.stamp == stamp => b,
                         before => {
                             let content = read_range(&p, 0, KEEP as u64);
+                            let text = text_of(&content);
                             effects.extend(match &before {
                                 // New: its name and content.
                                 None => file_effect(&p, &content),
                                 // Changed: the lines of the tokens it did not hold.
-                                Some(b) => new_lines(&text_of(&content), &b.tokens).map(|l| file_effect_text(&p, l)),
+                                Some(b) => new_lines(&text, &b.tokens).map(|l| file_effect_text(&p, l)),
                             });
-                            Seen { stamp, tokens: held(&p, &content) }
+                            Seen { stamp, tokens: held(&p, &text) }
                         }
                     };
                     now.insert(p, entry);
@@ -216,14 +217,15 @@ fn owned_tokens(s: &str) -> HashSet<String> {
 }
 
 /// The tokens a file in a watched directory holds, in its name or content.
-fn held(path: &Path, content: &[u8]) -> HashSet<String> {
+fn held(path: &Path, content: &str) -> HashSet<String> {
     let mut tokens = owned_tokens(&path.to_string_lossy());
-    tokens.extend(owned_tokens(&text_of(content)));
+    tokens.extend(owned_tokens(content));
     tokens
 }
 
 /// The lines of `content` holding a token not in `before`, every token that
-/// was in `before` masked (it is no new effect); `None` when there is none.
+/// was in `before` masked (it is no new effect), within what a probe keeps;
+/// `None` when there is none.
 fn new_lines(content: &str, before: &HashSet<String>) -> Option<String> {
     let lines: Vec<String> = content
         .lines()
@@ -232,7 +234,7 @@ fn new_lines(content: &str, before: &HashSet<String>) -> Option<String> {
             before.iter().filter(|t| l.contains(t.as_str())).fold(l.to_owned(), |l, t| l.replace(t, "[seen before]"))
         })
         .collect();
-    (!lines.is_empty()).then(|| lines.join("\n"))
+    (!lines.is_empty()).then(|| text(lines.join("\n").as_bytes()))
 }
 
 /// An effect when the file's name or the new content holds a token.
@@ -242,9 +244,10 @@ fn file_effect(path: &Path, content: &[u8]) -> Option<Action> {
     has_token.then(|| file_effect_text(path, content))
 }
 
+/// The effect of a file: its path and `content`, already bounded.
 fn file_effect_text(path: &Path, content: String) -> Action {
     let mut seen = Map::new();
     seen.insert("path".into(), Value::from(path.to_string_lossy().into_owned()));
-    seen.insert("content".into(), Value::from(text(content.as_bytes())));
+    seen.insert("content".into(), Value::from(content));
     Action::observed("file", seen)
 }
