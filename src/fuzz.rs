@@ -231,7 +231,7 @@ fn untokened_hint(f: &Finding) -> Option<String> {
         .effects
         .iter()
         .filter(|e| e.tool == "probe:http")
-        .filter(|e| tokens_in(&serde_json::Value::Object(e.arguments.clone()).to_string()).next().is_none())
+        .filter(|e| tokens_in(&e.arguments_text()).next().is_none())
         .filter_map(|e| e.arguments.get("path").and_then(|p| p.as_str()))
         .collect();
     let first = paths.first()?.split(['?', '#']).next().unwrap_or_default();

@@ -126,6 +126,11 @@ impl Action {
     pub fn is_observed(&self) -> bool {
         self.tool.starts_with(Action::OBSERVED)
     }
+
+    /// Its arguments as JSON text, where the tokens it carries are read.
+    pub fn arguments_text(&self) -> String {
+        Value::Object(self.arguments.clone()).to_string()
+    }
 }
 
 /// The executor handed to a gateway under test: it logs each action and

@@ -51,7 +51,7 @@ impl Executor {
 
     fn one(&self, action: &Action) {
         let arg = |k: &str| action.arguments.get(k).and_then(|v| v.as_str()).unwrap_or_default();
-        let all = encode(&serde_json::Value::Object(action.arguments.clone()).to_string());
+        let all = encode(&action.arguments_text());
         // A body read to its end lets the agent keep the connection for the
         // next call, as a fetching tool would.
         let read = |r: Result<ureq::http::Response<ureq::Body>, ureq::Error>| {

@@ -10,7 +10,7 @@ const QUIET: Duration = Duration::from_millis(30);
 const BOUND: Duration = Duration::from_secs(3);
 
 fn text(effects: &[portcullis::Action]) -> String {
-    effects.iter().map(|e| format!("{} {}", e.tool, serde_json::Value::Object(e.arguments.clone()))).collect()
+    effects.iter().map(|e| format!("{} {}", e.tool, e.arguments_text())).collect()
 }
 
 #[test]

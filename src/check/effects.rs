@@ -20,7 +20,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     let mut counts: HashMap<(usize, String), usize> = HashMap::new();
     for (n, effect) in facts.obs.effects.iter().enumerate() {
         let frames = owners(facts, effect);
-        let describe = || format!("effect #{n} `{}` {}", effect.tool, Value::Object(effect.arguments.clone()));
+        let describe = || format!("effect #{n} `{}` {}", effect.tool, effect.arguments_text());
         let rejected: Vec<usize> = frames.iter().copied().filter(|i| !acts(facts, *i)).collect();
         let valid: Vec<usize> = frames.iter().copied().filter(|i| acts(facts, *i)).collect();
         let v = match (rejected.first(), valid.last()) {
@@ -136,7 +136,7 @@ fn answered_with_error(facts: &Facts) -> BTreeSet<usize> {
 /// are exactly the request's.
 fn judge_arguments(facts: &Facts, f: usize, effect: &Action) -> Result<String, String> {
     let Expect::Act(calls) = &facts.script.frames[f].expect else { unreachable!("only acting frames get here") };
-    let text = Value::Object(effect.arguments.clone()).to_string();
+    let text = effect.arguments_text();
     let call = calls
         .iter()
         .find(|c| text.contains(&c.token) || effect.tool.contains(&c.token))

@@ -380,7 +380,7 @@ impl ChildGateway {
     pub(crate) fn collect_effects(&mut self, quiet: Duration) {
         let own = format!("pc{:08x}", self.salt);
         for effect in self.probes.settle(quiet, self.limits.timeout) {
-            let text = serde_json::Value::Object(effect.arguments.clone()).to_string();
+            let text = effect.arguments_text();
             let mut tokens = tokens_in(&text).peekable();
             let foreign = tokens.peek().is_some() && tokens.all(|t| !t.starts_with(&own));
             if foreign {
