@@ -1,9 +1,9 @@
 """What the test servers beside it share (cancels_on_eof.py,
-acts_after_answer.py): JSON-RPC lines written whole under one lock, the
-requests read from stdin (a line that does not parse is answered with a
-parse error, a value that is not an object is skipped), the answer to
-`initialize`, and the GET their tool `fetch` performs. Standard library
-only."""
+acts_after_answer.py, remembers.py, reads_robots.py): JSON-RPC lines written
+whole under one lock, the requests read from stdin (a line that does not
+parse is answered with a parse error, a value that is not an object is
+skipped), the answer to `initialize`, the GET their tools perform, and a
+loop serving a list of tools. Standard library only."""
 
 import json
 import sys
@@ -57,3 +57,24 @@ def get(url):
     ValueError when that fails."""
     with urllib.request.urlopen(urllib.parse.quote(url, safe=":/?&=%"), timeout=5) as response:
         response.read()
+
+
+def serve(name, tools, call, other=None):
+    """Answers each request until stdin closes: `initialize`, `tools/list`
+    with `tools`, `tools/call` through `call(rid, params)`, and any other
+    through `other(rid)` (an empty result by default). Notifications get
+    nothing."""
+    for request in requests():
+        method, rid = request.get("method"), request.get("id")
+        if rid is None:
+            continue
+        if method == "initialize":
+            answer_initialize(request, name)
+        elif method == "tools/list":
+            send({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools}})
+        elif method == "tools/call":
+            call(rid, params(request))
+        elif other is not None:
+            other(rid)
+        else:
+            send({"jsonrpc": "2.0", "id": rid, "result": {}})

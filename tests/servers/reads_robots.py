@@ -7,7 +7,7 @@ it)."""
 
 import urllib.parse
 
-from mcp_stdio import answer_initialize, get, params, requests, send
+from mcp_stdio import get, send, serve
 
 FETCH = {
     "name": "fetch",
@@ -25,20 +25,14 @@ def fetch(url):
     return {"content": [{"type": "text", "text": "fetched"}]}
 
 
-def main():
-    for request in requests():
-        method, rid = request.get("method"), request.get("id")
-        if rid is None:
-            continue
-        if method == "initialize":
-            answer_initialize(request, "reads-robots")
-        elif method == "tools/list":
-            send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [FETCH]}})
-        elif method == "tools/call" and isinstance(params(request).get("arguments"), dict):
-            result = fetch(str(params(request)["arguments"].get("url")))
-            send({"jsonrpc": "2.0", "id": rid, "result": result})
-        else:
-            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "unknown method"}})
+def unknown(rid):
+    send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "unknown method"}})
 
 
-main()
+def call(rid, p):
+    if not isinstance(p.get("arguments"), dict):
+        return unknown(rid)
+    send({"jsonrpc": "2.0", "id": rid, "result": fetch(str(p["arguments"].get("url")))})
+
+
+serve("reads-robots", [FETCH], call, unknown)

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from mcp_stdio import answer_initialize, get, params, requests, send
+from mcp_stdio import get, send, serve
 
 RECALL = {
     "name": "recall",
@@ -78,24 +78,18 @@ def call(rid, args, state, seen):
 def main():
     state = sys.argv[1]
     seen = load(state)
-    for request in requests():
-        method, rid = request.get("method"), request.get("id")
-        if rid is None:
-            continue
-        if method == "initialize":
-            answer_initialize(request, "remembers")
-        elif method == "tools/list":
-            send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [RECALL, REMEMBER]}})
-        elif method == "tools/call" and params(request).get("name") == "remember":
-            call(rid, params(request).get("arguments"), state, seen)
-        elif method == "tools/call" and params(request).get("name") == "recall":
-            args = params(request).get("arguments")
+
+    def tools_call(rid, p):
+        args = p.get("arguments")
+        if p.get("name") == "remember":
+            call(rid, args, state, seen)
+        elif p.get("name") == "recall":
             known = isinstance(args, dict) and str(args.get("url")).rsplit("/", 1)[-1] in seen
             send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": str(known)}]}})
-        elif method == "tools/call":
-            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "unknown tool"}})
         else:
-            send({"jsonrpc": "2.0", "id": rid, "result": {}})
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "unknown tool"}})
+
+    serve("remembers", [RECALL, REMEMBER], tools_call)
 
 
 main()
