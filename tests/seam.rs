@@ -10,35 +10,51 @@ use portcullis::script::any_script;
 use portcullis::{Catalogue, Exit, Fault, Gateway, Policy, Recorder, ScriptSpec, Session, Target};
 use proptest::prelude::*;
 
-/// The reference, fed one byte per write whatever the script's writes.
-struct ByteByByte(ReferenceGateway);
+/// The strict reference, with what it is sent or what it writes rewritten
+/// on the way, as a user's adapter around a gateway would.
+struct Rewritten {
+    inner: ReferenceGateway,
+    write: fn(&mut ReferenceGateway, &[u8]) -> Result<(), Fault>,
+    stdout: fn(Vec<u8>) -> Vec<u8>,
+}
 
-impl Gateway for ByteByByte {
+impl Gateway for Rewritten {
     fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
-        bytes.iter().try_for_each(|b| self.0.write_stdin(std::slice::from_ref(b)))
+        (self.write)(&mut self.inner, bytes)
     }
     fn close_stdin(&mut self) -> Result<(), Fault> {
-        self.0.close_stdin()
+        self.inner.close_stdin()
     }
     fn take_stdout(&mut self) -> Vec<u8> {
-        self.0.take_stdout()
+        (self.stdout)(self.inner.take_stdout())
     }
     fn exit(&mut self) -> Exit {
-        self.0.exit()
+        self.inner.exit()
     }
 }
 
-struct Trickle;
+/// Starts [`Rewritten`] gateways with these rewrites.
+struct RewrittenTarget {
+    write: fn(&mut ReferenceGateway, &[u8]) -> Result<(), Fault>,
+    stdout: fn(Vec<u8>) -> Vec<u8>,
+}
 
-impl Target for Trickle {
-    type Gateway = ByteByByte;
+impl Target for RewrittenTarget {
+    type Gateway = Rewritten;
     fn catalogue(&self) -> Catalogue {
         Catalogue::reference()
     }
-    fn start(&self, s: &Session, r: Recorder) -> Result<ByteByByte, Fault> {
-        Reference::strict().start(s, r).map(ByteByByte)
+    fn start(&self, s: &Session, r: Recorder) -> Result<Rewritten, Fault> {
+        let (write, stdout) = (self.write, self.stdout);
+        Reference::strict().start(s, r).map(|inner| Rewritten { inner, write, stdout })
     }
 }
+
+/// The reference, fed one byte per write whatever the script's writes.
+const TRICKLE: RewrittenTarget = RewrittenTarget {
+    write: |g, bytes| bytes.iter().try_for_each(|b| g.write_stdin(std::slice::from_ref(b))),
+    stdout: |out| out,
+};
 
 proptest! {
     #![proptest_config(portcullis::campaign::persist_to("proptest-regressions/seam.txt"))]
@@ -50,11 +66,11 @@ proptest! {
         let script = spec.render(&Catalogue::reference(), 3);
         let s = Session { policy, revision: spec.revision, salt: 3 };
         let whole = run(&Reference::strict(), &s, &script).unwrap();
-        let trickled = run(&Trickle, &s, &script).unwrap();
+        let trickled = run(&TRICKLE, &s, &script).unwrap();
         prop_assert_eq!(&whole.stdout, &trickled.stdout);
         prop_assert_eq!(&whole.effects, &trickled.effects);
         prop_assert_eq!(&whole.exit, &trickled.exit);
-        let (_, _, v) = session(&Trickle, policy, &spec, 3).unwrap();
+        let (_, _, v) = session(&TRICKLE, policy, &spec, 3).unwrap();
         prop_assert!(v.is_empty(), "{:?}", v);
     }
 
@@ -152,42 +168,20 @@ fn a_target_without_runnable_tools_is_a_harness_fault_not_a_finding() {
 /// The reference, with an unpaired surrogate escape (`\ud800`) at the start
 /// of every error message it writes, as a server echoing what it was sent
 /// writes one: still exactly one JSON value a line (RFC 8259 §7).
-struct Surrogates(ReferenceGateway);
-
-impl Gateway for Surrogates {
-    fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
-        self.0.write_stdin(bytes)
-    }
-    fn close_stdin(&mut self) -> Result<(), Fault> {
-        self.0.close_stdin()
-    }
-    fn take_stdout(&mut self) -> Vec<u8> {
-        let out = String::from_utf8(self.0.take_stdout()).expect("the reference writes UTF-8");
+const SURROGATES: RewrittenTarget = RewrittenTarget {
+    write: |g, bytes| g.write_stdin(bytes),
+    stdout: |out| {
+        let out = String::from_utf8(out).expect("the reference writes UTF-8");
         out.replace(r#""message":""#, r#""message":"\ud800"#).into_bytes()
-    }
-    fn exit(&mut self) -> Exit {
-        self.0.exit()
-    }
-}
-
-struct SurrogateTarget;
-
-impl Target for SurrogateTarget {
-    type Gateway = Surrogates;
-    fn catalogue(&self) -> Catalogue {
-        Catalogue::reference()
-    }
-    fn start(&self, s: &Session, r: Recorder) -> Result<Surrogates, Fault> {
-        Reference::strict().start(s, r).map(Surrogates)
-    }
-}
+    },
+};
 
 #[test]
 fn unpaired_surrogate_escapes_in_answers_are_still_protocol_messages() {
     let cfg = HuntConfig { cases: 64, ..HuntConfig::default() };
     let escaped = std::cell::Cell::new(0);
     let run = |spec: &ScriptSpec, salt: u32, _| {
-        let out = session(&SurrogateTarget, cfg.policy, spec, salt)?;
+        let out = session(&SURROGATES, cfg.policy, spec, salt)?;
         escaped.set(escaped.get() + usize::from(out.1.stdout.windows(6).any(|w| w == br"\ud800")));
         Ok(out)
     };
