@@ -10,7 +10,12 @@
 //!   them), then keep-open sessions sharing a process with one job and with
 //!   two, in alternating rounds whose mean is reported; under the full mix (the
 //!   default) and the lean one (`--mix lean`), which draws 16 times fewer
-//!   of the scripts that cost a process start.
+//!   of the scripts that cost a process start; each cold (the clock runs
+//!   from the job's start, as a campaign's does, so its first sessions wait
+//!   for its shared processes to start, one per revision it draws) and warm
+//!   (the clock starts once they have, as the plain client's starts once
+//!   its server has: the rate a long campaign tends to). Scripts that need
+//!   a process of their own still start one on the clock, warm or cold.
 //!
 //! Keep-open runs go through [`SharedChild::session`] exactly as the CLI
 //! runs them, after a positive control (untimed, as the CLI's comes before
@@ -33,7 +38,7 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::Instant;
 
 /// Sessions per keep-open run against a server that starts fast: enough
@@ -119,9 +124,26 @@ fn busy_seconds() -> f64 {
 /// Frames per second over `sessions` sessions, split across `jobs` threads
 /// (each kept to a core of its own when there are several, and drawing from
 /// its share of the revisions, as the CLI runs them), and the machine's busy
-/// cores meanwhile; with `share`, keep-open sessions share one process
+/// How keep-open sessions run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Share {
+    /// Each in a fresh process, as `--no-share` runs them.
+    No,
+    /// Sharing, as `portcullis fuzz` runs them, the clock running from the
+    /// job's start: its first sessions wait for the shared processes.
+    Cold,
+    /// Sharing, the clock starting once each job's shared processes (one
+    /// per revision it draws) are initialized, as the plain client's starts
+    /// once its server is: a rate a long campaign tends to.
+    Warm,
+}
+
+/// Frames per second over `sessions` sessions, split across `jobs` threads
+/// (each kept to a core of its own when there are several, and drawing from
+/// its share of the revisions, as the CLI runs them), and the machine's busy
+/// cores meanwhile; when they `share`, keep-open sessions share one process
 /// through [`SharedChild::session`], exactly as `portcullis fuzz` runs them.
-fn fuzz_rate(server: &Server, sessions: usize, jobs: usize, share: bool, mix: Mix) -> (f64, f64) {
+fn fuzz_rate(server: &Server, sessions: usize, jobs: usize, share: Share, mix: Mix) -> (f64, f64) {
     let lists: Vec<Vec<ScriptSpec>> = (0..jobs).map(|j| specs(mix, sessions / jobs, j, jobs)).collect();
     // As `portcullis fuzz` does before its campaign, which is timed without
     // it: a positive control, whose call the jobs' targets learn from.
@@ -135,8 +157,9 @@ fn fuzz_rate(server: &Server, sessions: usize, jobs: usize, share: bool, mix: Mi
     };
     session(&measured, Policy::KeepOpen, &control, u32::MAX).expect("the control runs");
     let measured = &measured;
-    let started = Instant::now();
-    let busy = busy_seconds();
+    // Every job has its processes started before the clock starts, or none.
+    let ready = &Barrier::new(jobs + 1);
+    let clock = Mutex::new(None);
     let frames: usize = std::thread::scope(|s| {
         let handles: Vec<_> = (0..jobs)
             .zip(&lists)
@@ -149,16 +172,21 @@ fn fuzz_rate(server: &Server, sessions: usize, jobs: usize, share: bool, mix: Mi
                     }
                     // As `portcullis fuzz` runs them: fresh sessions take a
                     // process spawned ahead.
-                    let t = target(server).started_ahead(usize::from(!share)).learning_with(measured);
+                    let fresh = share == Share::No;
+                    let t = target(server).started_ahead(usize::from(fresh)).learning_with(measured);
                     let revisions = revision_share(&Revision::ALL, j, jobs);
                     let cfg = HuntConfig { revisions, focus: server.focus, mix, ..HuntConfig::default() };
                     let mut shared = SharedChild::for_campaign(&t, &cfg, jobs);
+                    if share == Share::Warm {
+                        shared.warm(&cfg.revisions).expect("the shared processes start");
+                    }
+                    ready.wait();
                     let mut frames = 0;
                     for (i, spec) in specs.iter().enumerate() {
                         let salt = (j * 10_000 + i) as u32;
-                        let run = match share {
-                            true => shared.session(spec, salt),
-                            false => session(&t, Policy::KeepOpen, spec, salt),
+                        let run = match fresh {
+                            false => shared.session(spec, salt),
+                            true => session(&t, Policy::KeepOpen, spec, salt),
                         };
                         let run = run.unwrap();
                         frames += run.0.frames.len();
@@ -167,8 +195,11 @@ fn fuzz_rate(server: &Server, sessions: usize, jobs: usize, share: bool, mix: Mi
                 })
             })
             .collect();
+        ready.wait();
+        *clock.lock().unwrap() = Some((Instant::now(), busy_seconds()));
         handles.into_iter().map(|h| h.join().unwrap()).sum()
     });
+    let (started, busy) = clock.into_inner().unwrap().expect("the clock started");
     let seconds = started.elapsed().as_secs_f64();
     (frames as f64 / seconds, (busy_seconds() - busy) / seconds)
 }
@@ -212,27 +243,30 @@ fn main() {
     }
     for server in &servers {
         let plain = (0..3).map(|_| plain_client(server)).fold(0.0, f64::max);
-        let (fresh, fresh_cores) = fuzz_rate(server, FRESH_SESSIONS, 1, false, Mix::Full);
+        let (fresh, fresh_cores) = fuzz_rate(server, FRESH_SESSIONS, 1, Share::No, Mix::Full);
         let mut keep_open = Vec::new();
         for mix in [Mix::Full, Mix::Lean] {
-            let (mut one, mut two) = (Vec::new(), Vec::new());
-            for _ in 0..ROUNDS {
-                one.push(fuzz_rate(server, server.sessions, 1, true, mix));
-                two.push(fuzz_rate(server, server.sessions, 2, true, mix));
+            for share in [Share::Cold, Share::Warm] {
+                let (mut one, mut two) = (Vec::new(), Vec::new());
+                for _ in 0..ROUNDS {
+                    one.push(fuzz_rate(server, server.sessions, 1, share, mix));
+                    two.push(fuzz_rate(server, server.sessions, 2, share, mix));
+                }
+                keep_open.push((mix, share, mean(&one), mean(&two)));
             }
-            keep_open.push((mix, mean(&one), mean(&two)));
         }
         println!("{} ({} sessions a keep-open run):", server.name, server.sessions);
         if let Some(check) = server.focus {
             println!("  (hunting for {} alone)", check.id());
         }
-        println!("  {:<34}  {plain:>9.0} frames/s  1.00×", "plain client (valid calls only)");
+        println!("  {:<40}  {plain:>9.0} frames/s  1.00×", "plain client (valid calls only)");
         let row = |name: &str, rate: f64, cores: f64, vs: String| {
-            println!("  {name:<34}  {rate:>9.0} frames/s  {vs}  ({cores:.2} cores busy)");
+            println!("  {name:<40}  {rate:>9.0} frames/s  {vs}  ({cores:.2} cores busy)");
         };
         row("fuzz, fresh process per session", fresh, fresh_cores, format!("{:.3}× plain", fresh / plain));
-        for (mix, (one, one_cores), (two, two_cores)) in keep_open {
-            let name = |jobs| format!("fuzz, keep-open, {} mix, --jobs {jobs}", mix.as_str());
+        for (mix, share, (one, one_cores), (two, two_cores)) in keep_open {
+            let warm = if share == Share::Warm { ", warm" } else { "" };
+            let name = |jobs| format!("fuzz, keep-open, {} mix{warm}, --jobs {jobs}", mix.as_str());
             row(&name(1), one, one_cores, format!("{:.3}× plain", one / plain));
             let vs = format!("{:.3}× plain, {:.2}× --jobs 1", two / plain, two / one);
             row(&name(2), two, two_cores, vs);

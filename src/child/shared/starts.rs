@@ -46,6 +46,23 @@ impl SharedChild<'_> {
         }
     }
 
+    /// Starts a process for each of `revisions` now, all at once, and waits
+    /// until each is initialized and answering: what a measurement does
+    /// before its clock starts, as a plain client's clock starts once its
+    /// server has. A revision that does not start gives sharing up, as it
+    /// would when first drawn.
+    pub fn warm(&mut self, revisions: &[Revision]) -> Result<(), Fault> {
+        for &revision in revisions {
+            self.start_in_background(revision);
+        }
+        for &revision in revisions {
+            if let Some(live) = self.ensure(revision)? {
+                self.live.push(live);
+            }
+        }
+        Ok(())
+    }
+
     /// A live process initialized at `revision`: the one running, the one
     /// starting in the background, or one started now.
     pub(super) fn ensure(&mut self, revision: Revision) -> Result<Option<Live>, Fault> {
