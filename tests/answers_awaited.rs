@@ -4,13 +4,12 @@
 //! stdin closes (`tests/servers/cancels_on_eof.py`, whose tool takes 300
 //! ms), a valid call acts exactly once: in a fresh session under either
 //! policy, in a shared keep-open process (where the next script starts
-//! clean), and in `portcullis fuzz`'s positive control and campaign. A call
-//! still in flight when a shared process's wait runs out gives sharing up
-//! when it acts; an answer dropped for a rejected frame costs nothing. A
-//! must-reject frame the server misreads as a call (it acts on duplicate
-//! keys, as Python's `json` reads them) is waited for as well, briefly, so
-//! its effect is seen rather than cancelled at EOF or left to act during
-//! the next script.
+//! clean), and in `portcullis fuzz`'s positive control and campaign. An
+//! answer dropped for a rejected frame costs nothing. A must-reject frame
+//! the server misreads as a call (it acts on duplicate keys, as Python's
+//! `json` reads them: `method` or `id` twice) is waited for as well,
+//! briefly, so its effect is seen rather than cancelled at EOF or left to
+//! act during the next script.
 
 mod common;
 
@@ -19,11 +18,10 @@ use portcullis::attack::Step;
 use portcullis::attack::ambiguity::{self, Ambiguity};
 use portcullis::attack::jsonrpc::{JsonRpc, Kind};
 use portcullis::campaign::session;
-use portcullis::child::{ChildTarget, Limits, Off, SharedChild};
+use portcullis::child::{ChildTarget, Limits, SharedChild};
 use portcullis::report;
 use portcullis::{CheckId, Policy, Revision, ScriptSpec};
 use std::process::Command;
-use std::time::Duration;
 
 const SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/cancels_on_eof.py");
 
@@ -69,26 +67,6 @@ fn a_shared_process_waits_for_its_calls_and_the_next_script_starts_clean() {
 }
 
 #[test]
-fn a_call_still_in_flight_after_its_wait_gives_sharing_up_rather_than_count_for_the_next_script() {
-    // The tool takes 1.2 s, longer than a shared process waits for its
-    // answer (the 0.8 s timeout, as the server has shown nothing yet): the
-    // call acts while the next script runs, on the first script's tokens.
-    let limits = Limits {
-        timeout: Duration::from_millis(800),
-        exit_grace: Duration::from_millis(200),
-        stall: Duration::from_millis(200),
-        ..Limits::default()
-    };
-    let target = cancelling_after("1.2", limits);
-    let mut shared = SharedChild::new(&target);
-    let (_, obs, violations) = shared.run(&valid(1), 1).unwrap().expect("the first script shares");
-    assert!(obs.effects.is_empty(), "{:?}", obs.effects);
-    assert!(violations.iter().any(|v| v.check == CheckId::ExactlyOnce), "{violations:?}");
-    assert!(shared.run(&valid(1), 2).unwrap().is_none(), "the next script did not share");
-    assert!(matches!(shared.sharing().off, Some((Off::LateEffect, _))), "{:?}", shared.sharing());
-}
-
-#[test]
 fn an_answer_dropped_for_a_rejected_frame_does_not_end_a_shared_process() {
     // `concurrent.py` drops the answer to a call whose params are an array
     // (its handler throws); the valid call beside it is answered, so
@@ -122,27 +100,32 @@ fn the_positive_control_and_a_campaign_see_every_call_act() {
 
 #[test]
 fn a_rejected_frame_misread_as_a_call_is_seen_acting_before_eof_and_before_the_next_script() {
-    // The script is `method` written twice, "tools/call" last: the server
-    // runs it as a call that acts after 0.3 s. Without a wait for its
-    // answer, EOF cancels it in a fresh session, and in a shared process it
-    // acts during the next script and gives sharing up.
-    let target = cancelling();
-    let dup = Step::Ambiguity(Ambiguity { kind: ambiguity::Kind::DupMethod, tool: 0, depth: 0 });
-    let spec = ScriptSpec { steps: vec![dup], ..valid(0) };
-    let misread = |violations: &[portcullis::Violation]| {
-        violations.iter().any(|v| v.check == CheckId::NoEffectOnReject && v.detail.contains("duplicate_key"))
-    };
-    let (script, obs, violations) = session(&target, Policy::KeepOpen, &spec, 1).unwrap();
-    assert!(misread(&violations), "fresh: {}", report::session(&script, &obs, &violations));
-    // Once a valid call has shown how long calls take, that is the measure.
-    let (script, obs, violations) = session(&target, Policy::KeepOpen, &valid(1), 8).unwrap();
-    assert!(violations.is_empty(), "{}", report::session(&script, &obs, &violations));
-    let (script, obs, violations) = session(&target, Policy::KeepOpen, &spec, 9).unwrap();
-    assert!(misread(&violations), "fresh, calls known: {}", report::session(&script, &obs, &violations));
-    let mut shared = SharedChild::new(&target);
-    for salt in 2..=3 {
-        let (script, obs, violations) = shared.run(&spec, salt).unwrap().expect("the script shares");
-        assert!(misread(&violations), "shared {salt}: {}", report::session(&script, &obs, &violations));
+    // The script is `method` written twice, "tools/call" last, or `id`
+    // twice (a number, then the same digits as a string): the server runs
+    // it as a call that acts after 0.3 s. Without a wait for its answer, EOF
+    // cancels it in a fresh session, and in a shared process it acts during
+    // the next script and gives sharing up.
+    for kind in [ambiguity::Kind::DupMethod, ambiguity::Kind::DupId] {
+        let target = cancelling();
+        let dup = Step::Ambiguity(Ambiguity { kind, tool: 0, depth: 0 });
+        let spec = ScriptSpec { steps: vec![dup], ..valid(0) };
+        let misread = |violations: &[portcullis::Violation]| {
+            violations.iter().any(|v| v.check == CheckId::NoEffectOnReject && v.detail.contains("duplicate_key"))
+        };
+        let (script, obs, violations) = session(&target, Policy::KeepOpen, &spec, 1).unwrap();
+        assert!(misread(&violations), "{kind:?} fresh: {}", report::session(&script, &obs, &violations));
+        // Once a valid call has shown how long calls take, that is the measure.
+        let (script, obs, violations) = session(&target, Policy::KeepOpen, &valid(1), 8).unwrap();
+        assert!(violations.is_empty(), "{}", report::session(&script, &obs, &violations));
+        let (script, obs, violations) = session(&target, Policy::KeepOpen, &spec, 9).unwrap();
+        let report = report::session(&script, &obs, &violations);
+        assert!(misread(&violations), "{kind:?} fresh, calls known: {report}");
+        let mut shared = SharedChild::new(&target);
+        for salt in 2..=3 {
+            let (script, obs, violations) = shared.run(&spec, salt).unwrap().expect("the script shares");
+            let report = report::session(&script, &obs, &violations);
+            assert!(misread(&violations), "{kind:?} shared {salt}: {report}");
+        }
+        assert_eq!(shared.sharing().off, None, "{kind:?}: the misread call acted within its own script");
     }
-    assert_eq!(shared.sharing().off, None, "the misread call acted within its own script");
 }

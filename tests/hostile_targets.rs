@@ -202,3 +202,20 @@ fn a_server_slower_to_start_than_the_exit_grace_is_waited_for_not_flagged() {
         assert!(v.is_empty(), "{}", portcullis::report::session(&script, &obs, &v));
     }
 }
+
+#[test]
+fn a_server_still_at_work_past_the_exit_grace_is_waited_for_and_one_asleep_is_flagged() {
+    // After EOF one server works on the CPU for 450 ms (an interpreter
+    // tearing itself down on a loaded machine, say), past the 300 ms exit
+    // grace but within the 700 ms timeout: it is waited for. The other
+    // sleeps as long: it waits on nothing a grace would see end.
+    let after_eof =
+        |then: &str| format!("exec python3 -c 'import sys, time\nsys.stdin.read()\nt = time.time()\n{then}'");
+    let spinning = after_eof("while time.time() - t < 0.45: pass");
+    for c in checks_of(&spinning) {
+        assert!(!c.contains(&CheckId::Liveness), "{c:?}");
+    }
+    for c in checks_of(&after_eof("time.sleep(0.45)")) {
+        assert!(c.contains(&CheckId::Liveness), "{c:?}");
+    }
+}

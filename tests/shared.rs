@@ -7,12 +7,15 @@
 //! spare, and goes on starting them while it waits for one; a script cut at
 //! EOF runs in the spare, and sharing goes on. A violation confirmed fresh
 //! is confirmed without the shared process, whose late action would
-//! otherwise count as the fresh session's.
+//! otherwise count as the fresh session's. A valid call slower than waited
+//! for may act during a later script without ending sharing, and so may any
+//! effect when the hunted check reads none.
 
 mod common;
 
 use common::python_server;
 use portcullis::attack::Step;
+use portcullis::attack::jsonrpc::{self, JsonRpc};
 use portcullis::attack::truncate::{Kind, Truncate};
 use portcullis::catalogue::Catalogue;
 use portcullis::child::{ChildTarget, Command, Limits, SharedChild};
@@ -210,4 +213,57 @@ fn a_server_acting_after_its_answer_is_confirmed_without_its_shared_process() {
     let (script, obs, violations) = shared.session(&spec, 1).unwrap();
     assert!(violations.is_empty(), "{}", report::session(&script, &obs, &violations));
     assert_eq!(obs.effects.len(), 1, "the fresh session's call acted once");
+}
+
+#[test]
+fn a_valid_call_slower_than_waited_for_acts_late_without_ending_sharing() {
+    // The server answers calls concurrently, each 20 ms after it reads it,
+    // but its fourth call takes 1 s: slower than the shared process learned
+    // to wait, so it acts after its script, during the fifth. A valid call
+    // acting once, late, hides no finding: sharing goes on, nothing is
+    // counted late, and the fifth script's effects are its own.
+    let target = python_server("cancels_on_eof.py", &["0.02", "4:1.0"], Limits::default());
+    let mut shared = SharedChild::new(&target).focused(Some(CheckId::NoEffectOnReject));
+    let spec = ScriptSpec {
+        revision: Revision::R2025_06_18,
+        steps: vec![Step::Control(0)],
+        splits: vec![],
+        joins: vec![],
+        eof: true,
+    };
+    for salt in 1..=6 {
+        let (script, obs, v) = shared.session(&spec, salt).unwrap();
+        let own = v.iter().all(|v| v.check != CheckId::NoEffectOnReject);
+        assert!(own, "{}", report::session(&script, &obs, &v));
+        let acted = if salt == 4 { 0 } else { 1 };
+        assert_eq!(obs.effects.len(), acted, "session {salt}: {}", report::session(&script, &obs, &v));
+        if salt == 4 {
+            // Time for the slow call to act before the next script's end.
+            std::thread::sleep(std::time::Duration::from_millis(1200));
+        }
+    }
+    assert_eq!(shared.sharing().off, None, "{:?}", shared.sharing());
+    assert_eq!(target.late_effects.load(std::sync::atomic::Ordering::Relaxed), 0);
+}
+
+#[test]
+fn a_late_effect_gives_sharing_up_only_when_the_hunted_check_reads_effects() {
+    // A request that is also a response (`result` beside `method`) owes no
+    // answer, so nothing waits for it; this server runs it as a call that
+    // acts 0.3 s later, during the next script. A hunt for `liveness` reads
+    // no effects, so that effect can hide no finding of it: sharing goes
+    // on. A hunt for `no-effect-on-reject` gives sharing up.
+    let hybrid = Step::JsonRpc(JsonRpc { kind: jsonrpc::Kind::HybridResponse, tool: 0 });
+    let spec = |steps| ScriptSpec { revision: Revision::R2025_06_18, steps, splits: vec![], joins: vec![], eof: true };
+    for (focus, kept) in [(CheckId::Liveness, true), (CheckId::NoEffectOnReject, false)] {
+        let target = python_server("cancels_on_eof.py", &[], Limits::default());
+        let mut shared = SharedChild::new(&target).focused(Some(focus));
+        shared.session(&spec(vec![hybrid.clone()]), 1).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let (script, obs, v) = shared.session(&spec(vec![Step::Control(0)]), 2).unwrap();
+        assert!(v.is_empty(), "{focus}: {}", report::session(&script, &obs, &v));
+        assert_eq!(obs.effects.len(), 1, "{focus}: the late effect is not the next script's");
+        assert_eq!(target.late_effects.load(std::sync::atomic::Ordering::Relaxed), 1, "{focus}");
+        assert_eq!(shared.sharing().off.is_none(), kept, "{focus}: {:?}", shared.sharing());
+    }
 }

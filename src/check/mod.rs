@@ -91,6 +91,13 @@ impl CheckId {
         }
     }
 
+    /// Whether this check's verdict can turn on the effects a session
+    /// observed: `liveness`, `correlation` and `stdout-clean` read only the
+    /// process and its output.
+    pub fn reads_effects(self) -> bool {
+        matches!(self, CheckId::NoEffectOnReject | CheckId::ExactlyOnce | CheckId::Policy)
+    }
+
     /// Looks a check up by its id.
     pub fn from_id(id: &str) -> Option<CheckId> {
         CheckId::ALL.into_iter().find(|c| c.id() == id)

@@ -14,10 +14,12 @@
 
 mod affinity;
 mod ahead;
+mod busy;
 mod capture;
 mod discover;
 mod group;
 mod homes;
+mod late_calls;
 mod owed;
 mod quick;
 mod reply;
@@ -233,6 +235,8 @@ pub struct ChildGateway {
     homes: Arc<homes::Homes>,
     /// The answers the session waits for before it settles.
     owed: owed::Owed,
+    /// Valid calls of earlier scripts in this process still to act.
+    pub(crate) late_calls: late_calls::LateCalls,
     latency: Arc<owed::Latency>,
 }
 
@@ -308,6 +312,7 @@ impl ChildGateway {
             home: Some(home),
             homes: target.homes.clone(),
             owed: owed::Owed::default(),
+            late_calls: late_calls::LateCalls::default(),
             latency: target.latency.clone(),
         })
     }
@@ -376,7 +381,8 @@ impl ChildGateway {
     }
 
     /// Hands the probes' effects to the recorder once none has come for
-    /// `quiet`, setting aside those that carry only tokens of other sessions.
+    /// `quiet`, setting aside those that carry only tokens of other sessions:
+    /// counted as late, unless an earlier script's valid call acts late.
     pub(crate) fn collect_effects(&mut self, quiet: Duration) {
         let own = format!("pc{:08x}", self.salt);
         for effect in self.probes.settle(quiet, self.limits.timeout) {
@@ -384,7 +390,9 @@ impl ChildGateway {
             let mut tokens = tokens_in(&text).peekable();
             let foreign = tokens.peek().is_some() && tokens.all(|t| !t.starts_with(&own));
             if foreign {
-                self.late_effects.fetch_add(1, Ordering::Relaxed);
+                if !self.late_calls.take(&text) {
+                    self.late_effects.fetch_add(1, Ordering::Relaxed);
+                }
             } else {
                 self.recorder.record(Action { tool: effect.tool, arguments: effect.arguments });
             }
@@ -485,6 +493,9 @@ impl ChildGateway {
         let mut answered = expect_exit || self.owed.answered(&self.stdout);
         let mut possible = expect_exit || !self.owed.possible_pending();
         let answer_bound = self.latency.bound(&self.limits);
+        // A child still at work when its grace runs out gets until the
+        // deadline while it stays busy (see [`busy`]).
+        let mut busy = expect_exit.then(|| busy::Busy::watch(self.child.id()));
         while Instant::now() < deadline {
             if self.poll().is_some() {
                 // Let the pipes drain: they close once every holder is gone
@@ -522,7 +533,7 @@ impl ChildGateway {
                 possible = !self.owed.possible_pending();
             }
             let done = match expect_exit {
-                true => !behind && caught_up.elapsed() >= grace,
+                true => !behind && caught_up.elapsed() >= grace && !busy.as_mut().is_some_and(busy::Busy::busy),
                 false => {
                     let calm = self.last_activity().max(caught_up).elapsed() >= quiet;
                     let waited = |bound| !behind && caught_up.elapsed() >= bound;

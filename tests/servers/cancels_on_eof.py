@@ -3,8 +3,10 @@ concurrently and, when stdin closes, cancels the calls still in flight: they
 are answered "Connection closed" and never act. Its tool `fetch` GETs its
 `url` argument after DELAY seconds (the first argument, default 0.3), as a
 tool that does real work would. A client that closes stdin before its answer
-has come loses the call. Used by tests/answers_awaited.rs; standard library
-only (with mcp_stdio.py beside it)."""
+has come loses the call. A second argument N:SECONDS makes the Nth valid
+call take SECONDS instead, as a call that meets a slow site would. Used by
+tests/answers_awaited.rs and tests/shared.rs; standard library only (with
+mcp_stdio.py beside it)."""
 
 import json
 import os
@@ -41,6 +43,8 @@ def valid_call(request):
 def main():
     global closing
     delay = float(sys.argv[1]) if len(sys.argv) > 1 else 0.3
+    slow_nth, slow_delay = sys.argv[2].split(":") if len(sys.argv) > 2 else ("0", "0")
+    calls = 0
     for request in requests():
         method, rid = request.get("method"), request.get("id")
         if method == "initialize":
@@ -48,7 +52,9 @@ def main():
         elif method == "tools/call" and rid is not None and valid_call(request):
             with lock:
                 in_flight[json.dumps(rid)] = request
-            threading.Thread(target=call, args=(request, delay), daemon=True).start()
+            calls += 1
+            took = float(slow_delay) if calls == int(slow_nth) else delay
+            threading.Thread(target=call, args=(request, took), daemon=True).start()
         elif rid is not None:
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
     with lock:

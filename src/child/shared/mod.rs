@@ -29,7 +29,9 @@
 //! process's exit catches effects still in delivery; a server that ever
 //! straggles keeps both for good. An effect that arrives after its
 //! script (one whose tokens belong to another session) turns sharing off for
-//! the rest of the job.
+//! the rest of the job, unless it is an earlier script's valid call acting
+//! once, late (see [`super::late_calls`]), or the hunted check reads no
+//! effects: neither can hide a finding.
 
 mod sharing;
 mod starts;
@@ -364,6 +366,7 @@ impl<'a> SharedChild<'a> {
             live.child.take_stderr();
         }
         let late_before = self.target.late_effects.load(Ordering::Relaxed);
+        let late_calls_before = live.child.late_calls.acted;
         // A frame cut short at EOF cannot be followed by a marker: the marker
         // goes before it, then EOF ends the process, as it ends a fresh one.
         // Its replacement starts now, while the script runs.
@@ -386,12 +389,15 @@ impl<'a> SharedChild<'a> {
         // Answers the hunted check cannot read are not waited for.
         let reads = |f: &&Frame| self.focus.is_none_or(|c| c.reads_answer(f, Policy::KeepOpen));
         let read = Awaited::after(whole.iter().filter(reads));
-        // A server shown to act before it answers has acted on a misread
-        // frame by the marker's answer; else that answer is waited for,
-        // whichever check is hunted: a misread call acting during a later
-        // script would give sharing up.
+        // A server shown to act before it answers, and to answer in order
+        // (nothing owed has come after a marker's answer), has acted on a
+        // misread frame by the marker's answer. One that answers
+        // concurrently may answer the marker first, whatever it showed of
+        // its valid calls: the answer a misread frame would get is waited
+        // for, whichever check is hunted, as a misread call acting during a
+        // later script would give sharing up.
         let Awaited { mut misread, anonymous, .. } = Awaited::after(whole);
-        if self.proven_synchronous() {
+        if self.proven_synchronous() && self.answers_after == Some(Duration::ZERO) {
             misread.clear();
         }
         let awaited = Awaited { misread, anonymous, ..read };
@@ -423,10 +429,19 @@ impl<'a> SharedChild<'a> {
             }
         }
         // An effect that still comes late could be pinned on the wrong
-        // script, so the first one turns sharing off for good.
-        if self.target.late_effects.load(Ordering::Relaxed) > late_before {
+        // script, so the first one turns sharing off for good, unless the
+        // hunted check reads no effects.
+        let effects_read = self.focus.is_none_or(CheckId::reads_effects);
+        if effects_read && self.target.late_effects.load(Ordering::Relaxed) > late_before {
             self.turn_off(Off::LateEffect);
             return Ok(None);
+        }
+        // An earlier script's valid call acted during this one: calls may
+        // take longer than was waited for, and the server acts late.
+        if live.child.late_calls.acted > late_calls_before {
+            self.straggles = true;
+            let limits = self.target.limits;
+            self.calls_after = Some(self.calls_after.map_or(limits.quiet, |d| (d * 2).min(limits.timeout)));
         }
         let exit = live.child.exit();
         let obs = Observation {
@@ -443,6 +458,7 @@ impl<'a> SharedChild<'a> {
         let session = Session { policy: Policy::KeepOpen, revision: spec.revision, salt };
         let violations = check(&script, &obs, &session);
         if exit == Exit::Running && !last {
+            live.child.late_calls.note(&script, &obs.effects);
             self.live.push(live);
         }
         Ok(Some((script, obs, violations)))
