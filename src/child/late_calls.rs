@@ -45,8 +45,8 @@ impl LateCalls {
         }
     }
 
-    /// Whether an effect whose arguments carry `tokens` (none of them the
-    /// running session's) is one noted call acting late: each of its tokens
+    /// Whether an effect whose arguments read `text` (with no token of the
+    /// running session's) is one noted call acting late: each token in it
     /// is a noted call's, which it takes, so that call acting again counts
     /// as late.
     pub(crate) fn take(&mut self, text: &str) -> bool {
