@@ -148,13 +148,7 @@ fn fuzz_rate(server: &Server, sessions: usize, jobs: usize, share: Share, mix: M
     // As `portcullis fuzz` does before its campaign, which is timed without
     // it: a positive control, whose call the jobs' targets learn from.
     let measured = target(server);
-    let control = ScriptSpec {
-        revision: Revision::R2025_06_18,
-        steps: vec![Step::Control(0)],
-        splits: vec![],
-        joins: vec![],
-        eof: true,
-    };
+    let control = ScriptSpec::whole(Revision::R2025_06_18, vec![Step::Control(0)]);
     session(&measured, Policy::KeepOpen, &control, u32::MAX).expect("the control runs");
     let measured = &measured;
     // Every job has its processes started before the clock starts, or none.

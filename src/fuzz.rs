@@ -265,7 +265,7 @@ fn control(
     args: &Args,
     revision: Revision,
 ) -> Result<Option<Finding>> {
-    let spec = ScriptSpec { revision, steps: vec![Step::Control(0)], splits: vec![], joins: vec![], eof: true };
+    let spec = ScriptSpec::whole(revision, vec![Step::Control(0)]);
     // Tokens no earlier run used: a server that remembers what it did (one
     // that refuses a second entity of the same name, say) acts on it again.
     let salt = fresh_salt();

@@ -43,6 +43,12 @@ pub struct Script {
 }
 
 impl ScriptSpec {
+    /// The handshake at `revision`, then `steps`, each frame a write of its
+    /// own, then EOF.
+    pub fn whole(revision: Revision, steps: Vec<Step>) -> ScriptSpec {
+        ScriptSpec { revision, steps, splits: vec![], joins: vec![], eof: true }
+    }
+
     /// Whether the script cannot share a process with others: it calls
     /// before the handshake, so it must begin one, or its last frame is cut
     /// at EOF, so it must end one.

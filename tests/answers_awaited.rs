@@ -36,8 +36,7 @@ fn cancelling() -> ChildTarget {
 
 /// The handshake, then `calls` valid calls of `fetch`, then EOF.
 fn valid(calls: usize) -> ScriptSpec {
-    let steps = vec![Step::Control(0); calls];
-    ScriptSpec { revision: Revision::R2025_06_18, steps, splits: vec![], joins: vec![], eof: true }
+    ScriptSpec::whole(Revision::R2025_06_18, vec![Step::Control(0); calls])
 }
 
 #[test]

@@ -26,13 +26,8 @@ proptest! {
 
 #[test]
 fn rebasing_moves_every_canary_to_the_new_sink() {
-    let spec = portcullis::ScriptSpec {
-        revision: portcullis::Revision::R2025_06_18,
-        steps: vec![portcullis::attack::Step::Control(0)],
-        splits: vec![],
-        joins: vec![],
-        eof: true,
-    };
+    let spec =
+        portcullis::ScriptSpec::whole(portcullis::Revision::R2025_06_18, vec![portcullis::attack::Step::Control(0)]);
     let mut script = spec.render(&Catalogue::reference(), 1);
     script.rebase("http://127.0.0.1:9", "http://127.0.0.1:4242");
     let text = String::from_utf8(script.stdin()).unwrap();

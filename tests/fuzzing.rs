@@ -83,7 +83,7 @@ fn copied_and_fresh_sessions_judge_raw_input_alike() {
 #[test]
 fn the_bare_handshake_is_the_rendered_one() {
     for revision in portcullis::Revision::ALL {
-        let spec = portcullis::ScriptSpec { revision, steps: vec![], splits: vec![], joins: vec![], eof: false };
+        let spec = portcullis::ScriptSpec { eof: false, ..portcullis::ScriptSpec::whole(revision, vec![]) };
         assert_eq!(portcullis::script::Script::handshake(revision), spec.render(&Catalogue::reference(), 0));
     }
 }

@@ -14,7 +14,7 @@ use portcullis::{CheckId, Session, Target};
 /// The handshake, then `bytes` as one must-reject frame, written in
 /// `chunk`-byte writes, then EOF.
 fn script_with(bytes: Vec<u8>, rule: Rule, chunk: usize) -> Script {
-    let spec = ScriptSpec { revision: Revision::R2025_11_25, steps: vec![], splits: vec![], joins: vec![], eof: true };
+    let spec = ScriptSpec::whole(Revision::R2025_11_25, vec![]);
     let mut script = spec.render(&Catalogue::reference(), 0);
     let start = script.stdin().len();
     let end = start + bytes.len();
@@ -119,7 +119,7 @@ impl Target for SpewTarget {
 
 #[test]
 fn hostile_stdout_is_flagged_not_fatal() {
-    let spec = ScriptSpec { revision: Revision::R2025_06_18, steps: vec![], splits: vec![], joins: vec![], eof: true };
+    let spec = ScriptSpec::whole(Revision::R2025_06_18, vec![]);
     let (_, _, v) = session(&SpewTarget, Policy::Close, &spec, 0).unwrap();
     let clean: Vec<_> = v.iter().filter(|v| v.check == CheckId::StdoutClean).collect();
     assert_eq!(clean.len(), 4, "deep line, huge line, invalid UTF-8, fragment: {clean:?}");

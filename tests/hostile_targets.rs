@@ -28,13 +28,7 @@ fn target(script: &str) -> ChildTarget {
 }
 
 fn spec() -> ScriptSpec {
-    ScriptSpec {
-        revision: Revision::R2025_06_18,
-        steps: vec![Step::Control(0)],
-        splits: vec![],
-        joins: vec![],
-        eof: true,
-    }
+    ScriptSpec::whole(Revision::R2025_06_18, vec![Step::Control(0)])
 }
 
 /// Runs one session in a process spawned for it, and one in a process
