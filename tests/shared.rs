@@ -94,7 +94,7 @@ fn a_server_answering_concurrently_shares_without_false_alarms() {
     let target = concurrent(&[], Limits::default());
     let mut shared = SharedChild::new(&target);
     let steps = vec![Step::Control(0), Step::Control(1), Step::Control(2)];
-    let spec = ScriptSpec { revision: Revision::R2025_06_18, steps, splits: vec![], joins: vec![], eof: true };
+    let spec = ScriptSpec::whole(Revision::R2025_06_18, steps);
     for salt in 0..5 {
         let (script, obs, v) = shared.run(&spec, salt).unwrap().expect("a handshake and valid calls share");
         assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
@@ -113,7 +113,7 @@ fn a_replacement_slowed_past_the_timeout_does_not_end_sharing() {
     let limits = Limits { timeout: std::time::Duration::from_secs(2), ..Limits::default() };
     let target = concurrent(&[state.path().to_str().unwrap(), "2", "4"], limits);
     let mut shared = SharedChild::new(&target);
-    let spec = |steps| ScriptSpec { revision: Revision::R2025_06_18, steps, splits: vec![], joins: vec![], eof: true };
+    let spec = |steps| ScriptSpec::whole(Revision::R2025_06_18, steps);
     let cut = Step::Truncate(Truncate { kind: Kind::AtEof, tool: 0, cut: 7 });
     for (salt, spec) in [spec(vec![Step::Control(0)]), spec(vec![Step::Control(0), cut]), spec(vec![Step::Control(0)])]
         .into_iter()
@@ -130,13 +130,7 @@ fn a_job_with_a_core_to_spare_starts_its_other_revisions_ahead_once_each() {
     let state = tempfile::tempdir().unwrap();
     let target = concurrent(&[state.path().to_str().unwrap(), "0"], Limits::default());
     let mut shared = SharedChild::new(&target).ahead(&Revision::ALL, 1);
-    let spec = ScriptSpec {
-        revision: Revision::R2025_06_18,
-        steps: vec![Step::Control(0)],
-        splits: vec![],
-        joins: vec![],
-        eof: false,
-    };
+    let spec = ScriptSpec { eof: false, ..ScriptSpec::whole(Revision::R2025_06_18, vec![Step::Control(0)]) };
     // Sessions of one revision only (fewer than the 32 after which one runs
     // alone), long enough for one start after another to finish.
     for salt in 0..24 {
@@ -161,8 +155,7 @@ fn while_a_job_waits_for_a_start_the_next_revision_starts_ahead() {
     let args = [state.path().to_str().unwrap(), "0", "0", "0", "2024-11-05=0.5", "2025-11-25=1.5"];
     let target = concurrent(&args, Limits::default());
     let mut shared = SharedChild::new(&target).ahead(&Revision::ALL, 1);
-    let spec =
-        |revision| ScriptSpec { revision, steps: vec![Step::Control(0)], splits: vec![], joins: vec![], eof: false };
+    let spec = |revision| ScriptSpec { eof: false, ..ScriptSpec::whole(revision, vec![Step::Control(0)]) };
     for (salt, revision) in [Revision::R2025_06_18, Revision::R2025_11_25].into_iter().enumerate() {
         let (script, obs, v) = shared.session(&spec(revision), salt as u32).unwrap();
         assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
@@ -184,7 +177,7 @@ fn a_script_cut_at_eof_runs_in_the_spare_and_the_shared_process_goes_on() {
     let limits = Limits { timeout: std::time::Duration::from_secs(2), ..Limits::default() };
     let target = concurrent(&[state.path().to_str().unwrap(), "3", "4", "0.2"], limits);
     let mut shared = SharedChild::new(&target).ahead(&[Revision::R2025_06_18], 1);
-    let spec = |steps| ScriptSpec { revision: Revision::R2025_06_18, steps, splits: vec![], joins: vec![], eof: true };
+    let spec = |steps| ScriptSpec::whole(Revision::R2025_06_18, steps);
     let control = || spec(vec![Step::Control(0)]);
     let cut = spec(vec![Step::Control(0), Step::Truncate(Truncate { kind: Kind::AtEof, tool: 0, cut: 7 })]);
     for (salt, spec) in [control(), control(), cut, control()].into_iter().enumerate() {
@@ -209,7 +202,7 @@ fn a_server_acting_after_its_answer_is_confirmed_without_its_shared_process() {
     let target = python_server("acts_after_answer.py", &[], Limits::default());
     let mut shared = SharedChild::new(&target).focused(Some(CheckId::ExactlyOnce));
     let steps = vec![Step::Control(0)];
-    let spec = ScriptSpec { revision: Revision::R2025_06_18, steps, splits: vec![], joins: vec![], eof: true };
+    let spec = ScriptSpec::whole(Revision::R2025_06_18, steps);
     let (script, obs, violations) = shared.session(&spec, 1).unwrap();
     assert!(violations.is_empty(), "{}", report::session(&script, &obs, &violations));
     assert_eq!(obs.effects.len(), 1, "the fresh session's call acted once");
@@ -219,19 +212,15 @@ fn a_server_acting_after_its_answer_is_confirmed_without_its_shared_process() {
 fn a_valid_call_slower_than_waited_for_acts_late_without_ending_sharing() {
     // The server answers calls concurrently, each 20 ms after it reads it,
     // but its fourth call takes 1 s: slower than the shared process learned
-    // to wait, so it acts after its script, during the fifth. A valid call
-    // acting once, late, hides no finding: sharing goes on, nothing is
-    // counted late, and the fifth script's effects are its own.
+    // to wait, so it acts after its script, during the fifth, which runs in
+    // another revision's process. A valid call acting once, late, hides no
+    // finding: sharing goes on, nothing is counted late, and the fifth
+    // script's effects are its own.
     let target = python_server("cancels_on_eof.py", &["0.02", "4:1.0"], Limits::default());
     let mut shared = SharedChild::new(&target).focused(Some(CheckId::NoEffectOnReject));
-    let spec = ScriptSpec {
-        revision: Revision::R2025_06_18,
-        steps: vec![Step::Control(0)],
-        splits: vec![],
-        joins: vec![],
-        eof: true,
-    };
     for salt in 1..=6 {
+        let revision = if salt <= 4 { Revision::R2025_06_18 } else { Revision::R2024_11_05 };
+        let spec = ScriptSpec::whole(revision, vec![Step::Control(0)]);
         let (script, obs, v) = shared.session(&spec, salt).unwrap();
         let own = v.iter().all(|v| v.check != CheckId::NoEffectOnReject);
         assert!(own, "{}", report::session(&script, &obs, &v));
@@ -254,7 +243,7 @@ fn a_late_effect_gives_sharing_up_only_when_the_hunted_check_reads_effects() {
     // no effects, so that effect can hide no finding of it: sharing goes
     // on. A hunt for `no-effect-on-reject` gives sharing up.
     let hybrid = Step::JsonRpc(JsonRpc { kind: jsonrpc::Kind::HybridResponse, tool: 0 });
-    let spec = |steps| ScriptSpec { revision: Revision::R2025_06_18, steps, splits: vec![], joins: vec![], eof: true };
+    let spec = |steps| ScriptSpec::whole(Revision::R2025_06_18, steps);
     for (focus, kept) in [(CheckId::Liveness, true), (CheckId::NoEffectOnReject, false)] {
         let target = python_server("cancels_on_eof.py", &[], Limits::default());
         let mut shared = SharedChild::new(&target).focused(Some(focus));

@@ -107,6 +107,9 @@ pub struct ChildTarget {
     pub probes: Arc<Probes>,
     /// Effects set aside because they carry only another session's tokens.
     pub late_effects: Arc<AtomicUsize>,
+    /// Valid calls of earlier scripts still to act, whose late effects are
+    /// theirs rather than counted late.
+    late_calls: Arc<late_calls::LateCalls>,
     homes: Arc<homes::Homes>,
     /// How slow the server has been to answer, learned across sessions.
     latency: Arc<owed::Latency>,
@@ -128,6 +131,7 @@ impl ChildTarget {
             catalogue,
             probes,
             late_effects,
+            late_calls: Arc::default(),
             homes: Arc::default(),
             latency: Arc::default(),
             ahead: 0,
@@ -168,8 +172,9 @@ impl ChildTarget {
     /// Effects still arriving from an earlier session are not the next
     /// one's: they are counted as late and dropped.
     fn set_aside_stale(&self) {
-        let stale = self.probes.settle(Duration::ZERO, Duration::ZERO);
-        self.late_effects.fetch_add(stale.len(), Ordering::Relaxed);
+        for effect in self.probes.settle(Duration::ZERO, Duration::ZERO) {
+            self.late_calls.set_aside(&effect, &self.late_effects);
+        }
     }
 
     /// A process for a session of its own, like [`Target::start`], but
@@ -231,12 +236,11 @@ pub struct ChildGateway {
     recorder: Recorder,
     salt: u32,
     late_effects: Arc<AtomicUsize>,
+    late_calls: Arc<late_calls::LateCalls>,
     home: Option<tempfile::TempDir>,
     homes: Arc<homes::Homes>,
     /// The answers the session waits for before it settles.
     owed: owed::Owed,
-    /// Valid calls of earlier scripts in this process still to act.
-    pub(crate) late_calls: late_calls::LateCalls,
     latency: Arc<owed::Latency>,
 }
 
@@ -309,10 +313,10 @@ impl ChildGateway {
             recorder,
             salt,
             late_effects: target.late_effects.clone(),
+            late_calls: target.late_calls.clone(),
             home: Some(home),
             homes: target.homes.clone(),
             owed: owed::Owed::default(),
-            late_calls: late_calls::LateCalls::default(),
             latency: target.latency.clone(),
         })
     }
@@ -390,9 +394,7 @@ impl ChildGateway {
             let mut tokens = tokens_in(&text).peekable();
             let foreign = tokens.peek().is_some() && tokens.all(|t| !t.starts_with(&own));
             if foreign {
-                if !self.late_calls.take(&text) {
-                    self.late_effects.fetch_add(1, Ordering::Relaxed);
-                }
+                self.late_calls.set_aside(&effect, &self.late_effects);
             } else {
                 self.recorder.record(Action { tool: effect.tool, arguments: effect.arguments });
             }

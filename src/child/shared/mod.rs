@@ -366,7 +366,7 @@ impl<'a> SharedChild<'a> {
             live.child.take_stderr();
         }
         let late_before = self.target.late_effects.load(Ordering::Relaxed);
-        let late_calls_before = live.child.late_calls.acted;
+        let late_calls_before = self.target.late_calls.acted();
         // A frame cut short at EOF cannot be followed by a marker: the marker
         // goes before it, then EOF ends the process, as it ends a fresh one.
         // Its replacement starts now, while the script runs.
@@ -438,7 +438,7 @@ impl<'a> SharedChild<'a> {
         }
         // An earlier script's valid call acted during this one: calls may
         // take longer than was waited for, and the server acts late.
-        if live.child.late_calls.acted > late_calls_before {
+        if self.target.late_calls.acted() > late_calls_before {
             self.straggles = true;
             let limits = self.target.limits;
             self.calls_after = Some(self.calls_after.map_or(limits.quiet, |d| (d * 2).min(limits.timeout)));
@@ -458,7 +458,7 @@ impl<'a> SharedChild<'a> {
         let session = Session { policy: Policy::KeepOpen, revision: spec.revision, salt };
         let violations = check(&script, &obs, &session);
         if exit == Exit::Running && !last {
-            live.child.late_calls.note(&script, &obs.effects);
+            self.target.late_calls.note(&script, &obs.effects);
             self.live.push(live);
         }
         Ok(Some((script, obs, violations)))
