@@ -30,9 +30,50 @@ pub(crate) fn answered_ids(v: &Value) -> impl Iterator<Item = Id> + '_ {
 
 /// How many errors with a null id a response holds: the answers to frames
 /// whose id could not be read.
-pub(crate) fn null_errors(v: &Value) -> usize {
+fn null_errors(v: &Value) -> usize {
     let responses = v.as_array().map_or(std::slice::from_ref(v), Vec::as_slice);
     responses.iter().filter(|r| r.get("error").is_some() && r.get("id").is_none_or(Value::is_null)).count()
+}
+
+/// Answers that come only if the server misread a must-reject frame as a
+/// call ([`Awaited::misread`]), each with a `W` (how long it is waited for,
+/// say), and the errors with a null id that show none was: once as many
+/// have come as the frames owe ([`Awaited::anonymous`]), every such frame
+/// was rejected, and none is awaited any more.
+#[derive(Debug)]
+pub(crate) struct Possible<W> {
+    ids: Vec<(Id, W)>,
+    anonymous: usize,
+    nulls: usize,
+}
+
+impl<W> Default for Possible<W> {
+    fn default() -> Self {
+        Possible { ids: Vec::new(), anonymous: 0, nulls: 0 }
+    }
+}
+
+impl<W> Possible<W> {
+    /// These answers, `anonymous` errors with a null id showing none comes.
+    pub(crate) fn new(ids: Vec<(Id, W)>, anonymous: usize) -> Self {
+        Possible { ids, anonymous, nulls: 0 }
+    }
+
+    /// Reads one line of stdout.
+    pub(crate) fn read(&mut self, v: &Value) {
+        self.nulls += null_errors(v);
+        for got in answered_ids(v) {
+            self.ids.retain(|(o, _)| !same_request(o, &got));
+        }
+    }
+
+    /// The answers still awaited.
+    pub(crate) fn pending(&self) -> &[(Id, W)] {
+        match self.anonymous > 0 && self.nulls >= self.anonymous {
+            true => &[],
+            false => &self.ids,
+        }
+    }
 }
 
 /// The requests still waiting for an answer on a child's stdout.
@@ -41,12 +82,8 @@ pub(crate) struct Owed {
     ids: Vec<Id>,
     /// Whether valid tool calls were among them.
     calls: bool,
-    /// Answers that may come, or not ([`Awaited::misread`]).
-    possible: Vec<Id>,
-    /// Errors with a null id that would show every frame owing one was
-    /// rejected ([`Awaited::anonymous`]), and those come so far.
-    anonymous: usize,
-    null_errors: usize,
+    /// Answers that may come, or not.
+    possible: Possible<()>,
     /// How far stdout has been read for answers: the end of its last whole
     /// line.
     scanned: usize,
@@ -57,8 +94,8 @@ impl Owed {
     pub(crate) fn add(&mut self, awaited: Awaited) {
         self.calls |= !awaited.calls.is_empty();
         self.ids.extend(awaited.requests.into_iter().chain(awaited.calls));
-        self.possible.extend(awaited.misread);
-        self.anonymous += awaited.anonymous;
+        self.possible.ids.extend(awaited.misread.into_iter().map(|id| (id, ())));
+        self.possible.anonymous += awaited.anonymous;
     }
 
     /// Waits for nothing more: what is still unanswered is the check's to
@@ -66,8 +103,7 @@ impl Owed {
     pub(crate) fn clear(&mut self) {
         self.ids.clear();
         self.calls = false;
-        self.possible.clear();
-        (self.anonymous, self.null_errors) = (0, 0);
+        self.possible = Possible::default();
     }
 
     /// Whether valid tool calls were owed answers.
@@ -78,7 +114,7 @@ impl Owed {
     /// Whether answers that may come are still awaited: some have not come,
     /// and not every frame owing an error with a null id has had one.
     pub(crate) fn possible_pending(&self) -> bool {
-        !self.possible.is_empty() && (self.anonymous == 0 || self.null_errors < self.anonymous)
+        !self.possible.pending().is_empty()
     }
 
     /// Reads the whole lines `stdout` has gained for answers, owed or
@@ -91,10 +127,9 @@ impl Owed {
         let Some(end) = memchr::memrchr(b'\n', &new) else { return self.ids.is_empty() };
         for line in new[..end].split(|b| *b == b'\n') {
             if let Some(v) = crate::json_line::parse(line) {
-                self.null_errors += null_errors(&v);
+                self.possible.read(&v);
                 for id in answered_ids(&v) {
                     self.ids.retain(|o| !same_request(o, &id));
-                    self.possible.retain(|o| !same_request(o, &id));
                 }
             }
         }

@@ -1,7 +1,7 @@
 //! Waiting for the answer to one request on a child's stdout.
 
 use super::ChildGateway;
-use super::owed::{answered_ids, null_errors, same_request};
+use super::owed::{Possible, answered_ids, same_request};
 use crate::protocol::Id;
 use crate::seam::Gateway;
 use serde_json::Value;
@@ -24,10 +24,9 @@ pub(crate) struct Waits {
     /// Owed answers.
     pub owed: Vec<(Id, Duration)>,
     /// Answers that come only if the server misread a must-reject frame as
-    /// a call: waited for until they come, or until `anonymous` errors with
-    /// a null id have (one for each frame that owes one: none was misread).
-    pub misread: Vec<(Id, Duration)>,
-    pub anonymous: usize,
+    /// a call, each waited for until it comes, or until errors with a null
+    /// id show that none was misread.
+    pub misread: Possible<Duration>,
 }
 
 /// Reads stdout until the response with id `id` has arrived, the child
@@ -37,11 +36,10 @@ pub(crate) struct Waits {
 /// retyped counts (see [`same_request`]). Each line is parsed once, as it
 /// completes. `None` if the response never came.
 pub(crate) fn await_reply(child: &mut ChildGateway, id: &Value, waits: Waits, bound: Duration) -> Option<Answer> {
-    let Waits { mut owed, mut misread, anonymous } = waits;
+    let Waits { mut owed, mut misread } = waits;
     let deadline = Instant::now() + bound;
     let (mut out, mut scanned, mut reply) = (Vec::new(), 0, None::<(Value, Instant)>);
     let mut last_owed = None;
-    let mut nulls = 0;
     loop {
         let ended = child.exit().ended();
         out.extend(child.take_stdout());
@@ -56,22 +54,18 @@ pub(crate) fn await_reply(child: &mut ChildGateway, id: &Value, waits: Waits, bo
                 continue;
             }
             let before = owed.len();
-            nulls += null_errors(&v);
+            misread.read(&v);
             for got in answered_ids(&v) {
                 owed.retain(|(o, _)| !same_request(o, &got));
-                misread.retain(|(o, _)| !same_request(o, &got));
             }
             if owed.len() < before {
                 last_owed = Some(Instant::now());
             }
         }
         let now = Instant::now();
-        if anonymous > 0 && nulls >= anonymous {
-            misread.clear();
-        }
         if let Some((_, at)) = &reply {
-            let until = *at + owed.iter().chain(&misread).map(|o| o.1).max().unwrap_or_default();
-            if owed.is_empty() && misread.is_empty() || ended || now >= until {
+            let until = *at + owed.iter().chain(misread.pending()).map(|o| o.1).max().unwrap_or_default();
+            if owed.is_empty() && misread.pending().is_empty() || ended || now >= until {
                 let owed_after =
                     owed.is_empty().then(|| last_owed.map_or(Duration::ZERO, |l| l.saturating_duration_since(*at)));
                 return reply.map(|(value, _)| Answer { stdout: out, value, owed_after });

@@ -40,7 +40,7 @@ pub use sharing::{Off, Sharing};
 use starts::{Started, Starting};
 
 use super::affinity;
-use super::owed::{BRIEF_HEADROOM, HEADROOM};
+use super::owed::{BRIEF_HEADROOM, HEADROOM, Possible};
 use super::reply::{Answer, Waits, await_reply};
 use super::{ChildGateway, ChildTarget};
 use crate::campaign::{HuntConfig, session};
@@ -250,8 +250,7 @@ impl<'a> SharedChild<'a> {
         let wait = |ids: Vec<Id>, wait: Duration| ids.into_iter().map(move |id| (id, wait));
         let waits = Waits {
             owed: wait(awaited.requests, owed_wait).chain(wait(awaited.calls, call_wait)).collect(),
-            misread: wait(awaited.misread, misread_wait).collect(),
-            anonymous: awaited.anonymous,
+            misread: Possible::new(wait(awaited.misread, misread_wait).collect(), awaited.anonymous),
         };
         let Some(answer) = marker(child, &format!("portcullis-mark-{}", self.marks), waits, bound)? else {
             return Ok(None);
