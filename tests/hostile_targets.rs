@@ -203,13 +203,17 @@ fn a_server_still_at_work_past_the_exit_grace_is_waited_for_and_one_asleep_is_fl
     // tearing itself down on a loaded machine, say), past the 300 ms exit
     // grace but within the 700 ms timeout: it is waited for. The other
     // sleeps as long: it waits on nothing a grace would see end.
-    let after_eof =
-        |then: &str| format!("exec python3 -c 'import sys, time\nsys.stdin.read()\nt = time.time()\n{then}'");
-    let spinning = after_eof("while time.time() - t < 0.45: pass");
-    for c in checks_of(&spinning) {
-        assert!(!c.contains(&CheckId::Liveness), "{c:?}");
-    }
-    for c in checks_of(&after_eof("time.sleep(0.45)")) {
-        assert!(c.contains(&CheckId::Liveness), "{c:?}");
+    // Each also runs under a launcher that waits for it, as `npx` and
+    // `uvx` wait for the server they start: a shell that does not `exec`.
+    let after_eof = |launch: &str, then: &str| {
+        format!("{launch} python3 -c 'import sys, time\nsys.stdin.read()\nt = time.time()\n{then}'; exit $?")
+    };
+    for launch in ["exec", ""] {
+        for c in checks_of(&after_eof(launch, "while time.time() - t < 0.45: pass")) {
+            assert!(!c.contains(&CheckId::Liveness), "{launch:?}: {c:?}");
+        }
+        for c in checks_of(&after_eof(launch, "time.sleep(0.45)")) {
+            assert!(c.contains(&CheckId::Liveness), "{launch:?}: {c:?}");
+        }
     }
 }

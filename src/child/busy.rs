@@ -8,7 +8,12 @@
 //! is waited for while it stays busy, up to the timeout. One that does not
 //! exit is one that waits (blocked on a read, a lock, a thread), which uses
 //! no CPU, or one that keeps busy past the timeout.
+//!
+//! The CPU time counted is the whole process group's: a launcher (`npx`,
+//! `uvx`, a shell) waits, idle, for the server it started, which does the
+//! work of exiting.
 
+use super::members::members;
 use std::time::{Duration, Instant};
 
 /// How recently the child must have used CPU time to count as busy: the
@@ -16,62 +21,90 @@ use std::time::{Duration, Instant};
 /// wait a few of them for its turn.
 const RECENT: Duration = Duration::from_millis(100);
 
-/// CPU time a process has used, sampled.
+/// Samples closer together than this reuse the last: the kernel counts
+/// CPU time in ticks of 10 ms, and each sample reads every process's stat.
+const SAMPLE_EVERY: Duration = Duration::from_millis(10);
+
+/// CPU time a process group has used, sampled.
 #[derive(Debug)]
 pub(crate) struct Busy {
-    pid: u32,
+    pgid: u32,
     ticks: Option<u64>,
     grew: Option<Instant>,
+    sampled: Instant,
 }
 
 impl Busy {
-    /// Starts watching `pid`, from its CPU time now.
-    pub(crate) fn watch(pid: u32) -> Busy {
-        Busy { pid, ticks: cpu_ticks(pid), grew: None }
+    /// Starts watching the group led by `pgid`, from its CPU time now.
+    pub(crate) fn watch(pgid: u32) -> Busy {
+        Busy { pgid, ticks: group_ticks(pgid), grew: None, sampled: Instant::now() }
     }
 
-    /// Whether the process's CPU time has grown within [`RECENT`], as far
-    /// as samples show (each call takes one). A process whose CPU time
-    /// cannot be read (gone, or not Linux) is not busy.
+    /// Whether the group's CPU time has grown within [`RECENT`], as far as
+    /// samples show (a call takes one, unless the last was within
+    /// [`SAMPLE_EVERY`]). A group whose CPU time cannot be read (gone, or
+    /// not Linux) is not busy.
     pub(crate) fn busy(&mut self) -> bool {
-        let Some(now) = cpu_ticks(self.pid) else { return false };
-        if self.ticks.is_some_and(|before| now > before) {
-            self.grew = Some(Instant::now());
+        if self.sampled.elapsed() >= SAMPLE_EVERY {
+            self.sampled = Instant::now();
+            let now = group_ticks(self.pgid);
+            // A member that exits takes its time out of the sum: only growth
+            // counts, from whatever the sum is now.
+            if let (Some(before), Some(now)) = (self.ticks, now)
+                && now > before
+            {
+                self.grew = Some(Instant::now());
+            }
+            self.ticks = now;
         }
-        self.ticks = Some(now);
-        self.grew.is_some_and(|at| at.elapsed() < RECENT)
+        self.ticks.is_some() && self.grew.is_some_and(|at| at.elapsed() < RECENT)
     }
 }
 
-/// User and system CPU time of `pid` in clock ticks, from `/proc`.
-fn cpu_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: fields count from
-    // after its closing one, where field 3 (the state) comes first.
-    let fields: Vec<&str> = stat.get(stat.rfind(')')? + 1..)?.split_whitespace().collect();
-    let (utime, stime) = (fields.get(11)?.parse::<u64>().ok()?, fields.get(12)?.parse::<u64>().ok()?);
-    Some(utime + stime)
+/// User and system CPU time of every process in group `pgid`, in clock
+/// ticks; `None` when it has none (or `/proc` cannot be read).
+fn group_ticks(pgid: u32) -> Option<u64> {
+    let members = members(pgid)?;
+    (!members.is_empty()).then(|| members.iter().map(|m| m.ticks).sum())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Child, Command};
+
+    /// `script` under `sh`, leading a process group of its own.
+    fn group(script: &str) -> Child {
+        Command::new("sh").args(["-c", script]).process_group(0).spawn().unwrap()
+    }
+
+    /// Whether the group shows busy within a second, sampled every 20 ms.
+    fn shows_busy(child: &Child) -> bool {
+        std::thread::sleep(Duration::from_millis(50));
+        let mut watch = Busy::watch(child.id());
+        (0..50).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            watch.busy()
+        })
+    }
 
     #[test]
-    fn a_process_spinning_is_busy_and_one_sleeping_is_not() {
-        let mut me = Busy::watch(std::process::id());
-        let spin_until = Instant::now() + Duration::from_millis(60);
-        let mut x = 0u64;
-        while Instant::now() < spin_until {
-            x = x.wrapping_add(std::hint::black_box(1));
-        }
-        assert!(x > 0 && me.busy(), "60 ms of work shows");
-        let mut sleeper = std::process::Command::new("sleep").arg("5").spawn().unwrap();
-        let mut idle = Busy::watch(sleeper.id());
+    fn a_group_at_work_is_busy_even_when_its_leader_waits_and_one_asleep_is_not() {
+        // The second group's leader waits for a child of its own, as a
+        // launcher waits for the server it started.
+        let spin = "while :; do :; done";
+        let mut groups = [group(spin), group(&format!("sh -c '{spin}'; true")), group("sleep 5")];
+        let busy: Vec<bool> = groups[..2].iter().map(shows_busy).collect();
+        let mut asleep = Busy::watch(groups[2].id());
         std::thread::sleep(Duration::from_millis(30));
-        assert!(!idle.busy(), "a process asleep uses no CPU");
-        let _ = sleeper.kill();
-        let _ = sleeper.wait();
-        assert!(!Busy::watch(u32::MAX).busy(), "no such process");
+        let asleep = asleep.busy();
+        for g in &mut groups {
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(g.id() as i32), nix::sys::signal::SIGKILL);
+            let _ = g.wait();
+        }
+        assert_eq!(busy, [true, true], "a spinning group, led by the spinner or by a shell waiting for it");
+        assert!(!asleep, "a group asleep uses no CPU");
+        assert!(!Busy::watch(u32::MAX).busy(), "no such group");
     }
 }

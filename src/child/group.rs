@@ -2,6 +2,7 @@
 //! SIGTERM, then SIGKILL, each with a bounded wait, so nothing the session
 //! started is left behind.
 
+use super::members::{Member, members};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
@@ -34,9 +35,12 @@ pub fn wait_for(child: &mut Child, wait: Duration) -> Option<ExitStatus> {
     }
 }
 
-/// Whether any process of group `pgid` is alive.
+/// Whether any process of group `pgid` is alive. A zombie is not: it has
+/// exited, and an orphan one waits for the machine's init to reap it, which
+/// in a container may come late or never.
 fn group_alive(pgid: Pid) -> bool {
-    killpg(pgid, None).is_ok()
+    let live = |members: Vec<Member>| members.iter().any(|m| !m.zombie);
+    killpg(pgid, None).is_ok() && u32::try_from(pgid.as_raw()).ok().and_then(members).is_none_or(live)
 }
 
 /// Whether any process of `child`'s group is still alive (a reaped leader
@@ -73,4 +77,30 @@ pub fn end(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
         }
     }
     status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+
+    #[test]
+    fn a_group_of_zombies_is_not_alive() {
+        // A leader that has exited but is not reaped yet is a zombie, as an
+        // orphan is until init reaps it.
+        let mut child = std::process::Command::new("true").process_group(0).spawn().unwrap();
+        let stat = format!("/proc/{}/stat", child.id());
+        let exited = (0..500).any(|_| {
+            std::thread::sleep(Duration::from_millis(2));
+            std::fs::read_to_string(&stat).is_ok_and(|s| s.contains(") Z "))
+        });
+        assert!(exited, "the leader exits within a second");
+        assert!(killpg(Pid::from_raw(child.id() as i32), None).is_ok(), "kill(0) still finds the zombie");
+        assert!(!alive(&child), "but it is not alive");
+        let _ = child.wait();
+        let mut sleeper = std::process::Command::new("sleep").arg("5").process_group(0).spawn().unwrap();
+        assert!(alive(&sleeper), "a sleeping group is");
+        assert!(end(&mut sleeper, Duration::from_millis(50)).is_some(), "and is ended");
+        assert!(!alive(&sleeper));
+    }
 }

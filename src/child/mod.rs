@@ -20,6 +20,7 @@ mod discover;
 mod group;
 mod homes;
 mod late_calls;
+mod members;
 mod owed;
 mod quick;
 mod reply;
