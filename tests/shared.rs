@@ -9,13 +9,15 @@
 //! is confirmed without the shared process, whose late action would
 //! otherwise count as the fresh session's. A valid call slower than waited
 //! for may act during a later script without ending sharing, and so may any
-//! effect when the hunted check reads none.
+//! effect when the hunted check reads none. Sessions that must run whole in
+//! a process of their own count toward those that run alone.
 
 mod common;
 
 use common::python_server;
 use portcullis::attack::Step;
 use portcullis::attack::jsonrpc::{self, JsonRpc};
+use portcullis::attack::lifecycle::{self, Lifecycle};
 use portcullis::attack::truncate::{Kind, Truncate};
 use portcullis::catalogue::Catalogue;
 use portcullis::child::{ChildTarget, Command, Limits, SharedChild};
@@ -68,6 +70,29 @@ fn every_way_a_session_runs_holds_against_the_reference() {
     for (salt, spec) in draws(5, 70) {
         let (script, obs, v) = shared.session(&spec, salt).unwrap();
         assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
+    }
+}
+
+#[test]
+fn sessions_that_must_run_whole_count_toward_those_run_alone() {
+    // One session in 32 runs whole in a process of its own. A call before
+    // `initialize` at session 5 must: it stands for session 32's, and
+    // session 64 runs alone, as no other ran whole since.
+    let target = reference();
+    let mut shared = SharedChild::new(&target);
+    let plain = ScriptSpec::whole(Revision::R2025_06_18, vec![Step::Control(0)]);
+    let early = Step::Lifecycle(Lifecycle { kind: lifecycle::Kind::EarlyCall, tool: 0 });
+    let early = ScriptSpec::whole(Revision::R2025_06_18, vec![early, Step::Control(0)]);
+    for session in 1..=64u32 {
+        let spec = if session == 5 { &early } else { &plain };
+        let (script, obs, v) = shared.session(spec, session).unwrap();
+        assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
+        let costly = shared.sharing().costly;
+        match session {
+            5..=63 => assert_eq!(costly, 1, "session {session}: only the early call ran whole"),
+            64 => assert_eq!(costly, 2, "session 64 ran alone"),
+            _ => assert_eq!(costly, 0, "session {session}"),
+        }
     }
 }
 

@@ -54,11 +54,13 @@ use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-/// One keep-open session in this many runs whole in a process of its own,
-/// EOF and all, so what only a fresh process shows (starting up, exiting
-/// when stdin closes, no earlier script's state) is still exercised while
-/// the rest share; under [`Mix::Lean`], as many times rarer as that mix
-/// makes scripts that need a process of their own.
+/// At least one keep-open session in this many runs whole in a process of
+/// its own, EOF and all, so what only a fresh process shows (starting up,
+/// exiting when stdin closes, no earlier script's state) is still exercised
+/// while the rest share; under [`Mix::Lean`], as many times rarer as that
+/// mix makes scripts that need a process of their own. Those scripts run
+/// whole (a call before `initialize` always, a cut at EOF in the spare) and
+/// count: a session runs alone only when they have fallen short.
 const ALONE_EVERY: u32 = 32;
 
 /// A process start at least this slow is not hidden behind the few scripts
@@ -97,6 +99,8 @@ pub struct SharedChild<'a> {
     synchronous: u32,
     /// An effect came after a marker's answer: the server may act late.
     straggles: bool,
+    /// Sessions so far that ran whole in a process of its own.
+    whole: u32,
     /// The one check the campaign hunts for, if it hunts for one.
     focus: Option<CheckId>,
     /// Processes starting in the background, at most one per revision.
@@ -131,6 +135,7 @@ impl<'a> SharedChild<'a> {
             next_id: 1,
             synchronous: 0,
             straggles: false,
+            whole: 0,
             focus: None,
             starting: Vec::new(),
             answers_after: None,
@@ -273,7 +278,7 @@ impl<'a> SharedChild<'a> {
     pub fn session(&mut self, spec: &ScriptSpec, salt: u32) -> Result<(Script, Observation, Vec<Violation>), Fault> {
         self.sharing.sessions += 1;
         self.start_ahead(spec.revision, false);
-        let alone = self.sharing.sessions.is_multiple_of(ALONE_EVERY * self.rarity);
+        let alone = self.whole < self.sharing.sessions / (ALONE_EVERY * self.rarity);
         // The quick run's tokens are not the confirmation's: a server that
         // remembers a call (and ignores it the second time) still meets the
         // confirmation's as new. Flipping the top bit makes it the salt of a
@@ -287,7 +292,9 @@ impl<'a> SharedChild<'a> {
             Some(run) => Some(run),
             None => {
                 self.sharing.costly += 1;
-                self.run_in(spec, quick_salt, Process::Fresh)?
+                let whole = self.run_in(spec, quick_salt, Process::Fresh)?;
+                self.whole += u32::from(whole.is_some());
+                whole
             }
         };
         let Some(quick) = quick else { return session(self.target, Policy::KeepOpen, spec, salt) };
