@@ -10,7 +10,8 @@
 //! otherwise count as the fresh session's. A valid call slower than waited
 //! for may act during a later script without ending sharing, and so may any
 //! effect when the hunted check reads none. Sessions that must run whole in
-//! a process of their own count toward those that run alone.
+//! a process of their own count toward those that run alone, and when
+//! starts are slow a call before `initialize` and a cut at EOF share one.
 
 mod common;
 
@@ -215,6 +216,42 @@ fn a_script_cut_at_eof_runs_in_the_spare_and_the_shared_process_goes_on() {
     drop(shared);
     let expected = if spare_core() { 3 } else { 2 };
     assert_eq!(starts(&state), expected, "the shared process and a spare, then the next spare");
+}
+
+#[test]
+fn when_starts_are_slow_a_call_before_initialize_and_a_cut_at_eof_take_one_start() {
+    // The reference behind a 0.2 s start, counting its starts. The early
+    // call runs whole in a process of its own (the spare, with a core to
+    // spare, which is replaced), kept on standby without EOF; the cut ends
+    // that process, not the shared one, and needs no start of its own: two
+    // starts with a spare core (the shared process, the spare the early
+    // call took) and the spare's replacement, one without. Before, the cut
+    // took the next spare (or ended the shared process, which was replaced).
+    let state = tempfile::tempdir().unwrap();
+    let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
+    let slow = format!(
+        "mktemp -p {} >/dev/null; sleep 0.2; exec {} reference-gateway --policy keep-open",
+        state.path().display(),
+        env!("CARGO_BIN_EXE_portcullis")
+    );
+    let command = Command { program: "sh".into(), args: vec!["-c".into(), slow], env: vec![] };
+    let mut tools = Catalogue::reference().tools;
+    tools.retain(|t| t.name != "write_note");
+    let target = ChildTarget::new(command, Limits::default(), tools, probes);
+    let mut shared = SharedChild::new(&target).ahead(&[Revision::R2025_06_18], 1);
+    let spec = |steps| ScriptSpec::whole(Revision::R2025_06_18, steps);
+    let control = || spec(vec![Step::Control(0)]);
+    let early = spec(vec![Step::Lifecycle(Lifecycle { kind: lifecycle::Kind::EarlyCall, tool: 0 }), Step::Control(0)]);
+    let cut = spec(vec![Step::Control(0), Step::Truncate(Truncate { kind: Kind::AtEof, tool: 0, cut: 7 })]);
+    for (salt, spec) in [control(), early, control(), cut, control()].into_iter().enumerate() {
+        let (script, obs, v) = shared.session(&spec, salt as u32).unwrap();
+        assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
+        // Time for a process spawned meanwhile to count its start.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    assert_eq!(shared.sharing().costly, 1, "only the early call cost a start: {:?}", shared.sharing());
+    drop(shared);
+    assert_eq!(starts(&state), if spare_core() { 3 } else { 2 });
 }
 
 #[test]

@@ -11,8 +11,10 @@
 //! process is at hand, it runs whole in the spare, so the shared one goes
 //! on; else it ends the shared one, and a replacement starts meanwhile. A
 //! script that must start before the handshake runs whole in a process of
-//! its own, with the same markers; a process that dies, or a marker left
-//! unanswered, falls back to a plain fresh session.
+//! its own, with the same markers; when starts are slow, that process is
+//! not sent EOF but kept on standby, for the next script of its revision
+//! cut at EOF to end, so the two take one start. A process that dies, or a
+//! marker left unanswered, falls back to a plain fresh session.
 //! Callers confirm any violation in a fresh process before reporting it:
 //! sharing speeds the search up, it never decides a finding. The process
 //! that showed the violation ends first (it may carry state from earlier
@@ -113,6 +115,11 @@ pub struct SharedChild<'a> {
     /// A process spawned ahead for the next script that runs in a process
     /// of its own, so that its start overlaps the scripts run meanwhile.
     spare: Option<ChildGateway>,
+    /// Processes a script that called before the handshake began, kept
+    /// without EOF, at most one per revision, for the next script of their
+    /// revision cut at EOF to end: when starts are slow, one start serves
+    /// the two scripts that each need a process of their own.
+    standby: Vec<Live>,
     /// How often sessions run alone is this many times rarer than
     /// [`ALONE_EVERY`], as the campaign's [`Mix`] makes what needs a process
     /// of its own rarer.
@@ -141,6 +148,7 @@ impl<'a> SharedChild<'a> {
             answers_after: None,
             calls_after: None,
             spare: None,
+            standby: Vec::new(),
             rarity: 1,
             sharing: Sharing::default(),
             ahead: Vec::new(),
@@ -185,6 +193,13 @@ impl<'a> SharedChild<'a> {
             && self.spare.as_mut().is_some_and(|c| c.poll().is_none())
     }
 
+    /// The process on standby at `revision`, if one is and it still runs.
+    fn take_standby(&mut self, revision: Revision) -> Option<Live> {
+        let at = self.standby.iter().position(|l| l.revision == revision)?;
+        let mut live = self.standby.swap_remove(at);
+        (!live.child.exit().ended()).then_some(live)
+    }
+
     /// What sharing has cost in process starts so far, and whether it held.
     pub fn sharing(&self) -> Sharing {
         self.sharing
@@ -197,6 +212,7 @@ impl<'a> SharedChild<'a> {
     /// Gives sharing up for the rest of the job.
     fn turn_off(&mut self, why: Off) {
         self.sharing.off.get_or_insert((why, self.sharing.sessions));
+        self.standby.clear();
     }
 
     fn started(&mut self, started: Option<Started>) -> Option<ChildGateway> {
@@ -304,6 +320,7 @@ impl<'a> SharedChild<'a> {
         // The shared process ends first, so that nothing it still does (an
         // action it started after answering, say) lands in the fresh
         // session. Its replacement starts meanwhile.
+        self.standby.retain(|l| l.revision != spec.revision);
         if self.live.iter().any(|l| l.revision == spec.revision) {
             self.live.retain(|l| l.revision != spec.revision);
             self.start_in_background(spec.revision);
@@ -353,17 +370,30 @@ impl<'a> SharedChild<'a> {
             },
             Process::Fresh => full,
         };
-        // A frame cut short at EOF ends its process: the spare, when starts
-        // are slow, so the shared one goes on (see [`SLOW_REPLACEMENT`]).
-        if process == Process::Shared && script.ends_cut() && self.cut_in_spare() {
+        // A frame cut short at EOF ends its process: a process on standby,
+        // else the spare when starts are slow, so the shared one goes on
+        // (see [`SLOW_REPLACEMENT`]).
+        let standby = match process == Process::Shared && script.ends_cut() {
+            true => self.take_standby(spec.revision),
+            false => None,
+        };
+        if standby.is_none() && process == Process::Shared && script.ends_cut() && self.cut_in_spare() {
             return Ok(None);
         }
-        let mut live = match process {
-            Process::Shared => match self.ensure(spec.revision)? {
+        // A script that begins its process, when starts are slow, leaves it
+        // on standby rather than end it with EOF.
+        let keep = process == Process::Fresh
+            && !script.ends_cut()
+            && self.sharing.quickest.is_some_and(|q| q >= SLOW_REPLACEMENT)
+            && !self.standby.iter().any(|l| l.revision == spec.revision);
+        let from_standby = standby.is_some();
+        let mut live = match (process, standby) {
+            (_, Some(live)) => live,
+            (Process::Shared, None) => match self.ensure(spec.revision)? {
                 Some(live) => live,
                 None => return Ok(None),
             },
-            Process::Fresh => Live { revision: spec.revision, child: self.target.start_from(&mut self.spare)? },
+            (Process::Fresh, None) => Live { revision: spec.revision, child: self.target.start_from(&mut self.spare)? },
         };
         let recorder = Recorder::new();
         live.child.rebind(recorder.clone(), salt);
@@ -378,7 +408,7 @@ impl<'a> SharedChild<'a> {
         // Its replacement starts now, while the script runs.
         let stdin = script.stdin();
         let cut = script.ends_cut();
-        if cut && process == Process::Shared {
+        if cut && process == Process::Shared && !from_standby {
             self.sharing.costly += 1;
             self.start_in_background(spec.revision);
         }
@@ -409,7 +439,7 @@ impl<'a> SharedChild<'a> {
         let awaited = Awaited { misread, anonymous, ..read };
         let Some(mut stdout) = self.until_marker(&mut live.child, awaited, process)? else { return Ok(None) };
         let mut exit_before_eof = live.child.exit();
-        let last = cut || process == Process::Fresh;
+        let last = cut || (process == Process::Fresh && !keep);
         // A script with nothing after its marker (no cut frame, no EOF) has
         // shown, once the marker is answered, all a wait would show.
         if cut || (last && script.eof) {
@@ -465,7 +495,10 @@ impl<'a> SharedChild<'a> {
         let violations = check(&script, &obs, &session);
         if exit == Exit::Running && !last {
             self.target.late_calls.note(&script, &obs.effects);
-            self.live.push(live);
+            match keep {
+                true => self.standby.push(live),
+                false => self.live.push(live),
+            }
         }
         Ok(Some((script, obs, violations)))
     }
