@@ -101,7 +101,7 @@ pub struct SharedChild<'a> {
     synchronous: u32,
     /// An effect came after a marker's answer: the server may act late.
     straggles: bool,
-    /// Sessions so far that ran whole in a process of its own.
+    /// Sessions so far that ran whole in a process of its own, EOF and all.
     whole: u32,
     /// The one check the campaign hunts for, if it hunts for one.
     focus: Option<CheckId>,
@@ -309,7 +309,8 @@ impl<'a> SharedChild<'a> {
             None => {
                 self.sharing.costly += 1;
                 let whole = self.run_in(spec, quick_salt, Process::Fresh)?;
-                self.whole += u32::from(whole.is_some());
+                // One kept on standby has not seen EOF.
+                self.whole += u32::from(whole.as_ref().is_some_and(|(_, obs, _)| obs.eof_sent));
                 whole
             }
         };
