@@ -88,6 +88,32 @@ fn watchers_see_tokens_in_new_files_and_appended_content() {
 }
 
 #[test]
+fn a_watched_directory_sees_directories_named_by_a_token_once_with_what_is_beneath() {
+    let token = |n: u32| format!("pc0000abcdt{n:05}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(token(9))).unwrap(); // there before: not an effect
+    let probes = Probes::start(&ProbeConfig { watch_dirs: vec![dir.path().into()], ..Default::default() }).unwrap();
+    assert!(probes.settle(QUIET, BOUND).is_empty());
+    // A directory alone; another with a file that names its token again.
+    std::fs::create_dir(dir.path().join(token(1))).unwrap();
+    std::fs::create_dir_all(dir.path().join(token(2)).join("sub")).unwrap();
+    std::fs::write(dir.path().join(token(2)).join("sub").join("note.txt"), token(2)).unwrap();
+    let effects = probes.settle(QUIET, BOUND);
+    assert_eq!(effects.len(), 2, "one effect per directory: {}", text(&effects));
+    for n in [1, 2] {
+        let named = |e: &&portcullis::Action| text(std::slice::from_ref(*e)).contains(&format!("{}/\"", token(n)));
+        assert_eq!(effects.iter().filter(named).count(), 1, "{}: {}", token(n), text(&effects));
+    }
+    assert!(effects.iter().all(|e| e.tool == "probe:file"));
+    // Beneath a directory named by a token, a file shows only its own.
+    std::fs::write(dir.path().join(token(1)).join("other.txt"), format!("{} {}", token(1), token(3))).unwrap();
+    let effects = probes.settle(QUIET, BOUND);
+    assert_eq!(effects.len(), 1, "{}", text(&effects));
+    assert!(text(&effects).contains(&token(3)) && !text(&effects).contains(&token(1)), "{}", text(&effects));
+    assert!(probes.settle(QUIET, BOUND).is_empty(), "handed over once");
+}
+
+#[test]
 fn a_missing_watch_dir_is_a_harness_fault() {
     let cfg = ProbeConfig { watch_dirs: vec!["/nonexistent/portcullis".into()], ..Default::default() };
     assert!(matches!(Probes::start(&cfg), Err(portcullis::Fault::Config(_))));

@@ -1,5 +1,6 @@
 //! Watchers: a directory (a file created, renamed or changed whose name or
-//! content holds a token) and a file (a token appearing in its content).
+//! content holds a token, or a directory created or renamed whose name
+//! does) and a file (a token appearing in its content).
 //! They poll: what changed since the last poll is compared with what was
 //! there before.
 //!
@@ -9,6 +10,11 @@
 //! document with the new entry in its middle) yields the lines of the tokens
 //! it did not hold before: the tokens it already held are not new effects.
 //! Files in a watched directory are judged the same way as rewritten ones.
+//!
+//! A token in the name of a directory is that directory's effect: what is
+//! beneath it shows only the tokens its own name and content add, the
+//! directory's masked, so a call that creates `TOKEN/note.txt` acts once,
+//! not once for the directory and again for the file.
 
 use super::{KEEP, text};
 use crate::attack::tokens_in;
@@ -75,10 +81,11 @@ impl Watch {
         let mut budget = BASELINE_BUDGET;
         let seen = walk(&root)
             .into_iter()
-            .map(|(p, stamp)| {
-                let content = read_range(&p, 0, (KEEP as u64).min(budget));
+            .map(|Entry { path, stamp, dir }| {
+                let content = if dir { vec![] } else { read_range(&path, 0, (KEEP as u64).min(budget)) };
                 budget -= content.len() as u64;
-                (p.clone(), Seen { stamp, tokens: held(&p, &text_of(&content)) })
+                let tokens = held(&path, &text_of(&content));
+                (path, Seen { stamp, tokens })
             })
             .collect();
         Ok(Watch::Dir { root, seen })
@@ -103,15 +110,18 @@ impl Watch {
             Watch::Dir { root, seen } => {
                 let mut effects = Vec::new();
                 let mut now = HashMap::new();
-                for (p, stamp) in walk(root) {
+                for Entry { path: p, stamp, dir } in walk(root) {
                     let entry = match seen.remove(&p) {
-                        Some(b) if b.stamp == stamp => b,
+                        // A directory changes as its entries do: those are
+                        // judged themselves.
+                        Some(b) if b.stamp == stamp || dir => b,
                         before => {
-                            let content = read_range(&p, 0, KEEP as u64);
+                            let content = if dir { vec![] } else { read_range(&p, 0, KEEP as u64) };
                             let text = text_of(&content);
+                            let above = inherited(root, &p);
                             effects.extend(match &before {
                                 // New: its name and content.
-                                None => file_effect(&p, &content),
+                                None => new_entry_effect(&p, dir, &text, &above),
                                 // Changed: the lines of the tokens it did not hold.
                                 Some(b) => new_lines(&text, &b.tokens).map(|l| file_effect_text(&p, l)),
                             });
@@ -156,7 +166,7 @@ impl WatchedFile {
             let mut tokens = b.tokens.clone();
             tokens.extend(owned_tokens(&text_of(&added)));
             self.remember(stamp, tokens);
-            return file_effect(&self.path, &added);
+            return new_entry_effect(&self.path, false, &text_of(&added), &HashSet::new());
         }
         // Rewritten, or there since the last poll: the lines of the tokens
         // it did not hold before.
@@ -177,8 +187,15 @@ impl WatchedFile {
     }
 }
 
-/// Every regular file under `root` (bounded), with its stamp.
-fn walk(root: &Path) -> Vec<(PathBuf, Stamp)> {
+/// A regular file or directory under a watched directory.
+struct Entry {
+    path: PathBuf,
+    stamp: Stamp,
+    dir: bool,
+}
+
+/// Every regular file and directory under `root` (bounded), with its stamp.
+fn walk(root: &Path) -> Vec<Entry> {
     let mut out = Vec::new();
     let mut stack = vec![(root.to_path_buf(), 0)];
     while let Some((dir, depth)) = stack.pop() {
@@ -190,12 +207,21 @@ fn walk(root: &Path) -> Vec<(PathBuf, Stamp)> {
             let Ok(meta) = e.metadata() else { continue };
             if meta.is_dir() && depth < MAX_DEPTH {
                 stack.push((e.path(), depth + 1));
-            } else if meta.is_file() {
-                out.push((e.path(), Stamp::of(&meta)));
+            }
+            if meta.is_dir() || meta.is_file() {
+                out.push(Entry { path: e.path(), stamp: Stamp::of(&meta), dir: meta.is_dir() });
             }
         }
     }
     out
+}
+
+/// The tokens in the names of the directories between `root` and `path`:
+/// each was its directory's effect.
+fn inherited(root: &Path, path: &Path) -> HashSet<String> {
+    let below = path.strip_prefix(root).unwrap_or(path);
+    let parents = below.parent().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    owned_tokens(&parents)
 }
 
 /// At most `max` bytes of the file from `from`.
@@ -237,11 +263,16 @@ fn new_lines(content: &str, before: &HashSet<String>) -> Option<String> {
     (!lines.is_empty()).then(|| text(lines.join("\n").as_bytes()))
 }
 
-/// An effect when the file's name or the new content holds a token.
-fn file_effect(path: &Path, content: &[u8]) -> Option<Action> {
-    let content = text(content);
-    let has_token = tokens_in(&path.to_string_lossy()).next().is_some() || tokens_in(&content).next().is_some();
-    has_token.then(|| file_effect_text(path, content))
+/// The effect of a new file or directory: when its name or content holds a
+/// token that the directories above it (`above`) do not, with theirs
+/// masked in its path and content, as they are no new effect. A
+/// directory's path ends in `/`.
+fn new_entry_effect(path: &Path, dir: bool, content: &str, above: &HashSet<String>) -> Option<Action> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    tokens_in(&name).chain(tokens_in(content)).find(|t| !above.contains(*t))?;
+    let mask = |s: &str| above.iter().fold(s.to_owned(), |s, t| s.replace(t.as_str(), "[seen before]"));
+    let shown = format!("{}{}", path.to_string_lossy(), if dir { "/" } else { "" });
+    Some(file_effect_text(Path::new(&mask(&shown)), text(mask(content).as_bytes())))
 }
 
 /// The effect of a file: its path and `content`, already bounded.
