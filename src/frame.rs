@@ -68,12 +68,12 @@ impl Frame {
     /// The id an answer would carry if the server read this must-reject
     /// frame as the tool call it resembles, though it must not: a whole
     /// line owing no answer of its own (a malformed one), carrying a token
-    /// and a readable id, or, for one that owes an error with a null id, an
-    /// id a lenient parser reads (the last of two, say, which the client
-    /// also accepts retyped). A server that handles calls concurrently would
-    /// cancel such a call in flight at EOF, or act on it during a later
-    /// script, so a session waits for that answer too, briefly
-    /// ([`crate::seam::Awaited::misread`]).
+    /// and a readable id, or else the id a lenient parser reads beside a
+    /// `method` (the last of two, say, which the client also accepts
+    /// retyped; or a response's, when it carries a `method` too). A server
+    /// that handles calls concurrently would cancel such a call in flight
+    /// at EOF, or act on it during a later script, so a session waits for
+    /// that answer too, briefly ([`crate::seam::Awaited::misread`]).
     pub fn id_if_misread(&self) -> Option<Id> {
         let misreadable = self.expect.rule().is_some() && !self.tokens.is_empty() && self.bytes.ends_with(b"\n");
         if !misreadable || !self.owed_ids().is_empty() {
@@ -83,7 +83,7 @@ impl Frame {
             Ok(v) if v.get("method").is_some() => v.get("id").and_then(Id::from_value),
             _ => None,
         };
-        self.id.clone().or_else(|| self.owes_anonymous_error().then(lenient).flatten())
+        self.id.clone().or_else(lenient)
     }
 }
 

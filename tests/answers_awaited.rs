@@ -7,7 +7,8 @@
 //! clean), and in `portcullis fuzz`'s positive control and campaign. An
 //! answer dropped for a rejected frame costs nothing. A must-reject frame
 //! the server misreads as a call (it acts on duplicate keys, as Python's
-//! `json` reads them: `method` or `id` twice) is waited for as well,
+//! `json` reads them: `method` or `id` twice; or a response that also
+//! carries a `method`) is waited for as well,
 //! briefly, so its effect is seen rather than cancelled at EOF or left to
 //! act during the next script.
 
@@ -104,12 +105,16 @@ fn a_rejected_frame_misread_as_a_call_is_seen_acting_before_eof_and_before_the_n
     // it as a call that acts after 0.3 s. Without a wait for its answer, EOF
     // cancels it in a fresh session, and in a shared process it acts during
     // the next script and gives sharing up.
-    for kind in [ambiguity::Kind::DupMethod, ambiguity::Kind::DupId] {
+    // Or it is a response with a `method` and `params` too, which the
+    // server runs as the call they make.
+    let dup = |kind| (Step::Ambiguity(Ambiguity { kind, tool: 0, depth: 0 }), "duplicate_key");
+    let hybrid = (Step::JsonRpc(JsonRpc { kind: Kind::HybridResponse, tool: 0 }), "client_response");
+    for (step, rule) in [dup(ambiguity::Kind::DupMethod), dup(ambiguity::Kind::DupId), hybrid] {
+        let kind = step.clone();
         let target = cancelling();
-        let dup = Step::Ambiguity(Ambiguity { kind, tool: 0, depth: 0 });
-        let spec = ScriptSpec { steps: vec![dup], ..valid(0) };
+        let spec = ScriptSpec { steps: vec![step], ..valid(0) };
         let misread = |violations: &[portcullis::Violation]| {
-            violations.iter().any(|v| v.check == CheckId::NoEffectOnReject && v.detail.contains("duplicate_key"))
+            violations.iter().any(|v| v.check == CheckId::NoEffectOnReject && v.detail.contains(rule))
         };
         let (script, obs, violations) = session(&target, Policy::KeepOpen, &spec, 1).unwrap();
         assert!(misread(&violations), "{kind:?} fresh: {}", report::session(&script, &obs, &violations));
