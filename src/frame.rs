@@ -69,21 +69,22 @@ impl Frame {
     /// frame as the tool call it resembles, though it must not: a whole
     /// line owing no answer of its own (a malformed one), carrying a token
     /// and a readable id, or else the id a lenient parser reads beside a
-    /// `method` (the last of two, say, which the client also accepts
-    /// retyped; or a response's, when it carries a `method` too). A server
-    /// that handles calls concurrently would cancel such a call in flight
-    /// at EOF, or act on it during a later script, so a session waits for
-    /// that answer too, briefly ([`crate::seam::Awaited::misread`]).
-    pub fn id_if_misread(&self) -> Option<Id> {
+    /// `method`, whatever its type (the last of two, say, which the client
+    /// also accepts retyped; a response's, when it carries a `method` too;
+    /// a number past 64 bits, which Python reads whole). A server that
+    /// handles calls concurrently would cancel such a call in flight at
+    /// EOF, or act on it during a later script, so a session waits for that
+    /// answer too, briefly ([`crate::seam::Awaited::misread`]).
+    pub fn id_if_misread(&self) -> Option<serde_json::Value> {
         let misreadable = self.expect.rule().is_some() && !self.tokens.is_empty() && self.bytes.ends_with(b"\n");
         if !misreadable || !self.owed_ids().is_empty() {
             return None;
         }
         let lenient = || match serde_json::from_slice::<serde_json::Value>(&self.bytes) {
-            Ok(v) if v.get("method").is_some() => v.get("id").and_then(Id::from_value),
+            Ok(v) if v.get("method").is_some() => v.get("id").cloned(),
             _ => None,
         };
-        self.id.clone().or_else(lenient)
+        self.id.as_ref().map(Id::to_value).or_else(lenient)
     }
 }
 

@@ -127,6 +127,14 @@ impl Id {
         }
     }
 
+    /// The id as a JSON value.
+    pub fn to_value(&self) -> serde_json::Value {
+        match self {
+            Id::Int(n) => serde_json::Value::from(*n),
+            Id::Str(s) => serde_json::Value::from(s.as_str()),
+        }
+    }
+
     /// Reads a valid id out of a JSON value: a string, or an integer written
     /// without fraction or exponent that fits in an `i64`.
     pub fn from_value(v: &serde_json::Value) -> Option<Id> {

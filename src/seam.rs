@@ -270,7 +270,7 @@ pub struct Awaited {
     /// A correct gateway never sends them, so they are waited for briefly;
     /// but that call, cancelled at EOF or acting during a later session,
     /// would otherwise hide its effect.
-    pub misread: Vec<Id>,
+    pub misread: Vec<serde_json::Value>,
     /// How many of the frames owe an error that cannot carry their id
     /// ([`crate::frame::Frame::owes_anonymous_error`]): once that many errors
     /// with a null id have come, every such frame was rejected, none was

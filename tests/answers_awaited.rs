@@ -7,8 +7,8 @@
 //! clean), and in `portcullis fuzz`'s positive control and campaign. An
 //! answer dropped for a rejected frame costs nothing. A must-reject frame
 //! the server misreads as a call (it acts on duplicate keys, as Python's
-//! `json` reads them: `method` or `id` twice; or a response that also
-//! carries a `method`) is waited for as well,
+//! `json` reads them: `method` or `id` twice; a response that also carries
+//! a `method`; an id past 64 bits, or `true`) is waited for as well,
 //! briefly, so its effect is seen rather than cancelled at EOF or left to
 //! act during the next script.
 
@@ -106,10 +106,15 @@ fn a_rejected_frame_misread_as_a_call_is_seen_acting_before_eof_and_before_the_n
     // cancels it in a fresh session, and in a shared process it acts during
     // the next script and gives sharing up.
     // Or it is a response with a `method` and `params` too, which the
-    // server runs as the call they make.
+    // server runs as the call they make; or a call whose id is no JSON-RPC
+    // id (past 64 bits, which Python reads whole, or `true`).
     let dup = |kind| (Step::Ambiguity(Ambiguity { kind, tool: 0, depth: 0 }), "duplicate_key");
     let hybrid = (Step::JsonRpc(JsonRpc { kind: Kind::HybridResponse, tool: 0 }), "client_response");
-    for (step, rule) in [dup(ambiguity::Kind::DupMethod), dup(ambiguity::Kind::DupId), hybrid] {
+    let huge = Step::Ambiguity(Ambiguity { kind: ambiguity::Kind::BeyondU64Id, tool: 0, depth: 0 });
+    let bool_id = Step::JsonRpc(JsonRpc { kind: Kind::IdBool, tool: 0 });
+    let steps =
+        [dup(ambiguity::Kind::DupMethod), dup(ambiguity::Kind::DupId), hybrid, (huge, "bad_id"), (bool_id, "bad_id")];
+    for (step, rule) in steps {
         let kind = step.clone();
         let target = cancelling();
         let spec = ScriptSpec { steps: vec![step], ..valid(0) };

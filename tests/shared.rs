@@ -299,18 +299,20 @@ fn a_valid_call_slower_than_waited_for_acts_late_without_ending_sharing() {
 
 #[test]
 fn a_late_effect_gives_sharing_up_only_when_the_hunted_check_reads_effects() {
-    // A call whose id is `true` would be answered with an id the client
-    // cannot match, so nothing waits for it; this server runs it as a call
-    // that acts 0.3 s later, during the next script. A hunt for `liveness`
-    // reads no effects, so that effect can hide no finding of it: sharing
-    // goes on. A hunt for `no-effect-on-reject` gives sharing up.
+    // A call whose id is `true` is must-reject; its answer, if the server
+    // misreads it, is waited for briefly (the exit grace, before any call
+    // has shown how long calls take). This server runs it as a call that
+    // acts 1.5 s later, during the next script. A hunt for `liveness` reads
+    // no effects, so that effect can hide no finding of it: sharing goes
+    // on. A hunt for `no-effect-on-reject` gives sharing up.
     let bool_id = Step::JsonRpc(JsonRpc { kind: jsonrpc::Kind::IdBool, tool: 0 });
     let spec = |steps| ScriptSpec::whole(Revision::R2025_06_18, steps);
     for (focus, kept) in [(CheckId::Liveness, true), (CheckId::NoEffectOnReject, false)] {
-        let target = python_server("cancels_on_eof.py", &[], Limits::default());
+        let target = python_server("cancels_on_eof.py", &["1.5"], Limits::default());
         let mut shared = SharedChild::new(&target).focused(Some(focus));
         shared.session(&spec(vec![bool_id.clone()]), 1).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(500));
+        // Until it has acted and answered: its answer is no later script's.
+        std::thread::sleep(std::time::Duration::from_millis(1000));
         let (script, obs, v) = shared.session(&spec(vec![Step::Control(0)]), 2).unwrap();
         assert!(v.is_empty(), "{focus}: {}", report::session(&script, &obs, &v));
         assert_eq!(obs.effects.len(), 1, "{focus}: the late effect is not the next script's");

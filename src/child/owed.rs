@@ -21,11 +21,12 @@ use std::time::Duration;
 
 /// The ids a response carries: one object's, or each of a batch's.
 pub(crate) fn answered_ids(v: &Value) -> impl Iterator<Item = Id> + '_ {
-    v.as_array()
-        .map_or(std::slice::from_ref(v), Vec::as_slice)
-        .iter()
-        .filter_map(|a| a.get("id"))
-        .filter_map(Id::from_value)
+    answered_values(v).filter_map(Id::from_value)
+}
+
+/// The same, as they are, JSON-RPC ids or not.
+fn answered_values(v: &Value) -> impl Iterator<Item = &Value> + '_ {
+    v.as_array().map_or(std::slice::from_ref(v), Vec::as_slice).iter().filter_map(|a| a.get("id"))
 }
 
 /// How many errors with a null id a response holds: the answers to frames
@@ -42,7 +43,7 @@ fn null_errors(v: &Value) -> usize {
 /// was rejected, and none is awaited any more.
 #[derive(Debug)]
 pub(crate) struct Possible<W> {
-    ids: Vec<(Id, W)>,
+    ids: Vec<(Value, W)>,
     anonymous: usize,
     nulls: usize,
 }
@@ -55,20 +56,23 @@ impl<W> Default for Possible<W> {
 
 impl<W> Possible<W> {
     /// These answers, `anonymous` errors with a null id showing none comes.
-    pub(crate) fn new(ids: Vec<(Id, W)>, anonymous: usize) -> Self {
+    pub(crate) fn new(ids: Vec<(Value, W)>, anonymous: usize) -> Self {
         Possible { ids, anonymous, nulls: 0 }
     }
 
     /// Reads one line of stdout.
     pub(crate) fn read(&mut self, v: &Value) {
         self.nulls += null_errors(v);
-        for got in answered_ids(v) {
-            self.ids.retain(|(o, _)| !same_request(o, &got));
+        for got in answered_values(v) {
+            self.ids.retain(|(o, _)| {
+                let ids = Id::from_value(o).zip(Id::from_value(got));
+                o != got && !ids.is_some_and(|(o, got)| same_request(&o, &got))
+            });
         }
     }
 
     /// The answers still awaited.
-    pub(crate) fn pending(&self) -> &[(Id, W)] {
+    pub(crate) fn pending(&self) -> &[(Value, W)] {
         match self.anonymous > 0 && self.nulls >= self.anonymous {
             true => &[],
             false => &self.ids,
@@ -250,7 +254,7 @@ mod tests {
         let mut owed = Owed::default();
         let awaited = Awaited {
             calls: vec![Id::Int(1)],
-            misread: vec![Id::Int(5), Id::Int(6)],
+            misread: vec![Value::from(5), Value::from(6)],
             anonymous: 2,
             ..Awaited::default()
         };
@@ -259,16 +263,16 @@ mod tests {
         assert!(owed.answered(&stdout), "id 1 came; possible ones are not owed");
         assert!(owed.possible_pending(), "id 6 did not come");
         let mut owed = Owed::default();
-        owed.add(Awaited { misread: vec![Id::Int(5)], anonymous: 1, ..Awaited::default() });
+        owed.add(Awaited { misread: vec![Value::from(5)], anonymous: 1, ..Awaited::default() });
         assert!(!owed.with_calls());
         assert!(owed.answered(&stdout) && !owed.possible_pending(), "a retyped id 5 came");
         // Errors with a null id, one per frame owing one: none was misread.
         let stdout = captured(b"{\"id\":null,\"error\":{}}\n[{\"error\":{}}]\n{\"id\":1,\"result\":{}}\n");
         let mut owed = Owed::default();
-        owed.add(Awaited { misread: vec![Id::Int(5)], anonymous: 3, ..Awaited::default() });
+        owed.add(Awaited { misread: vec![Value::from(5)], anonymous: 3, ..Awaited::default() });
         assert!(owed.answered(&stdout) && owed.possible_pending(), "two of three came");
         let mut owed = Owed::default();
-        owed.add(Awaited { misread: vec![Id::Int(5)], anonymous: 2, ..Awaited::default() });
+        owed.add(Awaited { misread: vec![Value::from(5)], anonymous: 2, ..Awaited::default() });
         assert!(owed.answered(&stdout) && !owed.possible_pending(), "both came");
     }
 

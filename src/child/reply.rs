@@ -64,7 +64,8 @@ pub(crate) fn await_reply(child: &mut ChildGateway, id: &Value, waits: Waits, bo
         }
         let now = Instant::now();
         if let Some((_, at)) = &reply {
-            let until = *at + owed.iter().chain(misread.pending()).map(|o| o.1).max().unwrap_or_default();
+            let waits = owed.iter().map(|o| o.1).chain(misread.pending().iter().map(|o| o.1));
+            let until = *at + waits.max().unwrap_or_default();
             if owed.is_empty() && misread.pending().is_empty() || ended || now >= until {
                 let owed_after =
                     owed.is_empty().then(|| last_owed.map_or(Duration::ZERO, |l| l.saturating_duration_since(*at)));

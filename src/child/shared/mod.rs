@@ -271,7 +271,10 @@ impl<'a> SharedChild<'a> {
         let wait = |ids: Vec<Id>, wait: Duration| ids.into_iter().map(move |id| (id, wait));
         let waits = Waits {
             owed: wait(awaited.requests, owed_wait).chain(wait(awaited.calls, call_wait)).collect(),
-            misread: Possible::new(wait(awaited.misread, misread_wait).collect(), awaited.anonymous),
+            misread: Possible::new(
+                awaited.misread.into_iter().map(|id| (id, misread_wait)).collect(),
+                awaited.anonymous,
+            ),
         };
         let Some(answer) = marker(child, &format!("portcullis-mark-{}", self.marks), waits, bound)? else {
             return Ok(None);
