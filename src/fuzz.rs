@@ -335,6 +335,8 @@ fn campaign(
     let pin = jobs > 1 && !args.no_pin;
     let mut setups: Vec<Option<Setup>> = Vec::new();
     if pin {
+        // The positive control's set-aside requests count all the same.
+        ignored.fetch_add(first.probes.ignored() as u32, Ordering::Relaxed);
         drop(first);
         setups.resize_with(jobs, || None);
     } else {

@@ -6,7 +6,8 @@
 //!   fetches, as fetch servers do). That request carries no token, so the
 //!   control reports it as a finding and says how to leave it out; with
 //!   `--sink-ignore` the campaign goes on, counts what it left out, and its
-//!   Reproduce line keeps the flag;
+//!   Reproduce line keeps the flag (the control's count too when jobs are
+//!   pinned, each with sinks of its own);
 //! - one that acts some time after it answers
 //!   (`tests/servers/acts_after_answer.py`), ended after stdin closed before
 //!   it acted: the control fails and says to raise `--exit-grace-ms`, which
@@ -59,6 +60,20 @@ fn set_aside_requests_are_answered_counted_and_kept_in_the_reproduce_line() {
     if o.status.code() == Some(1) {
         assert!(String::from_utf8_lossy(&o.stdout).contains("--sink-ignore /robots.txt --"), "{}", text(&o));
     }
+}
+
+#[test]
+fn set_aside_requests_are_counted_alike_whether_jobs_are_pinned_or_not() {
+    // Pinned jobs start sinks of their own: the control's, on the first
+    // sink, counts all the same.
+    let dir = tempfile::tempdir().unwrap();
+    let ignored = |placement: &[&str]| {
+        let o = against_server(&[&["--sink-ignore", "/robots.txt", "--jobs", "2"], placement].concat(), dir.path());
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let report = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
+        serde_json::from_str::<serde_json::Value>(&report).unwrap()["ignored_requests"].as_u64().unwrap()
+    };
+    assert_eq!(ignored(&[]), ignored(&["--no-pin"]));
 }
 
 #[test]
