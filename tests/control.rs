@@ -5,9 +5,9 @@
 //!   (`tests/servers/reads_robots.py` GETs /robots.txt before the URL it
 //!   fetches, as fetch servers do). That request carries no token, so the
 //!   control reports it as a finding and says how to leave it out; with
-//!   `--sink-ignore` the campaign goes on, counts what it left out, and its
-//!   Reproduce line keeps the flag (the control's count too when jobs are
-//!   pinned, each with sinks of its own);
+//!   `--sink-ignore` the campaign goes on, counts what it left out (the
+//!   control's too, when jobs are pinned, each with sinks of its own), and
+//!   its Reproduce line keeps the flag;
 //! - one that acts some time after it answers
 //!   (`tests/servers/acts_after_answer.py`), ended after stdin closed before
 //!   it acted: the control fails and says to raise `--exit-grace-ms`, which
