@@ -227,6 +227,7 @@ fn when_starts_are_slow_a_call_before_initialize_and_a_cut_at_eof_take_one_start
     // starts with a spare core (the shared process, the spare the early
     // call took) and the spare's replacement, one without. Before, the cut
     // took the next spare (or ended the shared process, which was replaced).
+    // A session run alone is never kept on standby.
     let state = tempfile::tempdir().unwrap();
     let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
     let slow = format!(
@@ -250,8 +251,15 @@ fn when_starts_are_slow_a_call_before_initialize_and_a_cut_at_eof_take_one_start
         std::thread::sleep(std::time::Duration::from_millis(300));
     }
     assert_eq!(shared.sharing().costly, 1, "only the early call cost a start: {:?}", shared.sharing());
-    drop(shared);
     assert_eq!(starts(&state), if spare_core() { 3 } else { 2 });
+    // Neither ran whole to EOF, so session 32 runs alone: to EOF, not kept
+    // on standby, and it counts, so session 33 shares.
+    for salt in 6..=33 {
+        let (script, obs, v) = shared.session(&control(), salt).unwrap();
+        assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
+        assert_eq!(obs.eof_sent, salt == 32, "session {salt}");
+    }
+    assert_eq!(shared.sharing().costly, 2, "{:?}", shared.sharing());
 }
 
 #[test]

@@ -45,6 +45,7 @@ use super::affinity;
 use super::owed::{BRIEF_HEADROOM, HEADROOM, Possible};
 use super::reply::{Answer, Waits, await_reply};
 use super::{ChildGateway, ChildTarget};
+use crate::attack::Step;
 use crate::campaign::{HuntConfig, session};
 use crate::check::{CheckId, Violation, check};
 use crate::frame::{Expect, Frame};
@@ -384,9 +385,11 @@ impl<'a> SharedChild<'a> {
         if standby.is_none() && process == Process::Shared && script.ends_cut() && self.cut_in_spare() {
             return Ok(None);
         }
-        // A script that begins its process, when starts are slow, leaves it
-        // on standby rather than end it with EOF.
+        // A script that must begin its process, when starts are slow, leaves
+        // it on standby rather than end it with EOF (one run alone, or after
+        // a failed shared run, sees EOF as a fresh session does).
         let keep = process == Process::Fresh
+            && spec.steps.iter().any(Step::before_handshake)
             && !script.ends_cut()
             && self.sharing.quickest.is_some_and(|q| q >= SLOW_REPLACEMENT)
             && !self.standby.iter().any(|l| l.revision == spec.revision);
