@@ -57,7 +57,7 @@ pub struct Args {
     no_share: bool,
     /// How often scripts that need a process of their own are drawn (a
     /// call before `initialize`, a frame cut at EOF): full, about one in
-    /// six; lean, 16 times fewer, for a server slow to start under
+    /// seven; lean, 16 times fewer, for a server slow to start under
     /// keep-open. The same seed and mix draw the same scripts (with tokens new to each run).
     #[arg(long, default_value = "full")]
     mix: Mix,

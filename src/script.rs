@@ -278,7 +278,7 @@ impl Script {
 /// that takes a second to start, they are nearly all of the campaign's time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Mix {
-    /// As drawn: about one script in six.
+    /// As drawn: about one script in seven.
     #[default]
     Full,
     /// One in [`LEAN`] of those, the rest drawn again.
