@@ -25,34 +25,37 @@ const RECENT: Duration = Duration::from_millis(100);
 /// CPU time in ticks of 10 ms, and each sample reads every process's stat.
 const SAMPLE_EVERY: Duration = Duration::from_millis(10);
 
-/// CPU time a process group has used, sampled.
+/// CPU time a process group has used, sampled from the first look on.
 #[derive(Debug)]
 pub(crate) struct Busy {
     pgid: u32,
     ticks: Option<u64>,
     grew: Option<Instant>,
-    sampled: Instant,
+    sampled: Option<Instant>,
 }
 
 impl Busy {
-    /// Starts watching the group led by `pgid`, from its CPU time now.
+    /// Watches the group led by `pgid`. Nothing is read until the first
+    /// look ([`Busy::busy`]): most children exit within their grace, and a
+    /// sample reads every process's stat.
     pub(crate) fn watch(pgid: u32) -> Busy {
-        Busy { pgid, ticks: group_ticks(pgid), grew: None, sampled: Instant::now() }
+        Busy { pgid, ticks: None, grew: None, sampled: None }
     }
 
     /// Whether the group's CPU time has grown within [`RECENT`], as far as
     /// samples show (a call takes one, unless the last was within
-    /// [`SAMPLE_EVERY`]). A group whose CPU time cannot be read (gone, or
-    /// not Linux) is not busy.
+    /// [`SAMPLE_EVERY`]). From the first look, the group counts as busy
+    /// until [`RECENT`] has passed without its CPU time growing. A group
+    /// whose CPU time cannot be read (gone, or not Linux) is not busy.
     pub(crate) fn busy(&mut self) -> bool {
-        if self.sampled.elapsed() >= SAMPLE_EVERY {
-            self.sampled = Instant::now();
+        if self.sampled.is_none_or(|at| at.elapsed() >= SAMPLE_EVERY) {
+            let first = self.sampled.is_none();
+            self.sampled = Some(Instant::now());
             let now = group_ticks(self.pgid);
             // A member that exits takes its time out of the sum: only growth
             // counts, from whatever the sum is now.
-            if let (Some(before), Some(now)) = (self.ticks, now)
-                && now > before
-            {
+            let grown = matches!((self.ticks, now), (Some(before), Some(now)) if now > before);
+            if first || grown {
                 self.grew = Some(Instant::now());
             }
             self.ticks = now;
@@ -79,14 +82,15 @@ mod tests {
         Command::new("sh").args(["-c", script]).process_group(0).spawn().unwrap()
     }
 
-    /// Whether the group shows busy within a second, sampled every 20 ms.
-    fn shows_busy(child: &Child) -> bool {
+    /// Whether the group counts as busy after 200 ms of looks, 20 ms apart.
+    fn busy_after_a_while(child: &Child) -> bool {
         std::thread::sleep(Duration::from_millis(50));
         let mut watch = Busy::watch(child.id());
-        (0..50).any(|_| {
+        for _ in 0..10 {
+            watch.busy();
             std::thread::sleep(Duration::from_millis(20));
-            watch.busy()
-        })
+        }
+        watch.busy()
     }
 
     #[test]
@@ -95,16 +99,12 @@ mod tests {
         // launcher waits for the server it started.
         let spin = "while :; do :; done";
         let mut groups = [group(spin), group(&format!("sh -c '{spin}'; true")), group("sleep 5")];
-        let busy: Vec<bool> = groups[..2].iter().map(shows_busy).collect();
-        let mut asleep = Busy::watch(groups[2].id());
-        std::thread::sleep(Duration::from_millis(30));
-        let asleep = asleep.busy();
+        let busy: Vec<bool> = groups.iter().map(busy_after_a_while).collect();
         for g in &mut groups {
             let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(g.id() as i32), nix::sys::signal::SIGKILL);
             let _ = g.wait();
         }
-        assert_eq!(busy, [true, true], "a spinning group, led by the spinner or by a shell waiting for it");
-        assert!(!asleep, "a group asleep uses no CPU");
+        assert_eq!(busy, [true, true, false], "spinning, led by the spinner or by a shell waiting for it; asleep");
         assert!(!Busy::watch(u32::MAX).busy(), "no such group");
     }
 }
