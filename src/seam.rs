@@ -283,9 +283,17 @@ impl Awaited {
     /// answers each owes, a valid call's apart, and those that would show
     /// one misread.
     pub fn after<'a>(frames: impl IntoIterator<Item = &'a Frame>) -> Awaited {
+        Awaited::after_reading(frames, |_| true)
+    }
+
+    /// The same, with the answers owed only to the frames `reads` keeps
+    /// (those a hunted check reads); the answers that would show a frame
+    /// misread, and the errors that show none was, are every frame's.
+    pub fn after_reading<'a>(frames: impl IntoIterator<Item = &'a Frame>, reads: impl Fn(&Frame) -> bool) -> Awaited {
         let mut awaited = Awaited::default();
         for f in frames {
             match f.expect {
+                _ if !reads(f) => {}
                 Expect::Act(_) => awaited.calls.extend(f.owed_ids()),
                 _ => awaited.requests.extend(f.owed_ids()),
             }

@@ -378,11 +378,9 @@ impl<'a> SharedChild<'a> {
         // A frame cut short at EOF ends its process: a process on standby,
         // else the spare when starts are slow, so the shared one goes on
         // (see [`SLOW_REPLACEMENT`]).
-        let standby = match process == Process::Shared && script.ends_cut() {
-            true => self.take_standby(spec.revision),
-            false => None,
-        };
-        if standby.is_none() && process == Process::Shared && script.ends_cut() && self.cut_in_spare() {
+        let cut_in_shared = process == Process::Shared && script.ends_cut();
+        let standby = if cut_in_shared { self.take_standby(spec.revision) } else { None };
+        if cut_in_shared && standby.is_none() && self.cut_in_spare() {
             return Ok(None);
         }
         // A script that must begin its process, when starts are slow, leaves
@@ -415,7 +413,7 @@ impl<'a> SharedChild<'a> {
         // Its replacement starts now, while the script runs.
         let stdin = script.stdin();
         let cut = script.ends_cut();
-        if cut && process == Process::Shared && !from_standby {
+        if cut_in_shared && !from_standby {
             self.sharing.costly += 1;
             self.start_in_background(spec.revision);
         }
@@ -430,8 +428,8 @@ impl<'a> SharedChild<'a> {
             live.child.write_stdin(&stdin[span])?;
         }
         // Answers the hunted check cannot read are not waited for.
-        let reads = |f: &&Frame| self.focus.is_none_or(|c| c.reads_answer(f, Policy::KeepOpen));
-        let read = Awaited::after(whole.iter().filter(reads));
+        let reads = |f: &Frame| self.focus.is_none_or(|c| c.reads_answer(f, Policy::KeepOpen));
+        let mut awaited = Awaited::after_reading(whole, reads);
         // A server shown to act before it answers, and to answer in order
         // (nothing owed has come after a marker's answer), has acted on a
         // misread frame by the marker's answer. One that answers
@@ -439,11 +437,9 @@ impl<'a> SharedChild<'a> {
         // its valid calls: the answer a misread frame would get is waited
         // for, whichever check is hunted, as a misread call acting during a
         // later script would give sharing up.
-        let Awaited { mut misread, anonymous, .. } = Awaited::after(whole);
         if self.proven_synchronous() && self.answers_after == Some(Duration::ZERO) {
-            misread.clear();
+            awaited.misread.clear();
         }
-        let awaited = Awaited { misread, anonymous, ..read };
         let Some(mut stdout) = self.until_marker(&mut live.child, awaited, process)? else { return Ok(None) };
         let mut exit_before_eof = live.child.exit();
         let last = cut || (process == Process::Fresh && !keep);
