@@ -389,8 +389,14 @@ impl ChildGateway {
     /// `quiet`, setting aside those that carry only tokens of other sessions:
     /// counted as late, unless an earlier script's valid call acts late.
     pub(crate) fn collect_effects(&mut self, quiet: Duration) {
+        self.collect_effects_after(Instant::now(), quiet);
+    }
+
+    /// As [`ChildGateway::collect_effects`], the quiet counted from `from`
+    /// or the latest effect's arrival, whichever is later.
+    pub(crate) fn collect_effects_after(&mut self, from: Instant, quiet: Duration) {
         let own = format!("pc{:08x}", self.salt);
-        for effect in self.probes.settle(quiet, self.limits.timeout) {
+        for effect in self.probes.settle_after(from, quiet, self.limits.timeout) {
             let text = effect.arguments_text();
             let mut tokens = tokens_in(&text).peekable();
             let foreign = tokens.peek().is_some() && tokens.all(|t| !t.starts_with(&own));

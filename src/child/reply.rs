@@ -13,6 +13,8 @@ pub(crate) struct Answer {
     pub stdout: Vec<u8>,
     /// The answer.
     pub value: Value,
+    /// When the answer came.
+    pub at: Instant,
     /// When every owed answer came: how long after this one the last did
     /// (zero when all came before it).
     pub owed_after: Option<Duration>,
@@ -69,7 +71,7 @@ pub(crate) fn await_reply(child: &mut ChildGateway, id: &Value, waits: Waits, bo
             if owed.is_empty() && misread.pending().is_empty() || ended || now >= until {
                 let owed_after =
                     owed.is_empty().then(|| last_owed.map_or(Duration::ZERO, |l| l.saturating_duration_since(*at)));
-                return reply.map(|(value, _)| Answer { stdout: out, value, owed_after });
+                return reply.map(|(value, at)| Answer { stdout: out, value, at, owed_after });
             }
             child.wait_stdout(until);
             continue;

@@ -39,6 +39,8 @@ pub struct Probes {
     tcp: Option<tcp::TcpSink>,
     watches: Mutex<Vec<watch::Watch>>,
     log: Log,
+    /// When the latest effect already handed over had arrived.
+    handed: Mutex<Option<Instant>>,
 }
 
 impl Probes {
@@ -54,7 +56,7 @@ impl Probes {
         for f in &cfg.watch_files {
             watches.push(watch::Watch::file(f.clone())?);
         }
-        Ok(Probes { http, tcp, watches: Mutex::new(watches), log })
+        Ok(Probes { http, tcp, watches: Mutex::new(watches), log, handed: Mutex::default() })
     }
 
     /// The HTTP sink's base URL, `http://127.0.0.1:PORT`.
@@ -83,20 +85,30 @@ impl Probes {
     /// came yet (at most `bound`) — polls the watchers, and hands over every
     /// effect since the last call.
     pub fn settle(&self, quiet: Duration, bound: Duration) -> Vec<Action> {
-        let start = Instant::now();
-        let deadline = start + bound;
+        self.settle_after(Instant::now(), quiet, bound)
+    }
+
+    /// As [`Probes::settle`], the quiet counted from the later of `from` and
+    /// the arrival of the latest effect, even one handed over already: a
+    /// quiet that began before the call (say, when an answer came) is not
+    /// waited for again.
+    pub fn settle_after(&self, from: Instant, quiet: Duration, bound: Duration) -> Vec<Action> {
+        let deadline = Instant::now() + bound;
         loop {
-            let since = self.last_effect().unwrap_or(start).max(start).elapsed();
+            let handed = *self.handed.lock().unwrap_or_else(|e| e.into_inner());
+            let since = [self.last_effect(), handed].into_iter().flatten().fold(from, Instant::max).elapsed();
             if since >= quiet || Instant::now() >= deadline {
                 break;
             }
             // Sleep only as long as the quiet still needs, at most 5 ms a check.
             std::thread::sleep((quiet - since).min(Duration::from_millis(5)));
         }
-        let mut effects: Vec<Action> = std::mem::take(&mut *self.log.lock().unwrap_or_else(|e| e.into_inner()))
-            .into_iter()
-            .map(|(_, a)| a)
-            .collect();
+        let log = std::mem::take(&mut *self.log.lock().unwrap_or_else(|e| e.into_inner()));
+        if let Some((latest, _)) = log.last() {
+            let mut handed = self.handed.lock().unwrap_or_else(|e| e.into_inner());
+            *handed = Some(handed.map_or(*latest, |h| h.max(*latest)));
+        }
+        let mut effects: Vec<Action> = log.into_iter().map(|(_, a)| a).collect();
         for w in self.watches.lock().unwrap_or_else(|e| e.into_inner()).iter_mut() {
             effects.extend(w.poll());
         }

@@ -55,7 +55,7 @@ use crate::script::{Mix, Script, ScriptSpec};
 use crate::seam::{Awaited, Exit, Fault, Gateway, Recorder, Session};
 use serde_json::Value;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// At least one keep-open session in this many runs whole in a process of
 /// its own, EOF and all, so what only a fresh process shows (starting up,
@@ -231,7 +231,8 @@ impl<'a> SharedChild<'a> {
 
     /// Writes the next `ping` marker and reads stdout until its answer and
     /// the `awaited` ones (see [`marker`]), learning how late a server
-    /// answers after the marker: the stdout before it all, or `None`. A
+    /// answers after the marker: the stdout before it all and when the
+    /// marker's answer came, or `None`. A
     /// valid tool call's answer is waited for as long as the server's calls
     /// have shown they may take ([`HEADROOM`] times the slowest, the timeout
     /// until one was answered): a call still in flight would act during a
@@ -246,7 +247,7 @@ impl<'a> SharedChild<'a> {
         child: &mut ChildGateway,
         awaited: Awaited,
         process: Process,
-    ) -> Result<Option<Vec<u8>>, Fault> {
+    ) -> Result<Option<(Vec<u8>, Instant)>, Fault> {
         self.marks += 1;
         let limits = self.target.limits;
         // A healthy server answers a ping at once; one that does not within
@@ -286,7 +287,7 @@ impl<'a> SharedChild<'a> {
                 self.calls_after = Some(self.calls_after.unwrap_or_default().max(after));
             }
         }
-        Ok(Some(answer.stdout))
+        Ok(Some((answer.stdout, answer.at)))
     }
 
     /// One keep-open session as `portcullis fuzz` runs it: in the shared
@@ -440,7 +441,9 @@ impl<'a> SharedChild<'a> {
         if self.proven_synchronous() && self.answers_after == Some(Duration::ZERO) {
             awaited.misread.clear();
         }
-        let Some(mut stdout) = self.until_marker(&mut live.child, awaited, process)? else { return Ok(None) };
+        let Some((mut stdout, answered)) = self.until_marker(&mut live.child, awaited, process)? else {
+            return Ok(None);
+        };
         let mut exit_before_eof = live.child.exit();
         let last = cut || (process == Process::Fresh && !keep);
         // A script with nothing after its marker (no cut frame, no EOF) has
@@ -464,7 +467,7 @@ impl<'a> SharedChild<'a> {
             script.eof = false; // the process goes on: no EOF was sent
             live.child.collect_effects(Duration::ZERO);
             if !self.proven_synchronous() {
-                self.catch_stragglers(&mut live.child, &script, &recorder);
+                self.catch_stragglers(&mut live.child, &script, &recorder, answered);
             }
         }
         // An effect that still comes late could be pinned on the wrong
@@ -512,11 +515,14 @@ impl<'a> SharedChild<'a> {
         !self.straggles && self.synchronous >= PROVEN_SYNCHRONOUS
     }
 
-    /// Waits a short quiet for effects after the marker's answer, and learns
-    /// from what came whether the server acts synchronously.
-    fn catch_stragglers(&mut self, child: &mut ChildGateway, script: &Script, recorder: &Recorder) {
+    /// Waits a short quiet for effects after the marker's answer (`answered`),
+    /// and learns from what came whether the server acts synchronously. The
+    /// quiet counts from the answer, or from the latest effect if one came
+    /// after it: the brief wait for misread answers, also counted from the
+    /// marker's answer, may have kept it already.
+    fn catch_stragglers(&mut self, child: &mut ChildGateway, script: &Script, recorder: &Recorder, answered: Instant) {
         let by_marker = recorder.actions().len();
-        child.collect_effects(self.target.limits.quiet / 5);
+        child.collect_effects_after(answered, self.target.limits.quiet / 5);
         let valid_calls: usize = script
             .frames
             .iter()
