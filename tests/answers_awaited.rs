@@ -10,7 +10,8 @@
 //! `json` reads them: `method` or `id` twice; a response that also carries
 //! a `method`; an id past 64 bits, or `true`) is waited for as well,
 //! briefly, so its effect is seen rather than cancelled at EOF or left to
-//! act during the next script.
+//! act during the next script; not by a hunt that reads neither effects nor
+//! such answers (`liveness`).
 
 mod common;
 
@@ -137,4 +138,24 @@ fn a_rejected_frame_misread_as_a_call_is_seen_acting_before_eof_and_before_the_n
         }
         assert_eq!(shared.sharing().off, None, "{kind:?}: the misread call acted within its own script");
     }
+}
+
+#[test]
+fn a_hunt_that_reads_neither_effects_nor_those_answers_does_not_wait_for_a_misread_call() {
+    // `liveness` reads neither what a call does nor what a must-reject frame
+    // gets for an answer: the misread call's 0.3 s is not waited for, and
+    // its effect, coming during the next script, gives nothing up.
+    let target = cancelling();
+    let dup = Step::Ambiguity(Ambiguity { kind: ambiguity::Kind::DupMethod, tool: 0, depth: 0 });
+    let spec = ScriptSpec { steps: vec![dup], ..valid(0) };
+    let mut waiting = SharedChild::new(&target).focused(Some(CheckId::ExactlyOnce));
+    let (_, obs, _) = waiting.run(&spec, 1).unwrap().expect("the script shares");
+    assert_eq!(obs.effects.len(), 1, "a hunt that reads effects waits for the misread call");
+    let mut liveness = SharedChild::new(&target).focused(Some(CheckId::Liveness));
+    let (_, obs, violations) = liveness.run(&spec, 2).unwrap().expect("the script shares");
+    assert!(obs.effects.is_empty(), "not waited for: {:?}", obs.effects);
+    assert!(violations.iter().all(|v| v.check != CheckId::Liveness), "{violations:?}");
+    let (script, obs, violations) = liveness.run(&valid(1), 3).unwrap().expect("the next script shares");
+    assert!(violations.is_empty(), "{}", report::session(&script, &obs, &violations));
+    assert_eq!(liveness.sharing().off, None, "a late effect gives up nothing a liveness hunt reads");
 }

@@ -436,9 +436,14 @@ impl<'a> SharedChild<'a> {
         // misread frame by the marker's answer. One that answers
         // concurrently may answer the marker first, whatever it showed of
         // its valid calls: the answer a misread frame would get is waited
-        // for, whichever check is hunted, as a misread call acting during a
-        // later script would give sharing up.
-        if self.proven_synchronous() && self.answers_after == Some(Duration::ZERO) {
+        // for, as a misread call acting during a later script would give
+        // sharing up, and its answer would land in that script's stdout.
+        // A hunt that reads neither effects nor the answers of the frames
+        // that could be misread (`liveness`) cannot be misled by either:
+        // there, it is not waited for.
+        let effects_read = self.focus.is_none_or(CheckId::reads_effects);
+        let misread_read = effects_read || whole.iter().any(|f| f.id_if_misread().is_some() && reads(f));
+        if !misread_read || self.proven_synchronous() && self.answers_after == Some(Duration::ZERO) {
             awaited.misread.clear();
         }
         let Some((mut stdout, answered)) = self.until_marker(&mut live.child, awaited, process)? else {
@@ -473,7 +478,6 @@ impl<'a> SharedChild<'a> {
         // An effect that still comes late could be pinned on the wrong
         // script, so the first one turns sharing off for good, unless the
         // hunted check reads no effects.
-        let effects_read = self.focus.is_none_or(CheckId::reads_effects);
         if effects_read && self.target.late_effects.load(Ordering::Relaxed) > late_before {
             self.turn_off(Off::LateEffect);
             return Ok(None);
