@@ -266,7 +266,7 @@ pub struct Awaited {
     /// Owed to valid tool calls, which take as long as their tool.
     pub calls: Vec<Id>,
     /// Not owed: they come only if the gateway misreads a must-reject frame
-    /// as the call it resembles ([`crate::frame::Frame::id_if_misread`]).
+    /// as the call it resembles ([`crate::frame::Frame::ids_if_misread`]).
     /// A correct gateway never sends them, so they are waited for briefly;
     /// but that call, cancelled at EOF or acting during a later session,
     /// would otherwise hide its effect.
@@ -297,7 +297,7 @@ impl Awaited {
                 Expect::Act(_) => awaited.calls.extend(f.owed_ids()),
                 _ => awaited.requests.extend(f.owed_ids()),
             }
-            awaited.misread.extend(f.id_if_misread());
+            awaited.misread.extend(f.ids_if_misread());
             awaited.anonymous += usize::from(f.owes_anonymous_error());
         }
         awaited

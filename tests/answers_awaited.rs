@@ -159,3 +159,49 @@ fn a_hunt_that_reads_neither_effects_nor_those_answers_does_not_wait_for_a_misre
     assert!(violations.is_empty(), "{}", report::session(&script, &obs, &violations));
     assert_eq!(liveness.sharing().off, None, "a late effect gives up nothing a liveness hunt reads");
 }
+
+#[test]
+fn a_shared_process_waits_for_a_call_past_its_learned_wait_while_the_server_is_busy() {
+    // Calls answer at once, so a shared process learns to wait for one only
+    // a few milliseconds; then the fourth spends 0.4 s on the CPU, as a call
+    // slowed by processes starting beside it would. While the server stays
+    // busy, its answer is waited for, and the call acts within its script.
+    let target = python_server("cancels_on_eof.py", &["0", "4:0.4:spin"], Limits::default());
+    let mut shared = SharedChild::new(&target);
+    for salt in 1..=4 {
+        let (script, obs, violations) = shared.run(&valid(1), salt).unwrap().expect("valid calls share");
+        assert!(violations.is_empty(), "script {salt}: {}", report::session(&script, &obs, &violations));
+        assert_eq!(obs.effects.len(), 1, "script {salt}: its call acted within it");
+    }
+    assert_eq!(shared.sharing().off, None);
+}
+
+#[test]
+fn every_request_on_a_misreadable_line_is_a_possible_answer() {
+    // Python's and Node's line readers split a lone CR; a reader of
+    // concatenated values reads each; a server that takes batches where
+    // the revision forbids them runs each element.
+    use portcullis::attack::concat::{self, Concat, Sep};
+    use portcullis::attack::terminator::{self, Terminator};
+    let cr = Step::Terminator(Terminator { kind: terminator::Kind::CrSeparated, tool: 0 });
+    let two = Step::Concat(Concat { kind: concat::Kind::TwoCalls, sep: Sep::Nothing, tool: 0 });
+    let batch = Step::JsonRpc(JsonRpc { kind: Kind::Batch, tool: 0 });
+    // Batches are forbidden from 2025-06-18 on.
+    for step in [cr, two, batch] {
+        let spec = ScriptSpec::whole(Revision::R2025_06_18, vec![step.clone()]);
+        let script = spec.render(&portcullis::Catalogue::reference(), 1);
+        let frame = script.frames.last().unwrap();
+        let ids: Vec<serde_json::Value> = serde_json::Deserializer::from_slice(&frame.bytes)
+            .into_iter::<serde_json::Value>()
+            .map_while(Result::ok)
+            .flat_map(|v| match v {
+                serde_json::Value::Array(items) => items,
+                one => vec![one],
+            })
+            .filter_map(|r| r.get("id").cloned())
+            .collect();
+        assert!(ids.len() >= 2, "{step:?}: {}", String::from_utf8_lossy(&frame.bytes));
+        assert!(frame.expect.rule().is_some(), "{step:?} is must-reject");
+        assert_eq!(frame.ids_if_misread(), ids, "{step:?}");
+    }
+}

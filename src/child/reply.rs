@@ -1,6 +1,7 @@
 //! Waiting for the answer to one request on a child's stdout.
 
 use super::ChildGateway;
+use super::busy::Busy;
 use super::owed::{Possible, answered_ids, same_request};
 use crate::protocol::Id;
 use crate::seam::Gateway;
@@ -34,7 +35,8 @@ pub(crate) struct Waits {
 /// Reads stdout until the response with id `id` has arrived, the child
 /// ends, or `bound` runs out; then, as a server that answers requests
 /// concurrently may answer them after it, until the `waits` are over too,
-/// each for at most its own wait from then. An answer whose id comes back
+/// each for at most its own wait from then, and an owed one longer while
+/// the child stays busy (within `bound`). An answer whose id comes back
 /// retyped counts (see [`same_request`]). Each line is parsed once, as it
 /// completes. `None` if the response never came.
 pub(crate) fn await_reply(child: &mut ChildGateway, id: &Value, waits: Waits, bound: Duration) -> Option<Answer> {
@@ -42,6 +44,7 @@ pub(crate) fn await_reply(child: &mut ChildGateway, id: &Value, waits: Waits, bo
     let deadline = Instant::now() + bound;
     let (mut out, mut scanned, mut reply) = (Vec::new(), 0, None::<(Value, Instant)>);
     let mut last_owed = None;
+    let mut busy = None;
     loop {
         let ended = child.exit().ended();
         out.extend(child.take_stdout());
@@ -68,6 +71,14 @@ pub(crate) fn await_reply(child: &mut ChildGateway, id: &Value, waits: Waits, bo
         if let Some((_, at)) = &reply {
             let waits = owed.iter().map(|o| o.1).chain(misread.pending().iter().map(|o| o.1));
             let until = *at + waits.max().unwrap_or_default();
+            // An answer still owed when its wait runs out, from a server at
+            // work on the CPU (slowed by processes starting beside it, say),
+            // is waited for while it stays busy, within the bound.
+            let behind = !owed.is_empty() && now >= until && now < deadline.max(until);
+            if behind && busy.get_or_insert_with(|| Busy::watch(child.id())).busy() {
+                child.wait_stdout((now + Duration::from_millis(5)).min(deadline));
+                continue;
+            }
             if owed.is_empty() && misread.pending().is_empty() || ended || now >= until {
                 let owed_after =
                     owed.is_empty().then(|| last_owed.map_or(Duration::ZERO, |l| l.saturating_duration_since(*at)));

@@ -4,7 +4,8 @@ are answered "Connection closed" and never act. Its tool `fetch` GETs its
 `url` argument after DELAY seconds (the first argument, default 0.3), as a
 tool that does real work would. A client that closes stdin before its answer
 has come loses the call. A second argument N:SECONDS makes the Nth valid
-call take SECONDS instead, as a call that meets a slow site would. Used by
+call take SECONDS instead, as a call that meets a slow site would; with
+N:SECONDS:spin, it spends them busy on the CPU, as a call that computes. Used by
 tests/answers_awaited.rs and tests/shared.rs; standard library only (with
 mcp_stdio.py beside it)."""
 
@@ -20,8 +21,11 @@ in_flight = {}  # request id (as JSON text) -> request, until it acts
 closing = False
 
 
-def call(request, delay):
-    time.sleep(delay)
+def call(request, delay, spin=False):
+    until = time.monotonic() + delay
+    while spin and time.monotonic() < until:
+        pass
+    time.sleep(max(0.0, until - time.monotonic()))
     key = json.dumps(request["id"])
     with lock:
         if closing:
@@ -43,7 +47,8 @@ def valid_call(request):
 def main():
     global closing
     delay = float(sys.argv[1]) if len(sys.argv) > 1 else 0.3
-    slow_nth, slow_delay = sys.argv[2].split(":") if len(sys.argv) > 2 else ("0", "0")
+    slow = (sys.argv[2] if len(sys.argv) > 2 else "0:0").split(":")
+    slow_nth, slow_delay, spin = slow[0], slow[1], slow[2:] == ["spin"]
     calls = 0
     for request in requests():
         method, rid = request.get("method"), request.get("id")
@@ -53,8 +58,9 @@ def main():
             with lock:
                 in_flight[json.dumps(rid)] = request
             calls += 1
-            took = float(slow_delay) if calls == int(slow_nth) else delay
-            threading.Thread(target=call, args=(request, took), daemon=True).start()
+            slow = calls == int(slow_nth)
+            took = float(slow_delay) if slow else delay
+            threading.Thread(target=call, args=(request, took, slow and spin), daemon=True).start()
         elif rid is not None:
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
     with lock:

@@ -442,7 +442,7 @@ impl<'a> SharedChild<'a> {
         // that could be misread (`liveness`) cannot be misled by either:
         // there, it is not waited for.
         let effects_read = self.focus.is_none_or(CheckId::reads_effects);
-        let misread_read = effects_read || whole.iter().any(|f| f.id_if_misread().is_some() && reads(f));
+        let misread_read = effects_read || whole.iter().any(|f| !f.ids_if_misread().is_empty() && reads(f));
         if !misread_read || self.proven_synchronous() && self.answers_after == Some(Duration::ZERO) {
             awaited.misread.clear();
         }
