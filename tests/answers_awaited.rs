@@ -155,8 +155,11 @@ fn a_hunt_that_reads_neither_effects_nor_those_answers_does_not_wait_for_a_misre
     let (_, obs, violations) = liveness.run(&spec, 2).unwrap().expect("the script shares");
     assert!(obs.effects.is_empty(), "not waited for: {:?}", obs.effects);
     assert!(violations.iter().all(|v| v.check != CheckId::Liveness), "{violations:?}");
+    // The misread call's answer may land in this script's stdout, which a
+    // liveness hunt does not read.
     let (script, obs, violations) = liveness.run(&valid(1), 3).unwrap().expect("the next script shares");
-    assert!(violations.is_empty(), "{}", report::session(&script, &obs, &violations));
+    let live = violations.iter().all(|v| v.check != CheckId::Liveness);
+    assert!(live, "{}", report::session(&script, &obs, &violations));
     assert_eq!(liveness.sharing().off, None, "a late effect gives up nothing a liveness hunt reads");
 }
 
