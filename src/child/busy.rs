@@ -13,7 +13,7 @@
 //! `uvx`, a shell) waits, idle, for the server it started, which does the
 //! work of exiting.
 
-use super::members::members;
+use super::members::{member_of, members};
 use std::time::{Duration, Instant};
 
 /// How recently the child must have used CPU time to count as busy: the
@@ -29,6 +29,8 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(10);
 #[derive(Debug)]
 pub(crate) struct Busy {
     pgid: u32,
+    /// Only the leader's CPU time counts.
+    leader: bool,
     ticks: Option<u64>,
     grew: Option<Instant>,
     sampled: Option<Instant>,
@@ -39,7 +41,18 @@ impl Busy {
     /// look ([`Busy::busy`]): most children exit within their grace, and a
     /// sample reads every process's stat.
     pub(crate) fn watch(pgid: u32) -> Busy {
-        Busy { pgid, ticks: None, grew: None, sampled: None }
+        Busy { pgid, leader: false, ticks: None, grew: None, sampled: None }
+    }
+
+    /// Watches the leader of group `pgid` alone, from a sample taken now,
+    /// which does not count as growth: it is busy only once its CPU time has
+    /// grown since. For a wait that most often ends without a look, where
+    /// reading one process's stat costs little and a scan of every one
+    /// would cost each wait; a launcher that waits for its server shows
+    /// no growth.
+    pub(crate) fn watch_leader_from_now(pgid: u32) -> Busy {
+        let ticks = leader_ticks(pgid);
+        Busy { pgid, leader: true, ticks, grew: None, sampled: Some(Instant::now()) }
     }
 
     /// Whether the group's CPU time has grown within [`RECENT`], as far as
@@ -51,7 +64,7 @@ impl Busy {
         if self.sampled.is_none_or(|at| at.elapsed() >= SAMPLE_EVERY) {
             let first = self.sampled.is_none();
             self.sampled = Some(Instant::now());
-            let now = group_ticks(self.pgid);
+            let now = if self.leader { leader_ticks(self.pgid) } else { group_ticks(self.pgid) };
             // A member that exits takes its time out of the sum: only growth
             // counts, from whatever the sum is now.
             let grown = matches!((self.ticks, now), (Some(before), Some(now)) if now > before);
@@ -62,6 +75,11 @@ impl Busy {
         }
         self.ticks.is_some() && self.grew.is_some_and(|at| at.elapsed() < RECENT)
     }
+}
+
+/// User and system CPU time of the leader of group `pgid`, in clock ticks.
+fn leader_ticks(pgid: u32) -> Option<u64> {
+    member_of(pgid, pgid).map(|m| m.ticks)
 }
 
 /// User and system CPU time of every process in group `pgid`, in clock
@@ -84,8 +102,12 @@ mod tests {
 
     /// Whether the group counts as busy after 200 ms of looks, 20 ms apart.
     fn busy_after_a_while(child: &Child) -> bool {
+        looked_at(Busy::watch(child.id()))
+    }
+
+    /// Whether `watch` counts its group as busy after 200 ms of looks.
+    fn looked_at(mut watch: Busy) -> bool {
         std::thread::sleep(Duration::from_millis(50));
-        let mut watch = Busy::watch(child.id());
         for _ in 0..10 {
             watch.busy();
             std::thread::sleep(Duration::from_millis(20));
@@ -106,5 +128,22 @@ mod tests {
         }
         assert_eq!(busy, [true, true, false], "spinning, led by the spinner or by a shell waiting for it; asleep");
         assert!(!Busy::watch(u32::MAX).busy(), "no such group");
+    }
+
+    #[test]
+    fn a_leader_watched_from_now_is_busy_only_once_its_own_time_grows() {
+        let spin = "while :; do :; done";
+        let mut groups = [group(spin), group(&format!("sh -c '{spin}'; true")), group("sleep 5")];
+        let busy: Vec<bool> = groups.iter().map(|g| looked_at(Busy::watch_leader_from_now(g.id()))).collect();
+        for g in &mut groups {
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(g.id() as i32), nix::sys::signal::SIGKILL);
+            let _ = g.wait();
+        }
+        assert_eq!(busy, [true, false, false], "a spinning leader; a shell waiting for a spinner; asleep");
+        let mut idle = group("sleep 5");
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!Busy::watch_leader_from_now(idle.id()).busy(), "its first look is not growth");
+        let _ = idle.kill();
+        let _ = idle.wait();
     }
 }

@@ -19,7 +19,7 @@ pub(crate) fn members(pgid: u32) -> Option<Vec<Member>> {
 }
 
 /// Process `pid`, if it is still there and in group `pgid`.
-fn member_of(pid: u32, pgid: u32) -> Option<Member> {
+pub(crate) fn member_of(pid: u32, pgid: u32) -> Option<Member> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may hold spaces and parentheses: fields count from
     // after its closing one, where field 3 (the state) comes first.

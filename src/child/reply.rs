@@ -56,6 +56,11 @@ pub(crate) fn await_reply(child: &mut ChildGateway, id: &Value, waits: Waits, bo
                 scanned = line.start;
                 out.drain(line);
                 reply = Some((v, Instant::now()));
+                // Only an answer still owed then is waited for past its
+                // wait while the server keeps busy: from here on.
+                if !owed.is_empty() {
+                    busy = Some(Busy::watch_leader_from_now(child.id()));
+                }
                 continue;
             }
             let before = owed.len();
@@ -72,10 +77,13 @@ pub(crate) fn await_reply(child: &mut ChildGateway, id: &Value, waits: Waits, bo
             let waits = owed.iter().map(|o| o.1).chain(misread.pending().iter().map(|o| o.1));
             let until = *at + waits.max().unwrap_or_default();
             // An answer still owed when its wait runs out, from a server at
-            // work on the CPU (slowed by processes starting beside it, say),
-            // is waited for while it stays busy, within the bound.
+            // work on the CPU since the reply (slowed by processes starting
+            // beside it, say), is waited for while it stays busy, within the
+            // bound. Only the leader's CPU time is read: most waits end
+            // without a look, and each look at the group would read every
+            // process's stat.
             let behind = !owed.is_empty() && now >= until && now < deadline.max(until);
-            if behind && busy.get_or_insert_with(|| Busy::watch(child.id())).busy() {
+            if behind && busy.as_mut().is_some_and(Busy::busy) {
                 child.wait_stdout((now + Duration::from_millis(5)).min(deadline));
                 continue;
             }
