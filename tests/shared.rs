@@ -12,6 +12,8 @@
 //! effect when the hunted check reads none. Sessions that must run whole in
 //! a process of their own count toward those that run alone, and when
 //! starts are slow a call before `initialize` and a cut at EOF share one.
+//! A job's processes are ended together: each sees EOF before any is
+//! killed.
 
 mod common;
 
@@ -329,4 +331,21 @@ fn a_late_effect_gives_sharing_up_only_when_the_hunted_check_reads_effects() {
         assert_eq!(target.late_effects.load(std::sync::atomic::Ordering::Relaxed), 1, "{focus}");
         assert_eq!(shared.sharing().off.is_none(), kept, "{focus}: {:?}", shared.sharing());
     }
+}
+
+#[test]
+fn a_job_ends_its_processes_together_each_seeing_eof_before_any_is_killed() {
+    // Each takes 5 s to exit at EOF, so each is ended by SIGTERM once its
+    // grace runs out. Ended one after another, each would see EOF only
+    // once the one before was killed.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let target = python_server("slow_exit.py", &[log.to_str().unwrap()], Limits::default());
+    let mut shared = SharedChild::new(&target);
+    shared.warm(&Revision::ALL).unwrap();
+    drop(shared);
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let n = Revision::ALL.len();
+    let expected: Vec<&str> = std::iter::repeat_n("eof", n).chain(std::iter::repeat_n("term", n)).collect();
+    assert_eq!(lines.lines().collect::<Vec<_>>(), expected);
 }

@@ -61,12 +61,13 @@ fn group_gone(pgid: Pid, wait: Duration) -> bool {
     true
 }
 
-/// Ends the group led by `child`: waits `grace` for the leader to exit on its
-/// own, then sends SIGTERM to the group, waits `grace`, then SIGKILL. Returns
-/// the leader's status when it could be reaped.
-pub fn end(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
+/// Ends the group led by `child`: waits `own` for the leader to exit on its
+/// own (what is left of its grace since its stdin closed), then sends
+/// SIGTERM to the group, waits `grace`, then SIGKILL. Returns the leader's
+/// status when it could be reaped.
+pub fn end(child: &mut Child, own: Duration, grace: Duration) -> Option<ExitStatus> {
     let pgid = Pid::from_raw(child.id() as i32);
-    let mut status = wait_for(child, grace);
+    let mut status = wait_for(child, own);
     if status.is_none() || group_alive(pgid) {
         let _ = killpg(pgid, Signal::SIGTERM);
         status = status.or_else(|| wait_for(child, grace));
@@ -100,7 +101,8 @@ mod tests {
         let _ = child.wait();
         let mut sleeper = std::process::Command::new("sleep").arg("5").process_group(0).spawn().unwrap();
         assert!(alive(&sleeper), "a sleeping group is");
-        assert!(end(&mut sleeper, Duration::from_millis(50)).is_some(), "and is ended");
+        let grace = Duration::from_millis(50);
+        assert!(end(&mut sleeper, grace, grace).is_some(), "and is ended");
         assert!(!alive(&sleeper));
     }
 }

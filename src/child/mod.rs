@@ -224,6 +224,8 @@ pub struct ChildGateway {
     err_taken: usize,
     status: Option<ExitStatus>,
     last_write: Instant,
+    /// When stdin was closed, if it was.
+    closed_at: Option<Instant>,
     limits: Limits,
     /// How long effects may still be in delivery once the child and every
     /// process it started are gone.
@@ -306,6 +308,7 @@ impl ChildGateway {
             err_taken: 0,
             status: None,
             last_write: Instant::now(),
+            closed_at: None,
             limits: target.limits,
             after_exit: target.limits.after_exit(),
             delivered: false,
@@ -445,6 +448,7 @@ impl Gateway for ChildGateway {
         self.writer = None;
         self.stdin_pipe = None;
         self.last_write = Instant::now();
+        self.closed_at.get_or_insert(self.last_write);
         Ok(())
     }
 
@@ -581,7 +585,9 @@ impl Drop for ChildGateway {
         self.writer = None;
         self.stdin_pipe = None;
         let grace = self.limits.quiet.max(Duration::from_millis(100)).min(self.limits.timeout);
-        group::end(&mut self.child, grace);
+        // A child whose stdin closed earlier has had part of its grace.
+        let own = self.closed_at.map_or(grace, |at| (at + grace).saturating_duration_since(Instant::now()));
+        group::end(&mut self.child, own, grace);
         if let Some(home) = self.home.take() {
             self.homes.remove(home);
         }

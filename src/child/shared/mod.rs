@@ -544,8 +544,14 @@ impl<'a> SharedChild<'a> {
 }
 
 impl Drop for SharedChild<'_> {
-    /// Waits for processes still starting, and so ends them.
+    /// Closes every process's stdin before any is ended, so that their
+    /// exits overlap rather than each taking its grace in turn; waits for
+    /// processes still starting, and so ends them.
     fn drop(&mut self) {
+        let processes = self.live.iter_mut().chain(&mut self.standby).map(|l| &mut l.child);
+        for child in processes.chain(&mut self.spare) {
+            let _ = child.close_stdin();
+        }
         for s in self.starting.drain(..) {
             let _ = s.thread.join();
         }
