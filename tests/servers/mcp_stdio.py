@@ -1,10 +1,9 @@
 """What the test servers beside it share (cancels_on_eof.py,
 acts_after_answer.py, remembers.py, reads_robots.py, slow_exit.py):
 JSON-RPC lines written whole under one lock, the requests read from stdin
-(a line that does not
-parse is answered with a parse error, a value that is not an object is
-skipped), the answer to `initialize`, the GET their tools perform, and a
-loop serving a list of tools. Standard library only."""
+(a line that does not parse is answered with a parse error, a value that is
+not an object is skipped), the answer to `initialize`, the GET their tools
+perform, and a loop serving a list of tools. Standard library only."""
 
 import json
 import sys
