@@ -12,10 +12,12 @@
 //!   default) and the lean one (`--mix lean`), which draws 16 times fewer
 //!   of the scripts that cost a process start; each cold (the clock runs
 //!   from the job's start, as a campaign's does, so its first sessions wait
-//!   for its shared processes to start, one per revision it draws) and warm
-//!   (the clock starts once they have, as the plain client's starts once
-//!   its server has: the rate a long campaign tends to). Scripts that need
-//!   a process of their own still start one on the clock, warm or cold.
+//!   for its shared processes to start, one per revision it draws, and
+//!   stops once they have ended) and warm (the clock starts once they have
+//!   started and stops at the last session, as the plain client's runs
+//!   from its server's start to its last call: the rate a long campaign
+//!   tends to). Scripts that need a process of their own still start one on
+//!   the clock, warm or cold.
 //!
 //! Keep-open runs go through [`SharedChild::session`] exactly as the CLI
 //! runs them, after a positive control (untimed, as the CLI's comes before
@@ -121,9 +123,6 @@ fn busy_seconds() -> f64 {
     (ticks.iter().sum::<f64>() - idle) / 100.0
 }
 
-/// Frames per second over `sessions` sessions, split across `jobs` threads
-/// (each kept to a core of its own when there are several, and drawing from
-/// its share of the revisions, as the CLI runs them), and the machine's busy
 /// How keep-open sessions run.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Share {
@@ -133,8 +132,9 @@ enum Share {
     /// job's start: its first sessions wait for the shared processes.
     Cold,
     /// Sharing, the clock starting once each job's shared processes (one
-    /// per revision it draws) are initialized, as the plain client's starts
-    /// once its server is: a rate a long campaign tends to.
+    /// per revision it draws) are initialized and stopping at the last
+    /// session, before they end, as the plain client's runs from its
+    /// server's start to its last call: a rate a long campaign tends to.
     Warm,
 }
 
@@ -154,6 +154,8 @@ fn fuzz_rate(server: &Server, sessions: usize, jobs: usize, share: Share, mix: M
     // Every job has its processes started before the clock starts, or none.
     let ready = &Barrier::new(jobs + 1);
     let clock = Mutex::new(None);
+    // When each job's last session ended, before its processes end.
+    let last = &Mutex::new(Vec::new());
     let frames: usize = std::thread::scope(|s| {
         let handles: Vec<_> = (0..jobs)
             .zip(&lists)
@@ -185,6 +187,7 @@ fn fuzz_rate(server: &Server, sessions: usize, jobs: usize, share: Share, mix: M
                         let run = run.unwrap();
                         frames += run.0.frames.len();
                     }
+                    last.lock().unwrap().push(Instant::now());
                     frames
                 })
             })
@@ -194,8 +197,13 @@ fn fuzz_rate(server: &Server, sessions: usize, jobs: usize, share: Share, mix: M
         handles.into_iter().map(|h| h.join().unwrap()).sum()
     });
     let (started, busy) = clock.into_inner().unwrap().expect("the clock started");
-    let seconds = started.elapsed().as_secs_f64();
-    (frames as f64 / seconds, (busy_seconds() - busy) / seconds)
+    let stopped = match share {
+        Share::Warm => last.lock().unwrap().iter().copied().max().expect("a job ended"),
+        _ => Instant::now(),
+    };
+    let busy = busy_seconds() - busy;
+    let seconds = (stopped - started).as_secs_f64();
+    (frames as f64 / seconds, busy / ((Instant::now() - started).as_secs_f64()))
 }
 
 fn mean(xs: &[(f64, f64)]) -> (f64, f64) {
