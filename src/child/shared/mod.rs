@@ -232,11 +232,11 @@ impl<'a> SharedChild<'a> {
     /// Writes the next `ping` marker and reads stdout until its answer and
     /// the `awaited` ones (see [`marker`]), learning how late a server
     /// answers after the marker: the stdout before it all and when the
-    /// marker's answer came, or `None`. A
-    /// valid tool call's answer is waited for as long as the server's calls
-    /// have shown they may take ([`HEADROOM`] times the slowest, the timeout
-    /// until one was answered): a call still in flight would act during a
-    /// later script, which gives sharing up.
+    /// marker's answer came, or `None`. A valid tool call's answer is waited
+    /// for as long as the server's calls have shown they may take
+    /// ([`HEADROOM`] times the slowest, the timeout until one was answered):
+    /// a call still in flight would act during a later script, which gives
+    /// sharing up.
     ///
     /// The `misread` ids, which come only if the server misread a
     /// must-reject frame as a call, are waited for briefly, until they come
@@ -442,7 +442,7 @@ impl<'a> SharedChild<'a> {
         // that could be misread (`liveness`) cannot be misled by either:
         // there, it is not waited for.
         let effects_read = self.focus.is_none_or(CheckId::reads_effects);
-        let misread_read = effects_read || whole.iter().any(|f| !f.ids_if_misread().is_empty() && reads(f));
+        let misread_read = effects_read || whole.iter().any(|f| reads(f) && !f.ids_if_misread().is_empty());
         if !misread_read || self.proven_synchronous() && self.answers_after == Some(Duration::ZERO) {
             awaited.misread.clear();
         }
