@@ -582,11 +582,11 @@ impl ChildGateway {
 
 impl Drop for ChildGateway {
     fn drop(&mut self) {
-        self.writer = None;
-        self.stdin_pipe = None;
+        let _ = self.close_stdin();
         let grace = self.limits.quiet.max(Duration::from_millis(100)).min(self.limits.timeout);
         // A child whose stdin closed earlier has had part of its grace.
-        let own = self.closed_at.map_or(grace, |at| (at + grace).saturating_duration_since(Instant::now()));
+        let closed = self.closed_at.unwrap_or_else(Instant::now);
+        let own = (closed + grace).saturating_duration_since(Instant::now());
         group::end(&mut self.child, own, grace);
         if let Some(home) = self.home.take() {
             self.homes.remove(home);

@@ -82,7 +82,7 @@ pub(crate) fn await_reply(child: &mut ChildGateway, id: &Value, waits: Waits, bo
             // bound. Only the leader's CPU time is read: most waits end
             // without a look, and each look at the group would read every
             // process's stat.
-            let behind = !owed.is_empty() && now >= until && now < deadline.max(until);
+            let behind = !owed.is_empty() && now >= until && now < deadline;
             if behind && busy.as_mut().is_some_and(Busy::busy) {
                 child.wait_stdout((now + Duration::from_millis(5)).min(deadline));
                 continue;
