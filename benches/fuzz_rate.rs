@@ -171,7 +171,8 @@ fn fuzz_rate(server: &Server, sessions: usize, jobs: usize, share: Share, mix: M
                     let fresh = share == Share::No;
                     let t = target(server).started_ahead(usize::from(fresh)).learning_with(measured);
                     let revisions = revision_share(&Revision::ALL, j, jobs);
-                    let cfg = HuntConfig { revisions, focus: server.focus, mix, ..HuntConfig::default() };
+                    let cases = specs.len() as u32;
+                    let cfg = HuntConfig { revisions, focus: server.focus, mix, cases, ..HuntConfig::default() };
                     let mut shared = SharedChild::for_campaign(&t, &cfg, jobs);
                     if share == Share::Warm {
                         shared.warm(&cfg.revisions).expect("the shared processes start");

@@ -306,6 +306,12 @@ impl Mix {
             Mix::Lean => LEAN,
         }
     }
+
+    /// About how many scripts this mix draws to each one that needs a
+    /// process of its own.
+    pub fn own_process_every(self) -> u32 {
+        7 * self.rarity()
+    }
 }
 
 impl FromStr for Mix {

@@ -12,6 +12,8 @@
 //! effect when the hunted check reads none. Sessions that must run whole in
 //! a process of their own count toward those that run alone, and when
 //! starts are slow a call before `initialize` and a cut at EOF share one.
+//! A spare is spawned only while the sessions left may use it, and a
+//! retired process is replaced only while sessions are left.
 //! A job's processes are ended together: each sees EOF before any is
 //! killed.
 
@@ -221,14 +223,47 @@ fn a_script_cut_at_eof_runs_in_the_spare_and_the_shared_process_goes_on() {
 }
 
 #[test]
+fn a_spare_is_spawned_only_while_the_sessions_left_may_use_it() {
+    // Every start takes 0.2 s. A job of 100 sessions with a core to spare
+    // spawns a spare at its second: two starts by its third.
+    let spec = |steps| ScriptSpec::whole(Revision::R2025_06_18, steps);
+    let control = || spec(vec![Step::Control(0)]);
+    let run = |shared: &mut SharedChild, scripts: Vec<ScriptSpec>| {
+        for (salt, spec) in scripts.into_iter().enumerate() {
+            let (script, obs, v) = shared.session(&spec, salt as u32).unwrap();
+            assert!(v.is_empty(), "{}", report::session(&script, &obs, &v));
+            // Time for a process spawned meanwhile to count its start.
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+    };
+    let state = tempfile::tempdir().unwrap();
+    let target = concurrent(&[state.path().to_str().unwrap(), "0", "0", "0.2"], Limits::default());
+    let mut shared = SharedChild::new(&target).ahead(&[Revision::R2025_06_18], 1).cases(100);
+    run(&mut shared, vec![control(), control(), control()]);
+    drop(shared);
+    assert_eq!(starts(&state), if spare_core() { 2 } else { 1 }, "the shared process and a spare");
+    // A job of 3 sessions cannot expect its last to need a process of its
+    // own: no spare. And when its last cuts a frame at EOF, which ends the
+    // shared process, nothing replaces it.
+    let state = tempfile::tempdir().unwrap();
+    let target = concurrent(&[state.path().to_str().unwrap(), "0", "0", "0.2"], Limits::default());
+    let mut shared = SharedChild::new(&target).ahead(&[Revision::R2025_06_18], 1).cases(3);
+    let cut = spec(vec![Step::Control(0), Step::Truncate(Truncate { kind: Kind::AtEof, tool: 0, cut: 7 })]);
+    run(&mut shared, vec![control(), control(), cut]);
+    assert_eq!(shared.sharing().costly, 1, "{:?}", shared.sharing());
+    drop(shared);
+    assert_eq!(starts(&state), 1, "the shared process alone");
+}
+
+#[test]
 fn when_starts_are_slow_a_call_before_initialize_and_a_cut_at_eof_take_one_start() {
     // The reference behind a 0.2 s start, counting its starts. The early
     // call runs whole in a process of its own (the spare, with a core to
-    // spare, which is replaced), kept on standby without EOF; the cut ends
-    // that process, not the shared one, and needs no start of its own: two
-    // starts with a spare core (the shared process, the spare the early
-    // call took) and the spare's replacement, one without. Before, the cut
-    // took the next spare (or ended the shared process, which was replaced).
+    // spare; one started then, without), kept on standby without EOF, and a
+    // spare is spawned for the next; the cut ends the early call's process,
+    // not the shared one, and needs no start of its own: three starts (the
+    // shared process, the early call's, the spare). Before, the cut took
+    // the spare, which was replaced.
     // A session run alone is never kept on standby.
     let state = tempfile::tempdir().unwrap();
     let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
@@ -253,7 +288,7 @@ fn when_starts_are_slow_a_call_before_initialize_and_a_cut_at_eof_take_one_start
         std::thread::sleep(std::time::Duration::from_millis(300));
     }
     assert_eq!(shared.sharing().costly, 1, "only the early call cost a start: {:?}", shared.sharing());
-    assert_eq!(starts(&state), if spare_core() { 3 } else { 2 });
+    assert_eq!(starts(&state), 3);
     // Neither ran whole to EOF, so session 32 runs alone: to EOF, not kept
     // on standby, and it counts, so session 33 shares.
     for salt in 6..=33 {

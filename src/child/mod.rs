@@ -180,9 +180,10 @@ impl ChildTarget {
 
     /// A process for a session of its own, like [`Target::start`], but
     /// taken from `spare` (spawned ahead, so it started meanwhile) when one
-    /// is there and still running; a new spare is spawned for next time.
-    /// The caller binds it to its session ([`ChildGateway::rebind`]).
-    pub(crate) fn start_from(&self, spare: &mut Option<ChildGateway>) -> Result<ChildGateway, Fault> {
+    /// is there and still running; a new spare is spawned for next time if
+    /// `another` is wanted. The caller binds it to its session
+    /// ([`ChildGateway::rebind`]).
+    pub(crate) fn start_from(&self, spare: &mut Option<ChildGateway>, another: bool) -> Result<ChildGateway, Fault> {
         self.set_aside_stale();
         let ready = spare.take().and_then(|mut c| c.poll().is_none().then_some(c));
         let child = match ready {
@@ -192,7 +193,9 @@ impl ChildTarget {
             }
             None => ChildGateway::spawn(self, 0, Recorder::new(), false)?,
         };
-        *spare = ChildGateway::spawn(self, 0, Recorder::new(), true).ok();
+        if another {
+            *spare = ChildGateway::spawn(self, 0, Recorder::new(), true).ok();
+        }
         Ok(child)
     }
 }

@@ -71,7 +71,7 @@ const ALONE_EVERY: u32 = 32;
 /// runs in the spare rather than ending the shared process, whose
 /// replacement would be waited for. A quicker start is better left to a
 /// replacement in the background, off the job's path.
-const SLOW_REPLACEMENT: Duration = Duration::from_millis(50);
+const SLOW_START: Duration = Duration::from_millis(50);
 
 /// Scripts in which every valid call's effect came before the marker's
 /// answer, with none after, that show a server acts synchronously.
@@ -121,10 +121,13 @@ pub struct SharedChild<'a> {
     /// revision cut at EOF to end: when starts are slow, one start serves
     /// the two scripts that each need a process of their own.
     standby: Vec<Live>,
-    /// How often sessions run alone is this many times rarer than
-    /// [`ALONE_EVERY`], as the campaign's [`Mix`] makes what needs a process
-    /// of its own rarer.
-    rarity: u32,
+    /// The campaign's mix: how often sessions run alone is as many times
+    /// rarer than [`ALONE_EVERY`] as it makes what needs a process of its
+    /// own, and how often a spare may expect to be used.
+    mix: Mix,
+    /// The sessions the job will ask for, when known: no process is
+    /// started that the sessions left cannot be expected to use.
+    cases: Option<u32>,
     sharing: Sharing,
     /// Revisions still to start in the background, one at a time, before
     /// they are first drawn.
@@ -150,7 +153,8 @@ impl<'a> SharedChild<'a> {
             calls_after: None,
             spare: None,
             standby: Vec::new(),
-            rarity: 1,
+            mix: Mix::Full,
+            cases: None,
             sharing: Sharing::default(),
             ahead: Vec::new(),
             core_to_spare: false,
@@ -162,14 +166,46 @@ impl<'a> SharedChild<'a> {
     /// check, running sessions alone as rarely as the mix asks, and
     /// starting the job's revisions ahead when a core is spare.
     pub fn for_campaign(target: &'a ChildTarget, cfg: &HuntConfig, jobs: usize) -> Self {
-        SharedChild::new(target).focused(cfg.focus).mixed(cfg.mix).ahead(&cfg.revisions, jobs)
+        SharedChild::new(target).focused(cfg.focus).mixed(cfg.mix).ahead(&cfg.revisions, jobs).cases(cfg.cases)
     }
 
     /// Runs sessions alone as rarely as `mix` draws scripts that need a
     /// process of their own.
     pub fn mixed(mut self, mix: Mix) -> Self {
-        self.rarity = mix.rarity();
+        self.mix = mix;
         self
+    }
+
+    /// The job will ask for `cases` sessions: a spare is spawned only while
+    /// the sessions left can be expected to use it, and a retired process
+    /// is replaced only while sessions are left. Sessions past `cases`
+    /// (shrinking a finding) are not counted on.
+    pub fn cases(mut self, cases: u32) -> Self {
+        self.cases = Some(cases);
+        self
+    }
+
+    /// The sessions the job will ask for after the current one, when known
+    /// and not yet past.
+    fn sessions_left(&self) -> Option<u32> {
+        self.cases?.checked_sub(self.sharing.sessions)
+    }
+
+    /// Whether a spare may expect to be used: the sessions left would draw
+    /// at least half a script that needs a process of its own, at the rate
+    /// seen so far (what cost a start), taken with one more drawn at the
+    /// mix's rate, so that the first sessions count on the mix.
+    fn spare_pays(&self) -> bool {
+        self.sessions_left().is_none_or(|left| {
+            let seen = f64::from(self.sharing.costly + 1);
+            let rate = seen / f64::from(self.sharing.sessions + self.mix.own_process_every());
+            f64::from(left) * rate >= 0.5
+        })
+    }
+
+    /// Whether processes take long to start ([`SLOW_START`]).
+    fn slow_starts(&self) -> bool {
+        self.sharing.quickest.is_some_and(|q| q >= SLOW_START)
     }
 
     /// Starts processes for the job's `revisions` ahead of need, in the
@@ -190,8 +226,7 @@ impl<'a> SharedChild<'a> {
     /// Whether a script cut at EOF should run in the spare: starts are
     /// slow, and a spare is there and running.
     fn cut_in_spare(&mut self) -> bool {
-        self.sharing.quickest.is_some_and(|q| q >= SLOW_REPLACEMENT)
-            && self.spare.as_mut().is_some_and(|c| c.poll().is_none())
+        self.slow_starts() && self.spare.as_mut().is_some_and(|c| c.poll().is_none())
     }
 
     /// The process on standby at `revision`, if one is and it still runs.
@@ -299,7 +334,7 @@ impl<'a> SharedChild<'a> {
     pub fn session(&mut self, spec: &ScriptSpec, salt: u32) -> Result<(Script, Observation, Vec<Violation>), Fault> {
         self.sharing.sessions += 1;
         self.start_ahead(spec.revision, false);
-        let alone = self.whole < self.sharing.sessions / (ALONE_EVERY * self.rarity);
+        let alone = self.whole < self.sharing.sessions / (ALONE_EVERY * self.mix.rarity());
         // The quick run's tokens are not the confirmation's: a server that
         // remembers a call (and ignores it the second time) still meets the
         // confirmation's as new. Flipping the top bit makes it the salt of a
@@ -325,11 +360,11 @@ impl<'a> SharedChild<'a> {
         }
         // The shared process ends first, so that nothing it still does (an
         // action it started after answering, say) lands in the fresh
-        // session. Its replacement starts meanwhile.
+        // session. Its replacement starts meanwhile, if sessions are left.
         self.standby.retain(|l| l.revision != spec.revision);
         if self.live.iter().any(|l| l.revision == spec.revision) {
             self.live.retain(|l| l.revision != spec.revision);
-            self.start_in_background(spec.revision);
+            self.replace(spec.revision);
         }
         let fresh = session(self.target, Policy::KeepOpen, spec, salt)?;
         if fresh.2.is_empty() {
@@ -378,7 +413,7 @@ impl<'a> SharedChild<'a> {
         };
         // A frame cut short at EOF ends its process: a process on standby,
         // else the spare when starts are slow, so the shared one goes on
-        // (see [`SLOW_REPLACEMENT`]).
+        // (see [`SLOW_START`]).
         let cut_in_shared = process == Process::Shared && script.ends_cut();
         let standby = if cut_in_shared { self.take_standby(spec.revision) } else { None };
         if cut_in_shared && standby.is_none() && self.cut_in_spare() {
@@ -390,7 +425,7 @@ impl<'a> SharedChild<'a> {
         let keep = process == Process::Fresh
             && spec.steps.iter().any(Step::before_handshake)
             && !script.ends_cut()
-            && self.sharing.quickest.is_some_and(|q| q >= SLOW_REPLACEMENT)
+            && self.slow_starts()
             && !self.standby.iter().any(|l| l.revision == spec.revision);
         let from_standby = standby.is_some();
         let mut live = match (process, standby) {
@@ -399,7 +434,10 @@ impl<'a> SharedChild<'a> {
                 Some(live) => live,
                 None => return Ok(None),
             },
-            (Process::Fresh, None) => Live { revision: spec.revision, child: self.target.start_from(&mut self.spare)? },
+            (Process::Fresh, None) => {
+                let another = self.spare_pays();
+                Live { revision: spec.revision, child: self.target.start_from(&mut self.spare, another)? }
+            }
         };
         let recorder = Recorder::new();
         live.child.rebind(recorder.clone(), salt);
@@ -411,12 +449,13 @@ impl<'a> SharedChild<'a> {
         let late_calls_before = self.target.late_calls.acted();
         // A frame cut short at EOF cannot be followed by a marker: the marker
         // goes before it, then EOF ends the process, as it ends a fresh one.
-        // Its replacement starts now, while the script runs.
+        // Its replacement starts now, while the script runs, if sessions are
+        // left.
         let stdin = script.stdin();
         let cut = script.ends_cut();
         if cut_in_shared && !from_standby {
             self.sharing.costly += 1;
-            self.start_in_background(spec.revision);
+            self.replace(spec.revision);
         }
         let whole = &script.frames[..script.frames.len() - usize::from(cut)];
         let cut_at = whole.iter().map(|f| f.bytes.len()).sum::<usize>();

@@ -25,7 +25,8 @@ impl SharedChild<'_> {
     /// Starts the next revision still to start ahead, other than `now`
     /// (which the caller starts), unless a start is already under way (one
     /// besides the one the job is `waiting` for); once all have started and
-    /// a shared process is live, spawns a spare.
+    /// a shared process is live, spawns a spare, if a core is spare and the
+    /// spare may expect to be used ([`SharedChild::spare_pays`]).
     pub(super) fn start_ahead(&mut self, now: Revision, waiting: bool) {
         let under_way = self.starting.iter().filter(|s| !s.thread.is_finished()).count();
         if self.disabled() || under_way > usize::from(waiting) {
@@ -40,8 +41,8 @@ impl SharedChild<'_> {
         }
         // Not before a shared process is live, so that the spare does not
         // slow the job's first start. Once spawned, a spare is replaced as
-        // it is taken ([`ChildTarget::start_from`]).
-        if self.core_to_spare && self.spare.is_none() && !self.live.is_empty() {
+        // it is taken ([`ChildTarget::start_from`]), while it pays.
+        if self.core_to_spare && self.spare.is_none() && !self.live.is_empty() && self.spare_pays() {
             self.spare = ChildGateway::spawn(self.target, 0, Recorder::new(), true).ok();
         }
     }
@@ -114,6 +115,14 @@ impl SharedChild<'_> {
             }
             self.start_ahead(revision, true);
             std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Starts the replacement of a retired process of `revision` in the
+    /// background, unless no session is left to use it.
+    pub(super) fn replace(&mut self, revision: Revision) {
+        if self.sessions_left() != Some(0) {
+            self.start_in_background(revision);
         }
     }
 
