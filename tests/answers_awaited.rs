@@ -15,7 +15,7 @@
 
 mod common;
 
-use common::python_server;
+use common::{python_server, python_server_launched};
 use portcullis::attack::Step;
 use portcullis::attack::ambiguity::{self, Ambiguity};
 use portcullis::attack::jsonrpc::{JsonRpc, Kind};
@@ -168,15 +168,20 @@ fn a_shared_process_waits_for_a_call_past_its_learned_wait_while_the_server_is_b
     // Calls answer at once, so a shared process learns to wait for one only
     // a few milliseconds; then the fourth spends 0.4 s on the CPU, as a call
     // slowed by processes starting beside it would. While the server stays
-    // busy, its answer is waited for, and the call acts within its script.
-    let target = python_server("cancels_on_eof.py", &["0", "4:0.4:spin"], Limits::default());
-    let mut shared = SharedChild::new(&target);
-    for salt in 1..=4 {
-        let (script, obs, violations) = shared.run(&valid(1), salt).unwrap().expect("valid calls share");
-        assert!(violations.is_empty(), "script {salt}: {}", report::session(&script, &obs, &violations));
-        assert_eq!(obs.effects.len(), 1, "script {salt}: its call acted within it");
+    // busy, its answer is waited for, and the call acts within its script:
+    // also when a launcher that waits, idle, for the server started it.
+    let args = ["0", "4:0.4:spin"];
+    let launched = python_server_launched("cancels_on_eof.py", &args, Limits::default());
+    for target in [python_server("cancels_on_eof.py", &args, Limits::default()), launched] {
+        let mut shared = SharedChild::new(&target);
+        for salt in 1..=4 {
+            let (script, obs, violations) = shared.run(&valid(1), salt).unwrap().expect("valid calls share");
+            let text = report::session(&script, &obs, &violations);
+            assert!(violations.is_empty(), "{:?} script {salt}: {text}", target.command.program);
+            assert_eq!(obs.effects.len(), 1, "{:?} script {salt}: its call acted within it", target.command.program);
+        }
+        assert_eq!(shared.sharing().off, None);
     }
-    assert_eq!(shared.sharing().off, None);
 }
 
 #[test]

@@ -13,7 +13,7 @@
 //! `uvx`, a shell) waits, idle, for the server it started, which does the
 //! work of exiting.
 
-use super::members::{member_of, members};
+use super::members::{member_of, members, subtree};
 use std::time::{Duration, Instant};
 
 /// How recently the child must have used CPU time to count as busy: the
@@ -25,15 +25,22 @@ const RECENT: Duration = Duration::from_millis(100);
 /// CPU time in ticks of 10 ms, and each sample reads every process's stat.
 const SAMPLE_EVERY: Duration = Duration::from_millis(10);
 
+/// How long a watch started from now counts its processes as busy without
+/// seeing their CPU time grow: counted in ticks of 10 ms, it may take a
+/// server that shares a core with others a few of them to show growth.
+const FIRST_SHOW: Duration = Duration::from_millis(50);
+
 /// CPU time a process group has used, sampled from the first look on.
 #[derive(Debug)]
 pub(crate) struct Busy {
     pgid: u32,
-    /// Only the leader's CPU time counts.
-    leader: bool,
+    /// Only these processes' CPU time counts, when set; else every member's.
+    only: Option<Vec<u32>>,
     ticks: Option<u64>,
     grew: Option<Instant>,
     sampled: Option<Instant>,
+    /// Until when a watch started from now counts as busy unseen.
+    unseen_until: Option<Instant>,
 }
 
 impl Busy {
@@ -41,18 +48,21 @@ impl Busy {
     /// look ([`Busy::busy`]): most children exit within their grace, and a
     /// sample reads every process's stat.
     pub(crate) fn watch(pgid: u32) -> Busy {
-        Busy { pgid, leader: false, ticks: None, grew: None, sampled: None }
+        Busy { pgid, only: None, ticks: None, grew: None, sampled: None, unseen_until: None }
     }
 
-    /// Watches the leader of group `pgid` alone, from a sample taken now,
-    /// which does not count as growth: it is busy only once its CPU time has
-    /// grown since. For a wait that most often ends without a look, where
-    /// reading one process's stat costs little and a scan of every one
-    /// would cost each wait; a launcher that waits for its server shows
-    /// no growth.
-    pub(crate) fn watch_leader_from_now(pgid: u32) -> Busy {
-        let ticks = leader_ticks(pgid);
-        Busy { pgid, leader: true, ticks, grew: None, sampled: Some(Instant::now()) }
+    /// Watches the leader of group `pgid` and the processes it started
+    /// ([`subtree`]: a launcher's server too), from a sample taken now,
+    /// which does not count as growth: it is busy for [`FIRST_SHOW`], then
+    /// only once their CPU time has grown within [`RECENT`]. For a wait that
+    /// most often ends without a look, where reading a few processes' stat
+    /// costs little and a scan of every one on the machine would cost each
+    /// wait. A process started after this call is not counted.
+    pub(crate) fn watch_server_from_now(pgid: u32) -> Busy {
+        let only = subtree(pgid, pgid);
+        let ticks = ticks_of(&only, pgid);
+        let now = Instant::now();
+        Busy { pgid, only: Some(only), ticks, grew: None, sampled: Some(now), unseen_until: Some(now + FIRST_SHOW) }
     }
 
     /// Whether the group's CPU time has grown within [`RECENT`], as far as
@@ -64,7 +74,10 @@ impl Busy {
         if self.sampled.is_none_or(|at| at.elapsed() >= SAMPLE_EVERY) {
             let first = self.sampled.is_none();
             self.sampled = Some(Instant::now());
-            let now = if self.leader { leader_ticks(self.pgid) } else { group_ticks(self.pgid) };
+            let now = match &self.only {
+                Some(pids) => ticks_of(pids, self.pgid),
+                None => group_ticks(self.pgid),
+            };
             // A member that exits takes its time out of the sum: only growth
             // counts, from whatever the sum is now.
             let grown = matches!((self.ticks, now), (Some(before), Some(now)) if now > before);
@@ -73,13 +86,16 @@ impl Busy {
             }
             self.ticks = now;
         }
-        self.ticks.is_some() && self.grew.is_some_and(|at| at.elapsed() < RECENT)
+        let unseen = self.unseen_until.is_some_and(|until| Instant::now() < until);
+        self.ticks.is_some() && (unseen || self.grew.is_some_and(|at| at.elapsed() < RECENT))
     }
 }
 
-/// User and system CPU time of the leader of group `pgid`, in clock ticks.
-fn leader_ticks(pgid: u32) -> Option<u64> {
-    member_of(pgid, pgid).map(|m| m.ticks)
+/// User and system CPU time of those of `pids` still in group `pgid`, in
+/// clock ticks; `None` when none is.
+fn ticks_of(pids: &[u32], pgid: u32) -> Option<u64> {
+    let members: Vec<_> = pids.iter().filter_map(|&p| member_of(p, pgid)).collect();
+    (!members.is_empty()).then(|| members.iter().map(|m| m.ticks).sum())
 }
 
 /// User and system CPU time of every process in group `pgid`, in clock
@@ -131,18 +147,26 @@ mod tests {
     }
 
     #[test]
-    fn a_leader_watched_from_now_is_busy_only_once_its_own_time_grows() {
+    fn a_server_watched_from_now_is_busy_only_once_its_time_grows_even_behind_a_launcher() {
         let spin = "while :; do :; done";
-        let mut groups = [group(spin), group(&format!("sh -c '{spin}'; true")), group("sleep 5")];
-        let busy: Vec<bool> = groups.iter().map(|g| looked_at(Busy::watch_leader_from_now(g.id()))).collect();
+        // A shell waiting for a spinner it started, as `uvx` or `npx` waits
+        // for the server.
+        let launched = format!("sh -c '{spin}'; true");
+        let mut groups = [group(spin), group(&launched), group("sleep 5")];
+        // Time for each shell to start what it starts.
+        std::thread::sleep(Duration::from_millis(100));
+        let busy: Vec<bool> = groups.iter().map(|g| looked_at(Busy::watch_server_from_now(g.id()))).collect();
         for g in &mut groups {
             let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(g.id() as i32), nix::sys::signal::SIGKILL);
             let _ = g.wait();
         }
-        assert_eq!(busy, [true, false, false], "a spinning leader; a shell waiting for a spinner; asleep");
+        assert_eq!(busy, [true, true, false], "a spinning leader; a shell waiting for a spinner; asleep");
         let mut idle = group("sleep 5");
         std::thread::sleep(Duration::from_millis(50));
-        assert!(!Busy::watch_leader_from_now(idle.id()).busy(), "its first look is not growth");
+        let mut watch = Busy::watch_server_from_now(idle.id());
+        assert!(watch.busy(), "busy unseen at first");
+        std::thread::sleep(FIRST_SHOW);
+        assert!(!watch.busy(), "its first look is not growth");
         let _ = idle.kill();
         let _ = idle.wait();
     }

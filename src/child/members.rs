@@ -31,3 +31,29 @@ pub(crate) fn member_of(pid: u32, pgid: u32) -> Option<Member> {
     let state = fields.first()?;
     Some(Member { zombie: matches!(*state, "Z" | "X"), ticks: field(14)? + field(15)? })
 }
+
+/// Most processes [`subtree`] follows: a server and the few it starts.
+const SUBTREE_MOST: usize = 32;
+
+/// Process `pid` and those it started, and they in turn, that are in group
+/// `pgid`, as far as each thread's `children` file says (Linux; without
+/// it, `pid` alone). A launcher's server, which does its work, is in it;
+/// the rest of the machine's processes are not read.
+pub(crate) fn subtree(pid: u32, pgid: u32) -> Vec<u32> {
+    let mut found = vec![pid];
+    let mut next = 0;
+    while next < found.len() && found.len() < SUBTREE_MOST {
+        let parent = found[next];
+        next += 1;
+        let Ok(threads) = std::fs::read_dir(format!("/proc/{parent}/task")) else { continue };
+        for thread in threads.flatten() {
+            let children = std::fs::read_to_string(thread.path().join("children")).unwrap_or_default();
+            for child in children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()) {
+                if found.len() < SUBTREE_MOST && !found.contains(&child) && member_of(child, pgid).is_some() {
+                    found.push(child);
+                }
+            }
+        }
+    }
+    found
+}

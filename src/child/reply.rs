@@ -59,7 +59,7 @@ pub(crate) fn await_reply(child: &mut ChildGateway, id: &Value, waits: Waits, bo
                 // Only an answer still owed then is waited for past its
                 // wait while the server keeps busy: from here on.
                 if !owed.is_empty() {
-                    busy = Some(Busy::watch_leader_from_now(child.id()));
+                    busy = Some(Busy::watch_server_from_now(child.id()));
                 }
                 continue;
             }
@@ -79,9 +79,10 @@ pub(crate) fn await_reply(child: &mut ChildGateway, id: &Value, waits: Waits, bo
             // An answer still owed when its wait runs out, from a server at
             // work on the CPU since the reply (slowed by processes starting
             // beside it, say), is waited for while it stays busy, within the
-            // bound. Only the leader's CPU time is read: most waits end
-            // without a look, and each look at the group would read every
-            // process's stat.
+            // bound. Only the CPU time of the leader and the processes it
+            // started (a launcher's server) is read: most waits end without
+            // a look, and each look at the group would read every process's
+            // stat on the machine.
             let behind = !owed.is_empty() && now >= until && now < deadline;
             if behind && busy.as_mut().is_some_and(Busy::busy) {
                 child.wait_stdout((now + Duration::from_millis(5)).min(deadline));
