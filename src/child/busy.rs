@@ -13,7 +13,7 @@
 //! `uvx`, a shell) waits, idle, for the server it started, which does the
 //! work of exiting.
 
-use super::members::{member_of, members, subtree};
+use super::members::{member_of, members};
 use std::time::{Duration, Instant};
 
 /// How recently the child must have used CPU time to count as busy: the
@@ -51,15 +51,15 @@ impl Busy {
         Busy { pgid, only: None, ticks: None, grew: None, sampled: None, unseen_until: None }
     }
 
-    /// Watches the leader of group `pgid` and the processes it started
-    /// ([`subtree`]: a launcher's server too), from a sample taken now,
-    /// which does not count as growth: it is busy for [`FIRST_SHOW`], then
-    /// only once their CPU time has grown within [`RECENT`]. For a wait that
-    /// most often ends without a look, where reading a few processes' stat
-    /// costs little and a scan of every one on the machine would cost each
-    /// wait. A process started after this call is not counted.
-    pub(crate) fn watch_server_from_now(pgid: u32) -> Busy {
-        let only = subtree(pgid, pgid);
+    /// Watches the processes `pids` of group `pgid` (the leader and those
+    /// it started, [`super::members::subtree`]: a launcher's server too),
+    /// from a sample taken now, which does not count as growth: it is busy
+    /// for [`FIRST_SHOW`], then only once their CPU time has grown within
+    /// [`RECENT`]. For a wait that most often ends without a look, where
+    /// reading a few processes' stat costs little and a scan of every one
+    /// on the machine would cost each wait.
+    pub(crate) fn watch_from_now(pgid: u32, pids: &[u32]) -> Busy {
+        let only = pids.to_vec();
         let ticks = ticks_of(&only, pgid);
         let now = Instant::now();
         Busy { pgid, only: Some(only), ticks, grew: None, sampled: Some(now), unseen_until: Some(now + FIRST_SHOW) }
@@ -108,6 +108,7 @@ fn group_ticks(pgid: u32) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::child::members::subtree;
     use std::os::unix::process::CommandExt;
     use std::process::{Child, Command};
 
@@ -155,7 +156,8 @@ mod tests {
         let mut groups = [group(spin), group(&launched), group("sleep 5")];
         // Time for each shell to start what it starts.
         std::thread::sleep(Duration::from_millis(100));
-        let busy: Vec<bool> = groups.iter().map(|g| looked_at(Busy::watch_server_from_now(g.id()))).collect();
+        let busy: Vec<bool> =
+            groups.iter().map(|g| looked_at(Busy::watch_from_now(g.id(), &subtree(g.id(), g.id())))).collect();
         for g in &mut groups {
             let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(g.id() as i32), nix::sys::signal::SIGKILL);
             let _ = g.wait();
@@ -163,7 +165,7 @@ mod tests {
         assert_eq!(busy, [true, true, false], "a spinning leader; a shell waiting for a spinner; asleep");
         let mut idle = group("sleep 5");
         std::thread::sleep(Duration::from_millis(50));
-        let mut watch = Busy::watch_server_from_now(idle.id());
+        let mut watch = Busy::watch_from_now(idle.id(), &[idle.id()]);
         assert!(watch.busy(), "busy unseen at first");
         std::thread::sleep(FIRST_SHOW);
         assert!(!watch.busy(), "its first look is not growth");

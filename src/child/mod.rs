@@ -248,6 +248,9 @@ pub struct ChildGateway {
     /// The answers the session waits for before it settles.
     owed: owed::Owed,
     latency: Arc<owed::Latency>,
+    /// The child and the processes it started ([`members::subtree`]), found
+    /// once it has answered: a launcher's server is among them by then.
+    server: std::cell::OnceCell<Vec<u32>>,
 }
 
 impl ChildGateway {
@@ -325,6 +328,7 @@ impl ChildGateway {
             homes: target.homes.clone(),
             owed: owed::Owed::default(),
             latency: target.latency.clone(),
+            server: std::cell::OnceCell::new(),
         })
     }
 
@@ -338,6 +342,15 @@ impl ChildGateway {
     /// The child's process id.
     pub(crate) fn id(&self) -> u32 {
         self.child.id()
+    }
+
+    /// The child and the processes it started, in its group, found at the
+    /// first call: call it once the child has answered, when a launcher has
+    /// started its server. The server's processes do not change once it
+    /// serves, so they are not looked for again.
+    pub(crate) fn server(&self) -> &[u32] {
+        let pgid = self.id();
+        self.server.get_or_init(|| members::subtree(pgid, pgid))
     }
 
     /// Waits until stdout has bytes not yet taken, or `until` passes.

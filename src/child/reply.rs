@@ -59,7 +59,7 @@ pub(crate) fn await_reply(child: &mut ChildGateway, id: &Value, waits: Waits, bo
                 // Only an answer still owed then is waited for past its
                 // wait while the server keeps busy: from here on.
                 if !owed.is_empty() {
-                    busy = Some(Busy::watch_server_from_now(child.id()));
+                    busy = Some(Busy::watch_from_now(child.id(), child.server()));
                 }
                 continue;
             }
