@@ -13,7 +13,7 @@
 //! `uvx`, a shell) waits, idle, for the server it started, which does the
 //! work of exiting.
 
-use super::members::{member_of, members};
+use super::members::{Member, member_of, members};
 use std::time::{Duration, Instant};
 
 /// How recently the child must have used CPU time to count as busy: the
@@ -94,15 +94,18 @@ impl Busy {
 /// User and system CPU time of those of `pids` still in group `pgid`, in
 /// clock ticks; `None` when none is.
 fn ticks_of(pids: &[u32], pgid: u32) -> Option<u64> {
-    let members: Vec<_> = pids.iter().filter_map(|&p| member_of(p, pgid)).collect();
-    (!members.is_empty()).then(|| members.iter().map(|m| m.ticks).sum())
+    total(pids.iter().filter_map(|&p| member_of(p, pgid)))
 }
 
 /// User and system CPU time of every process in group `pgid`, in clock
 /// ticks; `None` when it has none (or `/proc` cannot be read).
 fn group_ticks(pgid: u32) -> Option<u64> {
-    let members = members(pgid)?;
-    (!members.is_empty()).then(|| members.iter().map(|m| m.ticks).sum())
+    total(members(pgid)?)
+}
+
+/// The CPU time of `members` together; `None` when there are none.
+fn total(members: impl IntoIterator<Item = Member>) -> Option<u64> {
+    members.into_iter().map(|m| m.ticks).reduce(|a, b| a + b)
 }
 
 #[cfg(test)]
