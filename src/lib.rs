@@ -44,6 +44,7 @@ pub mod frame;
 pub mod fuzzing;
 mod json_line;
 pub mod minimize;
+pub mod prelude;
 pub mod probe;
 pub mod protocol;
 pub mod reference;
