@@ -50,6 +50,19 @@ pub struct Artifact {
     pub frames: Vec<String>,
     /// The gateway's stderr, escaped and bounded.
     pub stderr: String,
+    /// The scripts the same process ran before `script`, for a finding
+    /// that a fresh session did not repeat (state-dependent): replays run
+    /// them first, in one process, and `minimize` cuts them first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<Script>,
+    /// How long after its session was judged the evidence came, in
+    /// milliseconds, for a late finding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_ms: Option<u64>,
+    /// The waits of the run that found it, in milliseconds (answer, quiet,
+    /// exit grace): a replay waits at least as long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits_ms: Option<[u64; 3]>,
 }
 
 /// Why an artifact could not be read or written.
@@ -89,6 +102,9 @@ impl Artifact {
             violations: f.violations.iter().map(|v| v.to_string()).collect(),
             frames: f.script.frames.iter().map(|fr| escape(&fr.bytes, SHOWN)).collect(),
             stderr: escape(&f.observation.stderr, SHOWN),
+            history: f.history.clone(),
+            late_ms: f.late.map(|d| d.as_millis() as u64),
+            waits_ms: None,
         }
     }
 

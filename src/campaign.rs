@@ -106,6 +106,17 @@ pub struct Finding {
     /// Whether shrinking stopped at its time bound
     /// ([`HuntConfig::max_shrink_ms`]): the script may cut down further.
     pub shrink_ran_out: bool,
+    /// How long after its session was judged the evidence came that shows
+    /// it, when it came late (an effect or output after the session's
+    /// window).
+    pub late: Option<Duration>,
+    /// The scripts the same process ran before this one, when a process
+    /// shared between sessions showed the violation and a fresh session
+    /// did not repeat it: a state-dependent finding, replayed and
+    /// minimized with its history. Empty otherwise.
+    pub history: Vec<Script>,
+    /// Whether a session in a process of its own showed it.
+    pub confirmed: bool,
 }
 
 /// Runs one session and checks it.
@@ -324,6 +335,9 @@ pub fn hunt_by(
         seed: cfg.seed,
         policy: cfg.policy,
         shrink_ran_out,
+        late: None,
+        history: Vec::new(),
+        confirmed: true,
     }))
 }
 

@@ -64,40 +64,6 @@ impl Frame {
         let Expect::Reject(rule) = &self.expect else { return false };
         matches!(rule.reply(), Reply::Error { .. }) && (self.id.is_none() || rule.class() == Class::Malformed)
     }
-
-    /// The ids answers would carry if the server read this must-reject
-    /// frame as the tool calls it resembles, though it must not: a whole
-    /// line owing no answer of its own (a malformed one) and carrying a
-    /// token, its id if it has a readable one, and every id a lenient reader
-    /// finds beside a `method`, whatever its type: in the one value (the last
-    /// of two ids, say, which the client also accepts retyped; a response's,
-    /// when it carries a `method` too; a number past 64 bits, which Python
-    /// reads whole), in each of several values on the line (two calls apart
-    /// by a lone CR, which Python's and Node's line readers split), and in
-    /// each element of an array. A server that handles calls concurrently
-    /// would cancel such a call in flight at EOF, or act on it during a later
-    /// script, so a session waits for those answers too, briefly
-    /// ([`crate::seam::Awaited::misread`]).
-    pub fn ids_if_misread(&self) -> Vec<serde_json::Value> {
-        let misreadable = self.expect.rule().is_some() && !self.tokens.is_empty() && self.bytes.ends_with(b"\n");
-        if !misreadable || !self.owed_ids().is_empty() {
-            return Vec::new();
-        }
-        let mut ids: Vec<Value> = self.id.iter().map(Id::to_value).collect();
-        let values = serde_json::Deserializer::from_slice(&self.bytes).into_iter::<Value>().map_while(Result::ok);
-        for v in values {
-            let requests = match v {
-                Value::Array(items) => items,
-                one => vec![one],
-            };
-            for r in requests.iter().filter(|r| r.get("method").is_some()) {
-                if let Some(id) = r.get("id").filter(|id| !ids.contains(id)) {
-                    ids.push(id.clone());
-                }
-            }
-        }
-        ids
-    }
 }
 
 impl Expect {

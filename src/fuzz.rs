@@ -2,15 +2,15 @@
 //! attack scripts against a real child process, findings minimized, saved as
 //! replayable artifacts, and reported for a human, as JSON and as JUnit.
 
-use crate::outputs;
 use crate::setup::{ChildFlags, Setup, choose_tools, parse_args};
+use crate::{interrupt, outputs};
 use anyhow::{Result, bail};
 use portcullis::artifact::Artifact;
 use portcullis::attack::{Step, tokens_in};
-use portcullis::campaign::{Finding, HuntConfig, fresh_salt, hunt_by, revision_share, session, strategy};
+use portcullis::campaign::{Finding, HuntConfig, fresh_salt, hunt_by, revision_share, strategy};
 use portcullis::catalogue::ToolSpec;
-use portcullis::child::{ChildTarget, SharedChild, Sharing, pin_job};
-use portcullis::script::LEAN;
+use portcullis::minimize::minimize;
+use portcullis::process::{ChildTarget, Job};
 use portcullis::{CheckId, Mix, Policy, Revision, ScriptSpec, report};
 use std::cell::RefCell;
 use std::io::IsTerminal;
@@ -50,9 +50,9 @@ pub struct Args {
     /// Hunt for this check only (default: every check).
     #[arg(long, value_name = "ID", value_parser = parse_check)]
     check: Option<CheckId>,
-    /// Under keep-open, start a fresh process for every session instead of
-    /// sharing one between sessions (sharing is faster; every finding is
-    /// confirmed in a fresh process either way).
+    /// Under keep-open, start a process for every session instead of
+    /// running scripts one after another in a persistent process (faster;
+    /// every finding there is run again in a process of its own).
     #[arg(long)]
     no_share: bool,
     /// How often scripts that need a process of their own are drawn (a
@@ -61,20 +61,15 @@ pub struct Args {
     /// keep-open. The same seed and mix draw the same scripts (with tokens new to each run).
     #[arg(long, default_value = "full")]
     mix: Mix,
-    /// Spawn each fresh session's process (every session under close, and
-    /// every one with --no-share) only as the session begins, rather than
-    /// keep one spawned ahead: for a server of which only one instance may
-    /// run at a time.
+    /// Start each session's process only as the session begins, rather
+    /// than keep one started ahead: for a server of which only one instance
+    /// may run at a time.
     #[arg(long)]
     no_ahead: bool,
     /// Most time spent shrinking a finding before it is reported, in
     /// milliseconds; the Minimize command it prints cuts further.
     #[arg(long, default_value_t = 30_000, value_name = "N")]
     shrink_ms: u32,
-    /// With --jobs above 1, let the scheduler place the jobs rather than
-    /// keep each job, its probes and its processes to a core of its own.
-    #[arg(long)]
-    no_pin: bool,
     /// Only this protocol revision (default: every one).
     #[arg(long)]
     revision: Option<Revision>,
@@ -102,12 +97,8 @@ fn parse_check(id: &str) -> Result<CheckId, String> {
 pub struct Outcome {
     pub finding: Option<(Finding, PathBuf)>,
     pub sessions: u32,
-    pub late_effects: usize,
     /// HTTP sink requests left out by `--sink-ignore`.
     pub ignored_requests: usize,
-    /// What sharing a process cost in starts over every job, and whether
-    /// it held.
-    pub sharing: Sharing,
     /// The mix scripts were drawn from.
     pub mix: Mix,
 }
@@ -131,10 +122,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         let t = serde_json::Value::Object(tools[0].template.clone().unwrap_or_default());
         eprintln!("portcullis: calling tool `{}` with --args '{t}'", tools[0].name);
     }
-    // The control's call is the campaign's first measure of how long a call
-    // takes (see `ChildTarget::learning_with`).
-    let measured = first.target(tools.clone());
-    let control = control(&first, &measured, &tools, &listed, args, latest)?;
+    let control = control(&first, &tools, &listed, args, latest)?;
     let outcome = match control {
         Some(finding) => {
             let base = first.probes.http_base();
@@ -144,22 +132,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             Outcome {
                 finding: Some(save(&finding, &tools, &base, args)?),
                 sessions: 1,
-                late_effects: 0,
                 ignored_requests: first.probes.ignored(),
-                sharing: Sharing::default(),
                 mix: args.mix,
             }
         }
-        None => campaign(args, first, &measured, &tools, &revisions)?,
+        None => campaign(args, first, &tools, &revisions)?,
     };
     outputs::write(args.report.as_deref(), args.junit.as_deref(), &outcome, &args.child)?;
-    if let Some((why, at)) = outcome.sharing.off {
-        eprintln!(
-            "portcullis: sharing a process was given up at session {at} of a job: {}; \
-             the rest of that job ran a fresh process per session",
-            why.describe()
-        );
-    }
     match &outcome.finding {
         Some((f, path)) => {
             let replay = format!(
@@ -182,44 +161,19 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             }
             Ok(ExitCode::from(1))
         }
+        None if interrupt::stopped().is_some() => {
+            println!("no finding in {} sessions before portcullis was stopped", outcome.sessions);
+            Ok(ExitCode::SUCCESS)
+        }
         None => {
-            let mut aside = Vec::new();
-            if outcome.late_effects > 0 {
-                aside.push(format!("{} late effects set aside", outcome.late_effects));
-            }
-            if outcome.ignored_requests > 0 {
-                aside.push(format!("{} sink requests left out by --sink-ignore", outcome.ignored_requests));
-            }
-            let aside = match aside.is_empty() {
-                true => String::new(),
-                false => format!(" ({})", aside.join(", ")),
+            let aside = match outcome.ignored_requests {
+                0 => String::new(),
+                n => format!(" ({n} sink requests left out by --sink-ignore)"),
             };
             println!("no finding in {} sessions against `{}`{aside}", outcome.sessions, args.child.command.join(" "));
-            if let Some(hint) = lean_hint(args.mix, &outcome.sharing) {
-                eprintln!("portcullis: {hint}");
-            }
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-/// A server that starts slower than this makes its own-process scripts
-/// most of a keep-open campaign's time.
-const SLOW_START: Duration = Duration::from_millis(250);
-
-/// Under keep-open, what `--mix lean` would save against a slow starter.
-fn lean_hint(mix: Mix, sharing: &Sharing) -> Option<String> {
-    let quickest = sharing.quickest.filter(|q| *q >= SLOW_START)?;
-    if mix != Mix::Full || sharing.costly == 0 {
-        return None;
-    }
-    Some(format!(
-        "the server took {:.1} s to start, and {} of {} sessions each cost a start (a call before \
-         `initialize`, a frame cut at EOF, a session run alone); `--mix lean` draws {LEAN} times fewer of them",
-        quickest.as_secs_f64(),
-        sharing.costly,
-        sharing.sessions,
-    ))
 }
 
 /// When the positive control's own valid call made HTTP requests that carry
@@ -259,17 +213,18 @@ fn keep_open_hint(f: &Finding) -> Option<&'static str> {
 /// campaign means anything. A control that breaks a check is a finding.
 fn control(
     setup: &Setup,
-    target: &ChildTarget,
     tools: &[ToolSpec],
     listed: &[String],
     args: &Args,
     revision: Revision,
 ) -> Result<Option<Finding>> {
     let spec = ScriptSpec::whole(revision, vec![Step::Control(0)]);
+    let target = setup.target(tools.to_vec());
+    let mut job = Job::new(&target, args.policy, false, args.seed);
     // Tokens no earlier run used: a server that remembers what it did (one
     // that refuses a second entity of the same name, say) acts on it again.
     let salt = fresh_salt();
-    let (script, obs, violations) = session(target, args.policy, &spec, salt).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (script, obs, violations) = job.fresh(&spec, salt).map_err(|e| anyhow::anyhow!("{e}"))?;
     if obs.effects.is_empty() {
         bail!(
             "positive control failed: a valid call of `{}` caused no observed effect.\n  \
@@ -309,62 +264,49 @@ fn control(
         policy: args.policy,
         salt,
         shrink_ran_out: false,
+        late: None,
+        history: Vec::new(),
+        confirmed: true,
     }))
 }
 
-fn campaign(
-    args: &Args,
-    first: Setup,
-    measured: &ChildTarget,
-    tools: &[ToolSpec],
-    revisions: &[Revision],
-) -> Result<Outcome> {
+fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision]) -> Result<Outcome> {
     let stop = AtomicBool::new(false);
     let done = AtomicU32::new(0);
     let found: Mutex<Option<(Finding, String)>> = Mutex::new(None);
     let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let late = AtomicU32::new(0);
     let ignored = AtomicU32::new(0);
-    let sharing = Mutex::new(Sharing::default());
     let bar = progress(args.cases);
     // This run's tokens are its own; see `control`.
     let salt_base = fresh_salt();
     let jobs = args.jobs.min(args.cases.max(1) as usize);
-    // A pinned job starts its own probes once on its core, so their threads
-    // keep to it too; unpinned jobs get theirs here.
-    let pin = jobs > 1 && !args.no_pin;
-    let mut setups: Vec<Option<Setup>> = Vec::new();
-    if pin {
-        // The positive control's set-aside requests count all the same.
-        ignored.fetch_add(first.probes.ignored() as u32, Ordering::Relaxed);
-        drop(first);
-        setups.resize_with(jobs, || None);
-    } else {
-        setups.push(Some(first));
-        for _ in 1..jobs {
-            setups.push(Some(args.child.setup()?));
-        }
+    let mut setups = vec![Some(first)];
+    for _ in 1..jobs {
+        setups.push(Some(args.child.setup()?));
     }
+    // After SIGINT or SIGTERM the servers are ended under the sessions
+    // still running: what those show is no finding and no harness error,
+    // except what was seen before (a finding being shrunk keeps its last
+    // failing session).
     let fail = |e: String| {
         stop.store(true, Ordering::Relaxed);
-        errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
+        if interrupt::stopped().is_none() {
+            errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
+        }
+    };
+    let keep = |f: Finding, base: String| {
+        stop.store(true, Ordering::Relaxed);
+        if interrupt::stopped().is_none() || f.check != CheckId::Liveness {
+            found.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert((f, base));
+        }
     };
     std::thread::scope(|scope| {
         for (j, setup) in setups.into_iter().enumerate() {
-            let (stop, done, found, fail, bar, sharing) = (&stop, &done, &found, &fail, &bar, &sharing);
-            let (late, ignored) = (&late, &ignored);
+            let (stop, done, fail, keep, bar, ignored) = (&stop, &done, &fail, &keep, &bar, &ignored);
             let cases = args.cases / jobs as u32 + u32::from((j as u32) < args.cases % jobs as u32);
             scope.spawn(move || {
-                if pin {
-                    pin_job(j);
-                }
-                let setup = match setup.map_or_else(|| args.child.setup(), Ok) {
-                    Ok(setup) => setup,
-                    Err(e) => return fail(e.to_string()),
-                };
-                let share = args.policy == Policy::KeepOpen && !args.no_share;
-                let ahead = usize::from(!share && !args.no_ahead);
-                let target = setup.target(tools.to_vec()).started_ahead(ahead).learning_with(measured);
+                let Some(setup) = setup else { return };
+                let target = setup.target(tools.to_vec()).started_ahead(!args.no_ahead);
                 let cfg = HuntConfig {
                     cases,
                     seed: args.seed.wrapping_add(j as u64),
@@ -377,31 +319,35 @@ fn campaign(
                     salt_base,
                     ..HuntConfig::default()
                 };
+                let job = RefCell::new(Job::new(&target, args.policy, !args.no_share, cfg.seed));
+                let focused = |f: &Finding| args.check.is_none_or(|c| c == f.check);
                 let tick = |_| {
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     bar(n);
-                    !stop.load(Ordering::Relaxed)
+                    // A late or state-dependent finding stops the job too.
+                    let stopped = stop.load(Ordering::Relaxed) || interrupt::stopped().is_some();
+                    !stopped && !job.borrow().found().iter().any(focused)
                 };
-                let shared = RefCell::new(SharedChild::for_campaign(&target, &cfg, jobs));
-                // Shrinking a finding runs fresh sessions with the waits its
-                // check needs (see `ChildTarget::for_candidates`).
-                let run = |spec: &ScriptSpec, salt: u32, shrinking: Option<CheckId>| match (share, shrinking) {
-                    (true, _) => shared.borrow_mut().session(spec, salt),
-                    (false, None) => session(&target, args.policy, spec, salt),
-                    (false, Some(c)) => session(&target.for_candidates(c), args.policy, spec, salt),
+                let run = |spec: &ScriptSpec, salt: u32, shrinking: Option<CheckId>| {
+                    job.borrow_mut().session(spec, salt, shrinking.is_some())
                 };
-                match hunt_by(&cfg, strategy(&cfg), &tick, &run) {
-                    Ok(Some(f)) => {
-                        stop.store(true, Ordering::Relaxed);
-                        let base = setup.probes.http_base();
-                        found.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert((f, base));
+                let base = setup.probes.http_base();
+                let hunted = hunt_by(&cfg, strategy(&cfg), &tick, &run);
+                let mut apart = job.borrow_mut().take_found();
+                match job.borrow_mut().finish() {
+                    Ok(more) => apart.extend(more),
+                    Err(e) => return fail(e.to_string()),
+                }
+                match hunted {
+                    Ok(Some(f)) => keep(f, base),
+                    Ok(None) => {
+                        if let Some(f) = apart.into_iter().find(focused) {
+                            keep(shrink_apart(f, &target, args), base);
+                        }
                     }
-                    Ok(None) => {}
                     Err(e) => fail(e.to_string()),
                 }
-                late.fetch_add(target.late_effects.load(Ordering::Relaxed) as u32, Ordering::Relaxed);
                 ignored.fetch_add(setup.probes.ignored() as u32, Ordering::Relaxed);
-                sharing.lock().unwrap_or_else(|e| e.into_inner()).add(shared.borrow().sharing());
             });
         }
     });
@@ -415,11 +361,30 @@ fn campaign(
     Ok(Outcome {
         finding,
         sessions: done.load(Ordering::Relaxed),
-        late_effects: late.load(Ordering::Relaxed) as usize,
         ignored_requests: ignored.load(Ordering::Relaxed) as usize,
-        sharing: sharing.into_inner().unwrap_or_else(|e| e.into_inner()),
         mix: args.mix,
     })
+}
+
+/// A late finding that a fresh session repeated is cut down as a saved one
+/// is, within --shrink-ms; a state-dependent one is reported whole, with
+/// its history, for `portcullis minimize` to cut.
+fn shrink_apart(f: Finding, target: &ChildTarget, args: &Args) -> Finding {
+    if !f.confirmed {
+        return f;
+    }
+    let budget = Duration::from_millis(u64::from(args.shrink_ms.max(1)));
+    match minimize(target, f.policy, f.script.clone(), f.check, f.salt, budget) {
+        Ok(m) => Finding {
+            script: m.script,
+            salt: m.salt,
+            observation: m.observation,
+            violations: m.violations,
+            shrink_ran_out: m.out_of_time,
+            ..f
+        },
+        Err(_) => f,
+    }
 }
 
 /// Saves the artifact before anything is reported, so no finding is lost.

@@ -23,7 +23,7 @@ use crate::protocol::{Policy, Revision};
 use crate::report;
 use crate::run::{Observation, run};
 use crate::script::{Script, ScriptSpec};
-use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};
+use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Settle, Target};
 use arbitrary::{Arbitrary, Unstructured};
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -120,7 +120,7 @@ fn warm_up<T: Target>(target: &T, handshake: &Script) -> Option<(T::Gateway, Rev
     for span in handshake.write_spans() {
         gateway.write_stdin(&stdin[span]).ok()?;
     }
-    gateway.settle(false).ok()?;
+    gateway.settle(&Settle::default()).ok()?;
     let same = gateway.take_stdout() == seen.stdout && gateway.take_stderr() == seen.stderr;
     let running = gateway.exit() == Exit::Running && recorder.actions().is_empty();
     (same && running).then(|| (gateway, Facts::new(handshake, &seen, &session).revision))

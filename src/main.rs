@@ -2,6 +2,7 @@
 
 mod corpus;
 mod fuzz;
+mod interrupt;
 mod mutants;
 mod outputs;
 mod promote;
@@ -46,6 +47,7 @@ fn me() -> String {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    interrupt::watch();
     let outcome = match cli.command {
         Command::Corpus(args) => corpus::run(&args),
         Command::Fuzz(args) => fuzz::run(&args),
@@ -55,6 +57,14 @@ fn main() -> ExitCode {
         Command::Promote(args) => promote::run(&args),
         Command::ReferenceGateway(args) => serve::run(&args),
     };
+    if let Some(signal) = interrupt::stopped() {
+        // What the command saved and printed is all there is: a session it
+        // ran after the signal saw its server ended, not a finding.
+        if let Err(e) = &outcome {
+            eprintln!("portcullis: stopped ({e:#})");
+        }
+        end_everything_and_exit(signal);
+    }
     match outcome {
         Ok(code) => code,
         Err(e) => {
@@ -62,4 +72,10 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Ends what is left and exits with the signal's code.
+fn end_everything_and_exit(signal: i32) -> ! {
+    portcullis::process::end_everything(std::time::Duration::from_millis(100));
+    std::process::exit(interrupt::code(signal))
 }

@@ -44,16 +44,18 @@ fn json(outcome: &Outcome, child: &ChildFlags) -> serde_json::Value {
                 })).collect::<Vec<_>>(),
                 "stderr": report::escape(&f.observation.stderr, report::SHOWN),
                 "cut": {"stdout": f.observation.cut.0, "stderr": f.observation.cut.1},
+                "late_ms": f.late.map(|d| d.as_millis() as u64),
+                "confirmed": f.confirmed,
+                "state_dependent": !f.history.is_empty(),
+                "history_scripts": f.history.len(),
             })
         })
         .collect();
     json!({
         "command": child.command,
         "sessions": outcome.sessions,
-        "late_effects": outcome.late_effects,
         "ignored_requests": outcome.ignored_requests,
         "mix": outcome.mix.as_str(),
-        "sharing_given_up": outcome.sharing.off.map(|(why, _)| why.describe()),
         "findings": findings,
     })
 }

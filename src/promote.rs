@@ -87,7 +87,7 @@ fn finding_test(name: &str, artifact: &Artifact, source: &Path) -> String {
         writeln!(t, "//! The test runs the same script against the same command and fails if the check breaks again.");
     let _ = writeln!(t, "\nuse portcullis::campaign::run_script;");
     let _ = writeln!(t, "use portcullis::catalogue::ToolSpec;");
-    let _ = writeln!(t, "use portcullis::child::{{ChildTarget, Command, Limits}};");
+    let _ = writeln!(t, "use portcullis::process::{{ChildTarget, Command, Waits}};");
     let _ = writeln!(t, "use portcullis::probe::{{ProbeConfig, Probes}};");
     let _ = writeln!(t, "use portcullis::{{Policy, Script}};\nuse std::sync::Arc;\n");
     let _ =
@@ -103,9 +103,9 @@ fn finding_test(name: &str, artifact: &Artifact, source: &Path) -> String {
     let _ = writeln!(t, "    let mut program = COMMAND[0].to_owned();");
     let _ = writeln!(t, "    if program.ends_with(\"/portcullis\") || program == \"portcullis\" {{");
     let _ = writeln!(t, "        program = env!(\"CARGO_BIN_EXE_portcullis\").to_owned();\n    }}");
-    let _ = writeln!(t, "    let args = COMMAND[1..].iter().map(|a| a.to_string()).collect();");
-    let _ = writeln!(t, "    let command = Command {{ program, args, env: vec![] }};");
-    let _ = writeln!(t, "    let target = ChildTarget::new(command, Limits::default(), tools, probes);");
+    let _ = writeln!(t, "    let args = COMMAND[1..].iter().map(|a| a.to_string());");
+    let _ = writeln!(t, "    let command = Command::new(program, args);");
+    let _ = writeln!(t, "    let target = ChildTarget::new(command, Waits::default(), tools, probes);");
     let policy = if artifact.policy == portcullis::Policy::Close { "Policy::Close" } else { "Policy::KeepOpen" };
     let _ =
         writeln!(t, "    let (_, violations) = run_script(&target, {policy}, &script, {}).unwrap();", artifact.salt);

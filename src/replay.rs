@@ -6,7 +6,7 @@ use crate::setup::{ChildFlags, Setup};
 use anyhow::Result;
 use portcullis::artifact::Artifact;
 use portcullis::campaign::{FreshRun, run_fresh};
-use portcullis::child::ChildTarget;
+use portcullis::process::ChildTarget;
 use portcullis::{Script, report};
 use std::path::PathBuf;
 use std::process::ExitCode;

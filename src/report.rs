@@ -111,6 +111,24 @@ pub fn finding(f: &Finding, reproduce: Option<&str>) -> String {
         "seed: {}  policy: {}  revision: {}  cases until caught: {}",
         f.seed, f.policy, f.script.revision, f.cases_until_caught
     );
+    if let Some(late) = f.late {
+        let _ = writeln!(
+            out,
+            "late: the evidence came {} ms after the session was judged{}",
+            late.as_millis(),
+            match f.confirmed {
+                true => "; a fresh session with waits grown to cover it repeated it",
+                false => "; a fresh session did not repeat it",
+            }
+        );
+    }
+    if !f.history.is_empty() {
+        let _ = writeln!(
+            out,
+            "state-dependent: a process shared between sessions showed it after {} earlier scripts              (saved with the finding), and a fresh session did not repeat it",
+            f.history.len()
+        );
+    }
     out.push_str(&session(&f.script, &f.observation, &f.violations));
     if let Some(cmd) = reproduce {
         let _ = writeln!(out, "\nReproduce with:\n  {cmd}");

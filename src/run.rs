@@ -1,9 +1,9 @@
 //! The driver: writes a script through the seam and records what came back.
 
 use crate::frame::Frame;
-use crate::protocol::Policy;
+use crate::protocol::{Id, Policy};
 use crate::script::Script;
-use crate::seam::{Action, Awaited, Exit, Fault, Gateway, Recorder, Session, Target};
+use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Settle, Target};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Everything one session showed from outside the gateway.
@@ -24,7 +24,8 @@ pub struct Observation {
     pub ended_at: Option<usize>,
     /// Whether stdin was closed.
     pub eof_sent: bool,
-    /// Bytes of stdout and of stderr written but not kept.
+    /// Bytes of stdout and of stderr written but not kept (a child's
+    /// captures are bounded).
     pub cut: (u64, u64),
 }
 
@@ -41,6 +42,23 @@ fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
 pub fn run<T: Target>(target: &T, session: &Session, script: &Script) -> Result<Observation, Fault> {
     let recorder = Recorder::new();
     let mut gateway = target.start(session, recorder.clone())?;
+    let mut obs = drive(&mut gateway, &recorder, session, script)?;
+    // A gateway that runs apart (a child process) ends the session when it
+    // is dropped, and what it does until then is still the session's.
+    drop(gateway);
+    obs.effects = recorder.actions();
+    Ok(obs)
+}
+
+/// Drives one script through a started `gateway` whose executor is
+/// `recorder`, as [`run`] does.
+pub fn drive<G: Gateway>(
+    gateway: &mut G,
+    recorder: &Recorder,
+    session: &Session,
+    script: &Script,
+) -> Result<Observation, Fault> {
+    let gateway = &mut *gateway;
     let mut obs = Observation {
         stdout: Vec::new(),
         stderr: Vec::new(),
@@ -59,7 +77,7 @@ pub fn run<T: Target>(target: &T, session: &Session, script: &Script) -> Result<
             Ok(r) => r?,
             Err(p) => crashed = Some(panic_text(p)),
         }
-        collect(&mut gateway, &mut obs);
+        collect(gateway, &mut obs);
         let exit = crashed.clone().map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
         if exit.ended() {
             obs.ended_at.get_or_insert(span.end);
@@ -69,12 +87,8 @@ pub fn run<T: Target>(target: &T, session: &Session, script: &Script) -> Result<
         }
     }
     if crashed.is_none() {
-        gateway.await_answers(awaited(script, session));
-        match script.eof {
-            true => gateway.settle_before_eof(must_close(script, session))?,
-            false => gateway.settle(must_close(script, session))?,
-        }
-        collect(&mut gateway, &mut obs);
+        gateway.settle(&Settle::new(owed(script, session), must_close(script, session)))?;
+        collect(gateway, &mut obs);
     }
     obs.exit_before_eof = crashed.clone().map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
     if obs.exit_before_eof.ended() {
@@ -87,13 +101,12 @@ pub fn run<T: Target>(target: &T, session: &Session, script: &Script) -> Result<
             Err(p) => crashed = Some(panic_text(p)),
         }
         if crashed.is_none() {
-            gateway.settle(true)?;
+            gateway.settle(&Settle::new(Vec::new(), true))?;
         }
-        collect(&mut gateway, &mut obs);
+        collect(gateway, &mut obs);
     }
     obs.exit = crashed.map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
     obs.effects = recorder.actions();
-    obs.cut = gateway.cut();
     Ok(obs)
 }
 
@@ -104,14 +117,13 @@ fn must_close(script: &Script, session: &Session) -> bool {
         && script.frames.iter().any(|f| f.expect.rule().is_some_and(|r| r.class().closes()) && f.bytes.ends_with(b"\n"))
 }
 
-/// The answers a client waits for before it goes on: those of the whole
-/// frames before the first that closes the session under `close` (after
-/// it, the gateway should be gone), or of every whole frame; and those that
-/// show a must-reject frame misread as a call.
-fn awaited(script: &Script, session: &Session) -> Awaited {
+/// The answers a client waits for before it goes on: those owed to the
+/// whole frames before the first that closes the session under `close`
+/// (after it, the gateway should be gone), or to every whole frame.
+pub fn owed(script: &Script, session: &Session) -> Vec<Id> {
     let closes = |f: &&Frame| session.policy == Policy::Close && f.expect.rule().is_some_and(|r| r.class().closes());
     let whole = script.frames.iter().filter(|f| f.bytes.ends_with(b"\n"));
-    Awaited::after(whole.take_while(|f| !closes(f)))
+    whole.take_while(|f| !closes(f)).flat_map(Frame::owed_ids).collect()
 }
 
 fn collect<G: Gateway>(gateway: &mut G, obs: &mut Observation) {

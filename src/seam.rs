@@ -16,6 +16,8 @@
 //! 4. reads [`Gateway::exit`] after every call, and calls
 //!    [`Gateway::settle`] after the last write and after EOF, so a gateway
 //!    that runs apart (a child process) can catch up before it is judged.
+//!    `settle` names the answers a client waits for; a child process's
+//!    driver uses them, an in-process gateway ignores them.
 //!
 //! The gateway must route every external action through
 //! [`Recorder::record`] instead of performing it, as one typed [`Action`]
@@ -95,7 +97,6 @@
 //! ```
 
 use crate::catalogue::Catalogue;
-use crate::frame::{Expect, Frame};
 use crate::protocol::{Id, Policy, Revision};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -228,79 +229,34 @@ pub trait Gateway {
     }
     /// Whether the gateway is still running.
     fn exit(&mut self) -> Exit;
-    /// Bytes of stdout and of stderr the gateway wrote that the harness did
-    /// not keep (bounded captures); none by default.
-    fn cut(&self) -> (u64, u64) {
-        (0, 0)
-    }
-    /// Waits, bounded, until the gateway has caught up with what it was sent:
-    /// its output and effects have settled, or it has exited when
-    /// `expect_exit` says it should. In-process gateways are synchronous and
-    /// keep the default, which returns at once.
-    fn settle(&mut self, expect_exit: bool) -> Result<(), Fault> {
-        let _ = expect_exit;
+    /// Waits, bounded, until the gateway has caught up with what it was
+    /// sent, as a client waits before it goes on or closes stdin: the
+    /// answers `settle.owed` names have come and output and effects have
+    /// settled, or, when `settle.expect_exit` says it should have ended,
+    /// until it has. In-process gateways are synchronous and keep the
+    /// default, which returns at once.
+    fn settle(&mut self, settle: &Settle) -> Result<(), Fault> {
+        let _ = settle;
         Ok(())
     }
-    /// The client waits for these answers before it goes on or closes
-    /// stdin, as a client does: a gateway that answers concurrently
-    /// settles, when it is not expected to exit, only once they have come
-    /// (bounded). In-process gateways answer as they read, and keep the
-    /// default, which ignores them.
-    fn await_answers(&mut self, awaited: Awaited) {
-        let _ = awaited;
-    }
-    /// Settles as [`Gateway::settle`] does, when the client closes stdin
-    /// next and then settles again: a gateway may leave to that later
-    /// settle what it would wait for there anyway. By default, `settle`.
-    fn settle_before_eof(&mut self, expect_exit: bool) -> Result<(), Fault> {
-        self.settle(expect_exit)
-    }
 }
 
-/// The answers a client waits for before it goes on or closes stdin, by
-/// request id.
+/// What a client waits for before it goes on ([`Gateway::settle`]).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Awaited {
-    /// Owed to requests other than valid tool calls.
-    pub requests: Vec<Id>,
-    /// Owed to valid tool calls, which take as long as their tool.
-    pub calls: Vec<Id>,
-    /// Not owed: they come only if the gateway misreads a must-reject frame
-    /// as the call it resembles ([`crate::frame::Frame::ids_if_misread`]).
-    /// A correct gateway never sends them, so they are waited for briefly;
-    /// but that call, cancelled at EOF or acting during a later session,
-    /// would otherwise hide its effect.
-    pub misread: Vec<serde_json::Value>,
-    /// How many of the frames owe an error that cannot carry their id
-    /// ([`crate::frame::Frame::owes_anonymous_error`]): once that many errors
-    /// with a null id have come, every such frame was rejected, none was
-    /// misread, and `misread` is waited for no longer.
-    pub anonymous: usize,
+#[non_exhaustive]
+pub struct Settle {
+    /// The ids of the requests written so far that a correct gateway
+    /// answers whatever its policy.
+    pub owed: Vec<Id>,
+    /// Whether the gateway should have ended by now: stdin is closed, or
+    /// under `close` a frame that ends the session was written.
+    pub expect_exit: bool,
 }
 
-impl Awaited {
-    /// What a client waits for once these whole frames are written: the
-    /// answers each owes, a valid call's apart, and those that would show
-    /// one misread.
-    pub fn after<'a>(frames: impl IntoIterator<Item = &'a Frame>) -> Awaited {
-        Awaited::after_reading(frames, |_| true)
-    }
-
-    /// The same, with the answers owed only to the frames `reads` keeps
-    /// (those a hunted check reads); the answers that would show a frame
-    /// misread, and the errors that show none was, are every frame's.
-    pub fn after_reading<'a>(frames: impl IntoIterator<Item = &'a Frame>, reads: impl Fn(&Frame) -> bool) -> Awaited {
-        let mut awaited = Awaited::default();
-        for f in frames {
-            match f.expect {
-                _ if !reads(f) => {}
-                Expect::Act(_) => awaited.calls.extend(f.owed_ids()),
-                _ => awaited.requests.extend(f.owed_ids()),
-            }
-            awaited.misread.extend(f.ids_if_misread());
-            awaited.anonymous += usize::from(f.owes_anonymous_error());
-        }
-        awaited
+impl Settle {
+    /// A wait for `owed` answers, or for the exit when `expect_exit`.
+    pub fn new(owed: Vec<Id>, expect_exit: bool) -> Settle {
+        Settle { owed, expect_exit }
     }
 }
 

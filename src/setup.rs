@@ -4,29 +4,33 @@
 
 use anyhow::{Context, Result, bail};
 use portcullis::catalogue::{ArgKind, ArgSpec, ToolSpec, template_carries_token};
-use portcullis::child::{ChildTarget, Command, Limits, list_tools};
 use portcullis::probe::{ProbeConfig, Probes};
+use portcullis::process::{ChildTarget, Command, Waits, list_tools};
 use portcullis::{Revision, call_template};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 const TIMEOUT_MS: u64 = 5000;
+const QUIET_MS: u64 = 10;
 const EXIT_GRACE_MS: u64 = 1000;
 
 /// The flags every command that runs a child shares.
 #[derive(clap::Args, Clone)]
 pub struct ChildFlags {
-    /// Bound on every wait of the harness, in milliseconds.
+    /// The longest a session waits for an answer it is owed, for a valid
+    /// call to act, or for a server still starting; the bound of every
+    /// wait. In milliseconds.
     #[arg(long, default_value_t = TIMEOUT_MS, value_name = "N")]
     pub timeout_ms: u64,
+    /// How long output and effects must stay quiet before a session in a
+    /// process of its own goes on (closes stdin, or is judged); it grows
+    /// when the server shows it acts later. In milliseconds.
+    #[arg(long, default_value_t = QUIET_MS, value_name = "N")]
+    pub quiet_ms: u64,
     /// How long the server may take to exit when it should (stdin closed,
     /// or a frame that closes the session), counted from when it has read
-    /// what it was sent; how long it may leave that unread (still starting,
-    /// say); and the least a session waits for the answers it is owed
-    /// before it closes stdin (more once the server has answered slower).
-    /// In milliseconds.
+    /// what it was sent. In milliseconds.
     #[arg(long, default_value_t = EXIT_GRACE_MS, value_name = "N")]
     pub exit_grace_ms: u64,
     /// Watch a directory for files whose name or content holds a token.
@@ -56,7 +60,7 @@ pub struct ChildFlags {
 pub struct Setup {
     pub probes: Arc<Probes>,
     pub command: Command,
-    pub limits: Limits,
+    pub waits: Waits,
 }
 
 impl ChildFlags {
@@ -68,6 +72,9 @@ impl ChildFlags {
         let mut flag = |name: &str, value: String| words.extend([format!("--{name}"), value]);
         if self.timeout_ms != TIMEOUT_MS {
             flag("timeout-ms", self.timeout_ms.to_string());
+        }
+        if self.quiet_ms != QUIET_MS {
+            flag("quiet-ms", self.quiet_ms.to_string());
         }
         if self.exit_grace_ms != EXIT_GRACE_MS {
             flag("exit-grace-ms", self.exit_grace_ms.to_string());
@@ -110,18 +117,16 @@ impl ChildFlags {
                 None => (e.clone(), None),
             })
             .collect();
-        let command = Command { program: expand(program), args: args.iter().map(|a| expand(a)).collect(), env };
-        let timeout = Duration::from_millis(self.timeout_ms.max(1));
-        let exit_grace = Duration::from_millis(self.exit_grace_ms.max(1));
-        let limits = Limits { timeout, exit_grace, stall: exit_grace, ..Limits::default() };
-        Ok(Setup { probes, command, limits })
+        let command = Command::new(expand(program), args.iter().map(|a| expand(a))).with_env(env);
+        let waits = Waits::from_ms(self.timeout_ms, self.quiet_ms, self.exit_grace_ms);
+        Ok(Setup { probes, command, waits })
     }
 }
 
 impl Setup {
     /// A target calling `tools`, its canary URLs on this job's sink.
     pub fn target(&self, tools: Vec<ToolSpec>) -> ChildTarget {
-        ChildTarget::new(self.command.clone(), self.limits, tools, self.probes.clone())
+        ChildTarget::new(self.command.clone(), self.waits, tools, self.probes.clone())
     }
 }
 

@@ -13,14 +13,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-/// Processes kept spawned ahead of the candidates, which run one after
-/// another, each in a fresh process: their starts overlap the candidates
-/// before. Against a server whose start waits more than it computes, more
-/// starts in flight mean more candidates within the budget (a server that
-/// sleeps 0.3 s before serving: 18 candidates in 5 s with one ahead, 42 with
-/// four); against one that computes, two cores' worth is all that helps.
-const AHEAD: usize = 4;
-
 /// Flags of `portcullis minimize`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -31,8 +23,8 @@ pub struct Args {
     /// is kept when it runs out.
     #[arg(long, default_value_t = 5_000, value_name = "N")]
     budget_ms: u64,
-    /// Spawn each candidate's process only as its session begins, rather
-    /// than keep a few spawned ahead: for a server of which only one
+    /// Start each candidate's process only as its session begins, rather
+    /// than keep one started ahead: for a server of which only one
     /// instance may run at a time.
     #[arg(long)]
     no_ahead: bool,
@@ -47,13 +39,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let started = Instant::now();
     let before = (script.frames.len(), script.stdin().len());
     let budget = Duration::from_millis(args.budget_ms);
-    // Only candidates keep processes spawned ahead. The run that first
-    // confirms the finding has the machine to itself: starts in flight
-    // beside it would slow a server that computes as it starts, and a call
-    // slowed past its wait is cancelled at EOF, or an exit slowed past the
-    // grace reported, as the finding itself never was. The target's later
-    // runs take the candidates' spares all the same.
-    let candidates = target.for_candidates(check).started_ahead(if args.no_ahead { 0 } else { AHEAD });
+    // Only candidates keep a process started ahead: the run that first
+    // confirms the finding has the machine to itself, as the campaign's
+    // session had. The target's later runs take the candidates' spare.
+    let candidates = target.clone().started_ahead(!args.no_ahead);
     let m = minimize_on(&candidates, &target, artifact.policy, script, check, artifact.salt, budget)
         .map_err(|e| anyhow!("{e}"))?;
     if !m.violations.iter().any(|v| v.check == check) {
@@ -71,6 +60,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         policy: artifact.policy,
         salt: m.salt,
         shrink_ran_out: m.out_of_time,
+        late: artifact.late_ms.map(Duration::from_millis),
+        history: Vec::new(),
+        confirmed: true,
     };
     let mut saved = portcullis::artifact::Artifact::new(
         &finding,

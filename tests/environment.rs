@@ -4,8 +4,8 @@
 //! what the user passes; nothing else of the harness's.
 
 use portcullis::campaign::run_script;
-use portcullis::child::{ChildTarget, Command, Limits};
 use portcullis::probe::{ProbeConfig, Probes};
+use portcullis::process::{ChildTarget, Command, Waits};
 use portcullis::{Catalogue, Policy, Revision, Script};
 use serde_json::Value;
 use std::sync::Arc;
@@ -38,8 +38,8 @@ fn python() -> String {
 
 fn target(env: Vec<(String, Option<String>)>) -> ChildTarget {
     let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
-    let command = Command { program: python(), args: vec!["-c".into(), SHOW_ENV.into()], env };
-    ChildTarget::new(command, Limits::default(), Catalogue::reference().tools, probes)
+    let command = Command::new(python(), ["-c", SHOW_ENV]).with_env(env);
+    ChildTarget::new(command, Waits::default(), Catalogue::reference().tools, probes)
 }
 
 /// The environment one session's process saw, and how many processes of

@@ -7,7 +7,7 @@
 //! control still acts and a finding still shows, replays and minimizes after
 //! the hunt's calls.
 
-mod cli;
+use crate::cli;
 
 use cli::{portcullis, saved, text};
 use std::path::Path;

@@ -18,8 +18,6 @@ mod stdout;
 
 pub use facts::Facts;
 
-use crate::frame::{Expect, Frame};
-use crate::protocol::Policy;
 use crate::run::Observation;
 use crate::script::Script;
 use crate::seam::Session;
@@ -76,26 +74,6 @@ impl CheckId {
             CheckId::Correlation => "responses do not answer requests one to one with the right codes",
             CheckId::StdoutClean => "stdout carried bytes that are not a complete protocol message",
         }
-    }
-
-    /// Whether this check's verdict on a session under `policy` can turn on
-    /// the answer to `frame`. `correlation` and `stdout-clean` read every
-    /// answer, and `policy` under close reads those after the closing frame;
-    /// the others read only whether an acting frame was answered with an
-    /// error. A hunt for one check need not wait for answers it cannot read.
-    pub fn reads_answer(self, frame: &Frame, policy: Policy) -> bool {
-        match self {
-            CheckId::Correlation | CheckId::StdoutClean => true,
-            CheckId::Policy if policy == Policy::Close => true,
-            _ => matches!(frame.expect, Expect::Act(_)),
-        }
-    }
-
-    /// Whether this check's verdict can turn on the effects a session
-    /// observed: `liveness`, `correlation` and `stdout-clean` read only the
-    /// process and its output.
-    pub fn reads_effects(self) -> bool {
-        matches!(self, CheckId::NoEffectOnReject | CheckId::ExactlyOnce | CheckId::Policy)
     }
 
     /// Looks a check up by its id.

@@ -39,8 +39,6 @@ pub struct Probes {
     tcp: Option<tcp::TcpSink>,
     watches: Mutex<Vec<watch::Watch>>,
     log: Log,
-    /// When the latest effect already handed over had arrived.
-    handed: Mutex<Option<Instant>>,
 }
 
 impl Probes {
@@ -56,7 +54,7 @@ impl Probes {
         for f in &cfg.watch_files {
             watches.push(watch::Watch::file(f.clone())?);
         }
-        Ok(Probes { http, tcp, watches: Mutex::new(watches), log, handed: Mutex::default() })
+        Ok(Probes { http, tcp, watches: Mutex::new(watches), log })
     }
 
     /// The HTTP sink's base URL, `http://127.0.0.1:PORT`.
@@ -75,44 +73,37 @@ impl Probes {
         self.http.ignored()
     }
 
-    /// When the last effect not yet handed over arrived.
+    /// When the last effect not yet taken arrived.
     pub fn last_effect(&self) -> Option<Instant> {
         self.log.lock().unwrap_or_else(|e| e.into_inner()).last().map(|(t, _)| *t)
     }
 
-    /// Waits until no new effect has arrived for `quiet` — counted from the
-    /// call too, so an effect still on its way is waited for even when none
-    /// came yet (at most `bound`) — polls the watchers, and hands over every
-    /// effect since the last call.
-    pub fn settle(&self, quiet: Duration, bound: Duration) -> Vec<Action> {
-        self.settle_after(Instant::now(), quiet, bound)
+    /// Every effect since the last call, with when it arrived: the sinks'
+    /// as they came, then what the watchers find now.
+    pub fn take(&self) -> Vec<(Instant, Action)> {
+        let mut effects = std::mem::take(&mut *self.log.lock().unwrap_or_else(|e| e.into_inner()));
+        let now = Instant::now();
+        for w in self.watches.lock().unwrap_or_else(|e| e.into_inner()).iter_mut() {
+            effects.extend(w.poll().into_iter().map(|a| (now, a)));
+        }
+        effects
     }
 
-    /// As [`Probes::settle`], the quiet counted from the later of `from` and
-    /// the arrival of the latest effect, even one handed over already: a
-    /// quiet that began before the call (say, when an answer came) is not
-    /// waited for again.
-    pub fn settle_after(&self, from: Instant, quiet: Duration, bound: Duration) -> Vec<Action> {
-        let deadline = Instant::now() + bound;
+    /// Waits until no new effect has arrived for `quiet` — counted from the
+    /// call too, so an effect still on its way is waited for even when none
+    /// came yet (at most `bound`) — then takes every effect since the last
+    /// call ([`Probes::take`]).
+    pub fn settle(&self, quiet: Duration, bound: Duration) -> Vec<Action> {
+        let from = Instant::now();
+        let deadline = from + bound;
         loop {
-            let handed = *self.handed.lock().unwrap_or_else(|e| e.into_inner());
-            let since = [self.last_effect(), handed].into_iter().flatten().fold(from, Instant::max).elapsed();
+            let since = self.last_effect().map_or(from, |t| t.max(from)).elapsed();
             if since >= quiet || Instant::now() >= deadline {
                 break;
             }
-            // Sleep only as long as the quiet still needs, at most 5 ms a check.
             std::thread::sleep((quiet - since).min(Duration::from_millis(5)));
         }
-        let log = std::mem::take(&mut *self.log.lock().unwrap_or_else(|e| e.into_inner()));
-        if let Some((latest, _)) = log.last() {
-            let mut handed = self.handed.lock().unwrap_or_else(|e| e.into_inner());
-            *handed = Some(handed.map_or(*latest, |h| h.max(*latest)));
-        }
-        let mut effects: Vec<Action> = log.into_iter().map(|(_, a)| a).collect();
-        for w in self.watches.lock().unwrap_or_else(|e| e.into_inner()).iter_mut() {
-            effects.extend(w.poll());
-        }
-        effects
+        self.take().into_iter().map(|(_, a)| a).collect()
     }
 }
 

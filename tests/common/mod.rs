@@ -1,31 +1,31 @@
 //! What several test binaries share.
 
 use portcullis::catalogue::Catalogue;
-use portcullis::child::{ChildTarget, Command, Limits};
 use portcullis::probe::{ProbeConfig, Probes};
+use portcullis::process::{ChildTarget, Command, Waits};
 use std::sync::Arc;
 
 /// The Python test server `tests/servers/NAME` with `args`, under `limits`,
 /// calling its `fetch` (the reference's) with canaries on fresh probes.
-pub fn python_server(name: &str, args: &[&str], limits: Limits) -> ChildTarget {
-    launched(&[], name, args, limits)
+pub fn python_server(name: &str, args: &[&str], waits: Waits) -> ChildTarget {
+    launched(&[], name, args, waits)
 }
 
 /// [`python_server`] started by a launcher that waits for it, as `uvx` or
 /// `npx` waits for the server it starts: a shell that does not `exec` it.
 #[allow(dead_code)] // Not every test binary uses it.
-pub fn python_server_launched(name: &str, args: &[&str], limits: Limits) -> ChildTarget {
-    launched(&["sh", "-c", r#"python3 "$@"; true"#, "sh"], name, args, limits)
+pub fn python_server_launched(name: &str, args: &[&str], waits: Waits) -> ChildTarget {
+    launched(&["sh", "-c", r#"python3 "$@"; true"#, "sh"], name, args, waits)
 }
 
 /// `tests/servers/NAME` with `args` under `python3`, or under `launcher`
 /// (its program and first arguments) when it names one.
-fn launched(launcher: &[&str], name: &str, args: &[&str], limits: Limits) -> ChildTarget {
+fn launched(launcher: &[&str], name: &str, args: &[&str], waits: Waits) -> ChildTarget {
     let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
     let server = format!("{}/tests/servers/{name}", env!("CARGO_MANIFEST_DIR"));
     let (program, before) = launcher.split_first().unwrap_or((&"python3", &[]));
     let args = before.iter().map(|a| a.to_string()).chain([server]).chain(args.iter().map(|a| a.to_string()));
-    let command = Command { program: program.to_string(), args: args.collect(), env: vec![] };
+    let command = Command::new(program.to_string(), args);
     let fetch = Catalogue::reference().tools.into_iter().filter(|t| t.name == "fetch").collect();
-    ChildTarget::new(command, limits, fetch, probes)
+    ChildTarget::new(command, waits, fetch, probes)
 }

@@ -19,13 +19,13 @@ struct State {
 
 /// One captured stream.
 #[derive(Debug, Clone)]
-pub struct Capture {
+pub(crate) struct Capture {
     state: Arc<(Mutex<State>, Condvar)>,
 }
 
 impl Capture {
     /// Starts draining `pipe` on its own thread.
-    pub fn start(mut pipe: impl Read + Send + 'static, cap: usize) -> (Capture, JoinHandle<()>) {
+    pub(crate) fn start(mut pipe: impl Read + Send + 'static, cap: usize) -> (Capture, JoinHandle<()>) {
         let fresh = State { kept: Vec::new(), base: 0, cut: 0, last: Instant::now(), closed: false };
         let state = Arc::new((Mutex::new(fresh), Condvar::new()));
         let s = state.clone();
@@ -54,47 +54,33 @@ impl Capture {
     }
 
     /// The kept bytes from offset `from` on.
-    pub fn since(&self, from: usize) -> Vec<u8> {
+    pub(crate) fn since(&self, from: usize) -> Vec<u8> {
         self.with(|s| s.kept.get(from.saturating_sub(s.base)..).unwrap_or_default().to_vec())
     }
 
     /// How many bytes are kept.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.with(|s| s.base + s.kept.len())
     }
 
-    /// Whether nothing was kept.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// How many bytes were cut for want of room.
-    pub fn cut(&self) -> u64 {
+    pub(crate) fn cut(&self) -> u64 {
         self.with(|s| s.cut)
     }
 
     /// When the last bytes arrived (or the capture started).
-    pub fn last(&self) -> Instant {
+    pub(crate) fn last(&self) -> Instant {
         self.with(|s| s.last)
-    }
-
-    /// Forgets the kept bytes before offset `to`, making room for more: a
-    /// long-lived process's output, once read.
-    pub fn forget_before(&self, to: usize) {
-        let mut st = self.state.0.lock().unwrap_or_else(|e| e.into_inner());
-        let n = to.saturating_sub(st.base).min(st.kept.len());
-        st.kept.drain(..n);
-        st.base += n;
     }
 
     /// Waits until more than `len` bytes have arrived in all, the pipe
     /// closes, or `until` passes.
-    pub fn wait_past(&self, len: usize, until: Instant) {
+    pub(crate) fn wait_past(&self, len: usize, until: Instant) {
         self.wait(until, |st| st.base + st.kept.len() > len || st.closed);
     }
 
     /// Waits until the pipe closes or `until` passes.
-    pub fn wait_closed(&self, until: Instant) {
+    pub(crate) fn wait_closed(&self, until: Instant) {
         self.wait(until, |st| st.closed);
     }
 
@@ -110,7 +96,7 @@ impl Capture {
     }
 
     /// Whether the pipe has closed.
-    pub fn closed(&self) -> bool {
+    pub(crate) fn closed(&self) -> bool {
         self.with(|s| s.closed)
     }
 }

@@ -1,8 +1,6 @@
-//! Asking a server which tools it has: `initialize`, then `tools/list`,
-//! over the same bounded child driver the campaign uses.
+//! Asking a server which tools it has: `initialize`, then `tools/list`.
 
 use super::ChildTarget;
-use super::reply::{Waits, await_reply};
 use crate::protocol::{Policy, Revision};
 use crate::script::Script;
 use crate::seam::{Fault, Gateway, Recorder, Session, Target};
@@ -14,8 +12,8 @@ pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>
     let mut child = target.start(&session, Recorder::new())?;
     let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     child.write_stdin(&[Script::handshake(revision).stdin().as_slice(), list, b"\n"].concat())?;
-    if let Some(v) = await_reply(&mut child, &Value::from(2), Waits::default(), target.limits.timeout).map(|a| a.value)
-    {
+    let bound = target.waits().answer;
+    if let Some(v) = child.await_answer(&Value::from(2), bound) {
         return v
             .pointer("/result/tools")
             .and_then(Value::as_array)
@@ -23,6 +21,9 @@ pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>
             .ok_or_else(|| Fault::Config(format!("tools/list answered without a tools array: {v}")));
     }
     let stderr = String::from_utf8_lossy(&child.take_stderr()).chars().take(400).collect::<String>();
-    let ms = target.limits.timeout.as_millis();
-    Err(Fault::Config(format!("the server did not answer tools/list within {ms} ms (stderr: {stderr:?})")))
+    let ended = match child.exit() {
+        crate::seam::Exit::Running => format!("did not answer tools/list within {} ms", bound.as_millis()),
+        exit => format!("ended ({exit:?}) before it answered tools/list"),
+    };
+    Err(Fault::Config(format!("the server {ended} (stderr: {stderr:?})")))
 }

@@ -1,0 +1,214 @@
+//! A job: one thread's share of a campaign against a server process.
+//!
+//! Under `close`, and for every script that must begin its process (a call
+//! before `initialize`, a frame cut at EOF), a session runs in a process
+//! of its own. Under `keep-open` the rest run in one [`Persistent`]
+//! process per revision. A violation seen there is run again in a fresh
+//! process, after the persistent one has ended (it may carry state, or
+//! still act on the script's tokens): where it repeats, the fresh
+//! session's verdict is the hunt's; where it does not, it is reported as
+//! state-dependent, with every script the process ran before it.
+//!
+//! After every session the ledger's late evidence is judged: a session
+//! that now breaks a check is a finding marked late, with the delay. It is
+//! run again in a fresh process with waits grown to cover the delay, and
+//! is reported as that fresh session where it repeats, else as it was
+//! seen (with its process's history, if it had one).
+
+use super::ChildTarget;
+use super::ledger::Entry;
+use super::persistent::Persistent;
+use crate::campaign::{Finding, SessionRun, fresh_salt};
+use crate::check::CheckId;
+use crate::protocol::{Id, Policy};
+use crate::run::drive;
+use crate::script::ScriptSpec;
+use crate::seam::{Fault, Recorder, Session, Target};
+use std::time::Instant;
+
+/// One job's sessions against a server process.
+pub struct Job<'a> {
+    target: &'a ChildTarget,
+    policy: Policy,
+    share: bool,
+    live: Vec<Persistent>,
+    next_id: i64,
+    sessions: u32,
+    seed: u64,
+    found: Vec<Finding>,
+}
+
+impl<'a> Job<'a> {
+    /// A job for `target` under `policy`, drawing with `seed`. With
+    /// `share` and `keep-open`, scripts that can run in a persistent
+    /// process do.
+    pub fn new(target: &'a ChildTarget, policy: Policy, share: bool, seed: u64) -> Job<'a> {
+        let share = share && policy == Policy::KeepOpen;
+        Job { target, policy, share, live: Vec::new(), next_id: 1, sessions: 0, seed, found: Vec::new() }
+    }
+
+    /// Findings that came apart from a hunt's sessions: late ones and
+    /// state-dependent ones, in the order they came.
+    pub fn found(&self) -> &[Finding] {
+        &self.found
+    }
+
+    /// Takes the findings so far ([`Job::found`]).
+    pub fn take_found(&mut self) -> Vec<Finding> {
+        std::mem::take(&mut self.found)
+    }
+
+    /// Runs one session of a hunt, with tokens of `salt`: in the persistent
+    /// process when it can, unless `shrinking` (a finding's cut-down
+    /// candidates run fresh). Then judges any late evidence.
+    pub fn session(&mut self, spec: &ScriptSpec, salt: u32, shrinking: bool) -> Result<SessionRun, Fault> {
+        self.sessions += 1;
+        let shared = match self.share && !shrinking && !spec.needs_own_process() {
+            true => self.shared(spec, salt)?,
+            false => None,
+        };
+        let run = match shared {
+            Some(run) => run,
+            None => self.fresh(spec, salt)?,
+        };
+        self.judge_late()?;
+        Ok(run)
+    }
+
+    /// Runs `spec` in a process of its own.
+    pub fn fresh(&mut self, spec: &ScriptSpec, salt: u32) -> Result<SessionRun, Fault> {
+        let script = spec.render(&self.target.catalogue, salt);
+        let session = Session { policy: self.policy, revision: spec.revision, salt };
+        let recorder = Recorder::new();
+        let mut gateway = self.target.start(&session, recorder.clone())?;
+        let mut obs = drive(&mut gateway, &recorder, &session, &script)?;
+        obs.cut = gateway.cut();
+        let (out, err) = gateway.finish();
+        obs.stdout.extend(out);
+        obs.stderr.extend(err);
+        obs.effects = recorder.actions();
+        let entry = Entry::new(session, spec, script, obs);
+        let run = (entry.script.clone(), entry.obs.clone(), entry.violations.clone());
+        self.target.shared.ledger.record(entry);
+        Ok(run)
+    }
+
+    /// Runs `spec` in the persistent process of its revision; `None` when
+    /// it cannot (it has no handshake to leave out, or no process would
+    /// start and answer `initialize`).
+    fn shared(&mut self, spec: &ScriptSpec, salt: u32) -> Result<Option<SessionRun>, Fault> {
+        let full = spec.render_from(&self.target.catalogue, salt ^ QUICK, self.next_id);
+        let Some(mut body) = full.after_handshake() else { return Ok(None) };
+        let highest = full.frames.iter().filter_map(|f| match f.id {
+            Some(Id::Int(n)) => Some(n),
+            _ => None,
+        });
+        let highest = highest.max();
+        self.next_id = highest.unwrap_or(self.next_id).max(self.next_id) + 1_000;
+        body.eof = false;
+        let at = match self.live.iter().position(|p| p.revision == spec.revision) {
+            Some(at) => at,
+            None => match Persistent::start(self.target, spec.revision)? {
+                Some(p) => {
+                    self.live.push(p);
+                    self.live.len() - 1
+                }
+                None => return Ok(None),
+            },
+        };
+        let ledger = &self.target.shared.ledger;
+        let ran = self.live[at].run(&body, salt ^ QUICK, ledger)?;
+        let session = Session { policy: Policy::KeepOpen, revision: spec.revision, salt: salt ^ QUICK };
+        let mut entry = Entry::new(session, spec, body, ran.obs);
+        entry.history = ran.history;
+        let clean = entry.violations.is_empty();
+        ledger.record(entry.clone());
+        if clean && ran.healthy {
+            return Ok(Some((entry.script, entry.obs, entry.violations)));
+        }
+        // The process ends first: it may carry an earlier script's state,
+        // or still act on this one's tokens, which then count as this
+        // script's late evidence.
+        self.live.swap_remove(at).end(ledger);
+        if clean {
+            return Ok(Some((entry.script, entry.obs, entry.violations)));
+        }
+        let fresh = self.fresh(spec, salt)?;
+        let repeats = fresh.2.iter().any(|v| entry.violations.iter().any(|e| e.check == v.check));
+        if !repeats {
+            let check = entry.violations[0].check;
+            self.found.push(self.finding(entry, check, false));
+        }
+        Ok(Some(fresh))
+    }
+
+    /// Judges the sessions that gained late evidence; each that breaks a
+    /// check it did not before is confirmed in a fresh session and kept.
+    fn judge_late(&mut self) -> Result<(), Fault> {
+        for entry in self.target.shared.ledger.rejudge() {
+            let late = entry.late.unwrap_or_default();
+            self.target.shared.grown.cover(late);
+            let Some(check) = entry.violations.first().map(|v| v.check) else { continue };
+            let (script, obs, violations) = self.fresh(&entry.spec, fresh_salt())?;
+            let finding = match violations.iter().any(|v| v.check == check) {
+                true => {
+                    let fresh = Entry { script, obs, violations, history: Vec::new(), ..entry };
+                    self.finding(fresh, check, true)
+                }
+                false => self.finding(entry, check, false),
+            };
+            self.found.push(finding);
+        }
+        Ok(())
+    }
+
+    fn finding(&self, entry: Entry, check: CheckId, confirmed: bool) -> Finding {
+        let mut violations = entry.violations;
+        violations.sort_by_key(|v| v.check != check);
+        Finding {
+            check,
+            violations,
+            spec: entry.spec,
+            script: entry.script,
+            observation: entry.obs,
+            cases_until_caught: self.sessions,
+            salt: entry.session.salt,
+            seed: self.seed,
+            policy: self.policy,
+            shrink_ran_out: false,
+            late: entry.late,
+            history: entry.history,
+            confirmed,
+        }
+    }
+
+    /// Ends every process the job keeps, takes the effects still arriving,
+    /// and judges the late evidence: the job's last findings.
+    pub fn finish(&mut self) -> Result<Vec<Finding>, Fault> {
+        let ledger = &self.target.shared.ledger;
+        for p in self.live.drain(..) {
+            p.end(ledger);
+        }
+        let quiet = self.target.waits().quiet;
+        for action in self.target.probes().settle(quiet, self.target.waits().answer) {
+            let salt = crate::attack::tokens_in(&action.arguments_text()).find_map(super::ledger::salt_of);
+            ledger.late_effect(salt.unwrap_or(0), action, Instant::now());
+        }
+        self.judge_late()?;
+        Ok(self.take_found())
+    }
+}
+
+/// Flipped in the salt of a script's run in the persistent process, so
+/// that a fresh run of the same session meets tokens the server has not
+/// seen (one that remembers a call ignores it the second time).
+const QUICK: u32 = 0x8000_0000;
+
+impl Drop for Job<'_> {
+    fn drop(&mut self) {
+        let ledger = &self.target.shared.ledger;
+        for p in self.live.drain(..) {
+            p.end(ledger);
+        }
+    }
+}

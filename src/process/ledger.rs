@@ -1,0 +1,144 @@
+//! Every session a job has judged, so that evidence arriving after its
+//! verdict still counts: an effect belongs to the session whose token salt
+//! it carries, stdout to the script it follows. Late evidence is added to
+//! its session's observation, and the session is judged again; a violation
+//! that shows only then is a late finding, never set aside.
+
+use crate::attack::tokens_in;
+use crate::check::{Violation, check};
+use crate::run::Observation;
+use crate::script::{Script, ScriptSpec};
+use crate::seam::{Action, Session};
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Sessions kept for late evidence. Past it the oldest are forgotten, and
+/// an effect of theirs counts as carrying no known token, which is a
+/// finding of whichever session it lands in: evidence is never dropped.
+const KEPT: usize = 4096;
+
+/// One judged session.
+#[derive(Clone, Debug)]
+pub(crate) struct Entry {
+    pub(crate) session: Session,
+    pub(crate) spec: ScriptSpec,
+    pub(crate) script: Script,
+    pub(crate) obs: Observation,
+    pub(crate) violations: Vec<Violation>,
+    /// The scripts the same process ran before this one; empty for a
+    /// session in a process of its own.
+    pub(crate) history: Vec<Script>,
+    /// When it was judged.
+    pub(crate) judged: Instant,
+    /// How long after that the latest late evidence came.
+    pub(crate) late: Option<Duration>,
+    pub(crate) dirty: bool,
+}
+
+impl Entry {
+    pub(crate) fn new(session: Session, spec: &ScriptSpec, script: Script, obs: Observation) -> Entry {
+        let violations = check(&script, &obs, &session);
+        Entry {
+            session,
+            spec: spec.clone(),
+            script,
+            obs,
+            violations,
+            history: Vec::new(),
+            judged: Instant::now(),
+            late: None,
+            dirty: false,
+        }
+    }
+
+    fn add_late(&mut self, at: Instant) {
+        self.late = Some(self.late.unwrap_or_default().max(at.saturating_duration_since(self.judged)));
+        self.dirty = true;
+    }
+}
+
+/// The salt of a canary token (`pc`, 8 hex digits, `t`, a number).
+pub(crate) fn salt_of(token: &str) -> Option<u32> {
+    u32::from_str_radix(token.get(2..10)?, 16).ok()
+}
+
+/// A job's judged sessions.
+#[derive(Debug, Default)]
+pub(crate) struct Ledger {
+    entries: Mutex<VecDeque<Entry>>,
+}
+
+impl Ledger {
+    fn entries(&self) -> std::sync::MutexGuard<'_, VecDeque<Entry>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps a judged session for late evidence.
+    pub(crate) fn record(&self, entry: Entry) {
+        let mut entries = self.entries();
+        if entries.len() >= KEPT {
+            entries.pop_front();
+        }
+        entries.push_back(entry);
+    }
+
+    /// Where an effect that arrived at `at`, while the session with salt
+    /// `current` ran, belongs. `Some` hands it back as the current
+    /// session's: it carries that session's token, no token, or only
+    /// tokens of no session kept (which its checks then report). `None`:
+    /// it carries only an earlier session's tokens and was added to that
+    /// session, to be judged again.
+    pub(crate) fn route(&self, action: Action, at: Instant, current: u32) -> Option<Action> {
+        let salts: Vec<u32> = tokens_in(&action.arguments_text()).filter_map(salt_of).collect();
+        if salts.is_empty() || salts.contains(&current) {
+            return Some(action);
+        }
+        let mut entries = self.entries();
+        let Some(entry) = entries.iter_mut().rev().find(|e| salts.contains(&e.session.salt)) else {
+            return Some(action);
+        };
+        entry.obs.effects.push(action);
+        entry.add_late(at);
+        None
+    }
+
+    /// Adds an effect of the session with salt `salt` that came after it
+    /// was judged; one of no session kept goes to the latest.
+    pub(crate) fn late_effect(&self, salt: u32, action: Action, at: Instant) {
+        let mut entries = self.entries();
+        let at_salt = entries.iter().rposition(|e| e.session.salt == salt);
+        let Some(entry) = at_salt.or(entries.len().checked_sub(1)).and_then(|i| entries.get_mut(i)) else { return };
+        entry.obs.effects.push(action);
+        entry.add_late(at);
+    }
+
+    /// Adds output that came after the script with salt `salt` was judged
+    /// and before the next one began: by position, it is that script's.
+    pub(crate) fn late_output(&self, salt: u32, stdout: &[u8], stderr: &[u8], at: Instant) {
+        let mut entries = self.entries();
+        let Some(entry) = entries.iter_mut().rev().find(|e| e.session.salt == salt) else { return };
+        entry.obs.stderr.extend_from_slice(stderr);
+        if !stdout.is_empty() {
+            entry.obs.stdout.extend_from_slice(stdout);
+            entry.add_late(at);
+        }
+    }
+
+    /// Judges again every session that gained late evidence, and returns
+    /// those it now finds in violation of something new, with every
+    /// violation it has now.
+    pub(crate) fn rejudge(&self) -> Vec<Entry> {
+        let mut grown = Vec::new();
+        for entry in self.entries().iter_mut().filter(|e| e.dirty) {
+            entry.dirty = false;
+            let now = check(&entry.script, &entry.obs, &entry.session);
+            let new = now.iter().any(|v| !entry.violations.contains(v));
+            entry.violations = now;
+            if new {
+                grown.push(entry.clone());
+            }
+        }
+        grown
+    }
+}

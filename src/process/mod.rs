@@ -1,0 +1,128 @@
+//! The child-process driver: a server run as a real process over real
+//! pipes, behind the same [`Gateway`](crate::seam::Gateway) seam as an
+//! in-process gateway. Linux only (process groups, pidfd, `/proc`).
+//!
+//! - [`spawn`](self) starts the server in a process group of its own, with
+//!   a scrubbed environment and a fresh HOME; [`capture`](self) drains its
+//!   output into bounded buffers; [`group`](self) ends the whole group.
+//! - [`ChildGateway`] is one process serving sessions; [`ChildTarget`]
+//!   starts one per session, keeping at most one started ahead.
+//! - A [`Job`] runs a campaign's sessions: each in a process of its own, or
+//!   under `keep-open` most in one persistent process per revision, each
+//!   script followed by a `ping` marker.
+//! - The [`Waits`] come from flags and grow when the server shows it needs
+//!   longer; they never shrink, and nothing skips one.
+//! - The ledger keeps every judged session: an effect is its session's by
+//!   the salt of its tokens, output its script's by position. Late
+//!   evidence is added to its session, which is judged again; what shows
+//!   only then is a finding, marked late.
+//!
+//! Effect probes (an HTTP sink, file watchers) play the executor recorder.
+
+mod capture;
+mod discover;
+mod group;
+mod job;
+mod ledger;
+mod persistent;
+mod session;
+mod spawn;
+mod waits;
+
+pub use discover::list_tools;
+pub use job::Job;
+pub use session::ChildGateway;
+pub use spawn::{Command, end_everything};
+pub use waits::Waits;
+
+use crate::catalogue::{Catalogue, ToolSpec};
+use crate::probe::Probes;
+use crate::seam::{Fault, Recorder, Session, Target};
+use ledger::Ledger;
+use spawn::Home;
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+use waits::Grown;
+
+/// What every process of a target shares.
+pub(crate) struct Shared {
+    pub(crate) probes: Arc<Probes>,
+    pub(crate) ledger: Ledger,
+    pub(crate) grown: Grown,
+    /// The package cache every process gets, made on first use: a server
+    /// run through `npx -y` or `uvx` downloads itself once, not at every
+    /// start into a fresh HOME.
+    cache: OnceLock<Option<Home>>,
+}
+
+impl Shared {
+    pub(crate) fn cache(&self) -> Option<&Path> {
+        self.cache.get_or_init(|| Home::new().ok()).as_ref().map(Home::path)
+    }
+}
+
+/// Starts one server process per session.
+#[derive(Clone)]
+pub struct ChildTarget {
+    /// What to run.
+    pub command: Command,
+    /// The tools to call.
+    pub catalogue: Catalogue,
+    shared: Arc<Shared>,
+    ahead: bool,
+    spare: Arc<Mutex<Option<ChildGateway>>>,
+}
+
+impl ChildTarget {
+    /// A target running `command` that calls `tools`, with their canary
+    /// URLs on the probes' HTTP sink.
+    pub fn new(command: Command, waits: Waits, tools: Vec<ToolSpec>, probes: Arc<Probes>) -> ChildTarget {
+        let catalogue = Catalogue { tools, canary_base: probes.http_base() };
+        let shared = Shared { probes, ledger: Ledger::default(), grown: Grown::new(waits), cache: OnceLock::new() };
+        ChildTarget { command, catalogue, shared: Arc::new(shared), ahead: false, spare: Arc::default() }
+    }
+
+    /// Keeps one process started ahead of the next session, so that its
+    /// start overlaps the session before. Not for a server of which only
+    /// one instance may run at a time.
+    pub fn started_ahead(mut self, ahead: bool) -> ChildTarget {
+        self.ahead = ahead;
+        self
+    }
+
+    /// The waits now: the flags, grown by what the server has shown.
+    pub fn waits(&self) -> Waits {
+        self.shared.grown.now()
+    }
+
+    /// The probes that observe effects.
+    pub fn probes(&self) -> &Probes {
+        &self.shared.probes
+    }
+}
+
+impl Target for ChildTarget {
+    type Gateway = ChildGateway;
+
+    fn catalogue(&self) -> Catalogue {
+        self.catalogue.clone()
+    }
+
+    /// The process started ahead if there is one (it shows everything it
+    /// wrote since it started, an early exit too), else a new one; then,
+    /// when started ahead, another for next time.
+    fn start(&self, session: &Session, recorder: Recorder) -> Result<ChildGateway, Fault> {
+        let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+        let child = match spare.take() {
+            Some(mut c) => {
+                c.rebind(recorder, session.salt);
+                c
+            }
+            None => ChildGateway::spawn(self, session.salt, recorder)?,
+        };
+        if self.ahead {
+            *spare = ChildGateway::spawn(self, 0, Recorder::new()).ok().map(ChildGateway::unserved);
+        }
+        Ok(child)
+    }
+}

@@ -1,0 +1,161 @@
+//! One server process serving keep-open scripts one after another, as
+//! persistent mode in AFL++ and libFuzzer runs many inputs in one process.
+//!
+//! The rules are few and fixed. The process is initialized once. Each
+//! script then runs without its handshake, with request ids no earlier
+//! script used, and is followed by a `ping` marker. The script's window
+//! ends when the marker and every answer it is owed have come and each of
+//! its valid calls has acted (within the answer wait): its stdout is what
+//! came since the script began, the marker's answer left out; its effects
+//! are those that carry its tokens. Output that comes after that and
+//! before the next script begins is still its own by position, and an
+//! effect that carries its tokens later is its own by salt: both go to the
+//! ledger, and the script is judged again. The output the process wrote
+//! before its first script (a banner, say) is that script's.
+
+use super::ChildTarget;
+use super::ledger::Ledger;
+use super::session::ChildGateway;
+use crate::frame::Expect;
+use crate::protocol::{Id, Policy, Revision};
+use crate::run::{Observation, owed};
+use crate::script::Script;
+use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Target};
+use serde_json::Value;
+use std::time::Instant;
+
+/// What one script in the persistent process showed.
+pub(crate) struct Ran {
+    pub(crate) obs: Observation,
+    /// The scripts the process ran before this one.
+    pub(crate) history: Vec<Script>,
+    /// Whether the process can serve another script: the marker was
+    /// answered and it still runs.
+    pub(crate) healthy: bool,
+}
+
+/// A process kept for one revision's scripts.
+pub(crate) struct Persistent {
+    pub(crate) revision: Revision,
+    child: ChildGateway,
+    marks: u64,
+    history: Vec<Script>,
+    /// The latest script's salt and recorder, for what comes after it.
+    last: Option<(u32, Recorder, usize)>,
+    /// Output before the first script.
+    early: (Vec<u8>, Vec<u8>),
+}
+
+impl Persistent {
+    /// Starts a process and runs the handshake; `None` when the server
+    /// did not answer `initialize` within the answer wait.
+    pub(crate) fn start(target: &ChildTarget, revision: Revision) -> Result<Option<Persistent>, Fault> {
+        let session = Session { policy: Policy::KeepOpen, revision, salt: 0 };
+        let mut child = target.start(&session, Recorder::new())?;
+        child.write_stdin(&Script::handshake(revision).stdin())?;
+        let Some(_) = child.await_answer(&Value::from(1), target.waits().answer) else { return Ok(None) };
+        let stdout = without_answer(&child.take_stdout(), &Value::from(1));
+        let early = (stdout, child.take_stderr());
+        Ok(Some(Persistent { revision, child, marks: 0, history: Vec::new(), last: None, early }))
+    }
+
+    /// Runs `body` (a script without its handshake) with tokens of `salt`.
+    pub(crate) fn run(&mut self, body: &Script, salt: u32, ledger: &Ledger) -> Result<Ran, Fault> {
+        let (late_out, late_err) = (self.child.take_stdout(), self.child.take_stderr());
+        let (mut stdout, mut stderr) = std::mem::take(&mut self.early);
+        match &self.last {
+            Some((last, ..)) => ledger.late_output(*last, &late_out, &late_err, Instant::now()),
+            None => {
+                stdout.extend(late_out);
+                stderr.extend(late_err);
+            }
+        }
+        self.settle_last(ledger);
+        let recorder = Recorder::new();
+        self.child.rebind(recorder.clone(), salt);
+        let stdin = body.stdin();
+        for span in body.write_spans() {
+            self.child.write_stdin(&stdin[span])?;
+        }
+        self.marks += 1;
+        let mark = format!("portcullis-mark-{}", self.marks);
+        self.child
+            .write_stdin(format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{mark}\",\"method\":\"ping\"}}\n").as_bytes())?;
+        let session = Session { policy: Policy::KeepOpen, revision: self.revision, salt };
+        let mut awaited = owed(body, &session);
+        awaited.push(Id::Str(mark.clone()));
+        let waits = self.child.waits().answer;
+        let deadline = Instant::now() + waits;
+        let answered = self.child.await_owed(awaited, deadline);
+        // A valid call may act after it answers: its script waits for it.
+        self.child.await_tokens(&valid_tokens(body), Instant::now() + waits);
+        stdout.extend(without_answer(&self.child.take_stdout(), &Value::from(mark)));
+        stderr.extend(self.child.take_stderr());
+        let exit = self.child.exit();
+        let obs = Observation {
+            stdout,
+            stderr,
+            effects: recorder.actions(),
+            ended_at: exit.ended().then_some(stdin.len()),
+            exit_before_eof: exit.clone(),
+            exit: exit.clone(),
+            eof_sent: false,
+            cut: self.child.cut(),
+        };
+        let history = self.history.clone();
+        self.history.push(body.clone());
+        self.last = Some((salt, recorder, obs.effects.len()));
+        Ok(Ran { obs, history, healthy: answered && exit == Exit::Running })
+    }
+
+    /// Hands the latest script's effects that came after its window to
+    /// the ledger, as late evidence.
+    fn settle_last(&mut self, ledger: &Ledger) {
+        if let Some((salt, recorder, seen)) = &mut self.last {
+            let actions = recorder.actions();
+            for a in &actions[*seen..] {
+                ledger.late_effect(*salt, a.clone(), Instant::now());
+            }
+            *seen = actions.len();
+        }
+    }
+
+    /// Ends the process as a client does (stdin closed, the exit grace,
+    /// then the group ended); what it wrote and did meanwhile is the latest
+    /// script's late evidence.
+    pub(crate) fn end(mut self, ledger: &Ledger) {
+        self.settle_last(ledger);
+        let (out, err) = (self.child.take_stdout(), self.child.take_stderr());
+        let Persistent { child, last, .. } = self;
+        let (tail_out, tail_err) = child.finish();
+        if let Some((salt, recorder, seen)) = last {
+            let at = Instant::now();
+            ledger.late_output(salt, &[out, tail_out].concat(), &[err, tail_err].concat(), at);
+            for a in &recorder.actions()[seen..] {
+                ledger.late_effect(salt, a.clone(), at);
+            }
+        }
+    }
+}
+
+/// The tokens of a script's valid calls.
+fn valid_tokens(script: &Script) -> Vec<String> {
+    let calls = script.frames.iter().filter_map(|f| match &f.expect {
+        Expect::Act(calls) => Some(calls),
+        _ => None,
+    });
+    calls.flatten().map(|c| c.token.clone()).collect()
+}
+
+/// `stdout` without its first whole line that answers `id`.
+fn without_answer(stdout: &[u8], id: &Value) -> Vec<u8> {
+    let mut at = 0;
+    for line in stdout.split_inclusive(|b| *b == b'\n') {
+        let whole = line.ends_with(b"\n");
+        if whole && crate::json_line::parse(&line[..line.len() - 1]).is_some_and(|v| v.get("id") == Some(id)) {
+            return [&stdout[..at], &stdout[at + line.len()..]].concat();
+        }
+        at += line.len();
+    }
+    stdout.to_vec()
+}

@@ -1,0 +1,389 @@
+//! One server process behind the gateway seam, over real pipes.
+//!
+//! stdin is written on a thread of its own, so a server that stops reading
+//! blocks that thread, not the harness; stdout and stderr are drained on
+//! theirs into bounded captures. A settle waits for the answers the client
+//! is owed and then for output and effects to stay quiet, or for the exit
+//! when one is due; every wait is bounded by the answer wait. Effects the
+//! probes see are the session's when they carry its tokens (or none), and
+//! go to the ledger when they carry an earlier session's.
+//!
+//! Dropping the gateway ends the session as a client ends it: stdin closes,
+//! the server gets the exit grace to finish and exit, effects are collected
+//! until they have been quiet after it, and then the whole group is ended.
+//! Its effects until then are the session's: a run reads the recorder only
+//! once the gateway is gone.
+
+use super::capture::Capture;
+use super::group;
+use super::spawn::{Home, spawn};
+use super::{ChildTarget, Shared};
+use crate::protocol::Id;
+use crate::seam::{Exit, Fault, Gateway, Recorder, Settle};
+use serde_json::Value;
+use std::os::fd::AsFd;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, ExitStatus};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+
+/// What the writer thread has not written yet.
+#[derive(Default)]
+struct Backlog {
+    /// Bytes handed to the writer thread and not yet in the pipe.
+    queued: AtomicUsize,
+    /// A write failed: the child closed stdin or ended.
+    broken: AtomicBool,
+}
+
+/// One running server.
+pub struct ChildGateway {
+    child: Child,
+    writer: Option<mpsc::Sender<Vec<u8>>>,
+    backlog: Arc<Backlog>,
+    /// A second handle on stdin's pipe, to ask how much of what was sent
+    /// the server has not read yet; dropped when stdin closes.
+    stdin_pipe: Option<std::fs::File>,
+    stdout: Capture,
+    stderr: Capture,
+    out_taken: usize,
+    err_taken: usize,
+    /// How far stdout has been read for answers.
+    scanned: usize,
+    status: Option<ExitStatus>,
+    last_write: Instant,
+    last_effect: Option<Instant>,
+    closed_at: Option<Instant>,
+    shared: Arc<Shared>,
+    recorder: Recorder,
+    salt: u32,
+    /// Whether it has served a session: a process started ahead and never
+    /// used has no effects of its own to collect when it ends.
+    served: bool,
+    /// Whether [`ChildGateway::end`] has run.
+    ended: bool,
+    _home: Home,
+}
+
+impl ChildGateway {
+    /// Starts `target`'s command for the session with token salt `salt`.
+    pub(crate) fn spawn(target: &ChildTarget, salt: u32, recorder: Recorder) -> Result<ChildGateway, Fault> {
+        let spawned = spawn(&target.command, target.shared.cache())?;
+        let mut stdin = spawned.stdin;
+        let stdin_pipe = stdin.as_fd().try_clone_to_owned().ok().map(std::fs::File::from);
+        let capture = target.shared.grown.now().capture;
+        let (stdout, _) = Capture::start(spawned.stdout, capture);
+        let (stderr, _) = Capture::start(spawned.stderr, capture);
+        let (tx, rx) = mpsc::channel::<Vec<u8>>();
+        let backlog = Arc::new(Backlog::default());
+        let left = backlog.clone();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            for chunk in rx {
+                if stdin.write_all(&chunk).and_then(|_| stdin.flush()).is_err() {
+                    left.broken.store(true, Ordering::Relaxed);
+                    break;
+                }
+                left.queued.fetch_sub(chunk.len(), Ordering::Relaxed);
+            }
+        });
+        Ok(ChildGateway {
+            child: spawned.child,
+            writer: Some(tx),
+            backlog,
+            stdin_pipe,
+            stdout,
+            stderr,
+            out_taken: 0,
+            err_taken: 0,
+            scanned: 0,
+            status: None,
+            last_write: Instant::now(),
+            last_effect: None,
+            closed_at: None,
+            shared: target.shared.clone(),
+            recorder,
+            salt,
+            served: true,
+            ended: false,
+            _home: spawned.home,
+        })
+    }
+
+    fn poll(&mut self) -> Option<ExitStatus> {
+        if self.status.is_none() {
+            self.status = self.child.try_wait().ok().flatten();
+        }
+        self.status
+    }
+
+    /// Points the process at another session: its recorder and its tokens.
+    pub(crate) fn rebind(&mut self, recorder: Recorder, salt: u32) {
+        self.recorder = recorder;
+        self.salt = salt;
+        self.served = true;
+    }
+
+    /// This process, kept for a later session: it serves none until
+    /// [`ChildGateway::rebind`].
+    pub(crate) fn unserved(mut self) -> ChildGateway {
+        self.served = false;
+        self
+    }
+
+    /// The waits now.
+    pub(crate) fn waits(&self) -> super::Waits {
+        self.shared.grown.now()
+    }
+
+    /// Bytes of stdout and of stderr written but not kept.
+    pub(crate) fn cut(&self) -> (u64, u64) {
+        (self.stdout.cut(), self.stderr.cut())
+    }
+
+    /// Whether bytes sent to stdin still wait for the server to read them.
+    fn stdin_unread(&self) -> bool {
+        let Some(pipe) = self.stdin_pipe.as_ref() else { return false };
+        if self.backlog.broken.load(Ordering::Relaxed) {
+            return false;
+        }
+        let in_pipe = rustix::io::ioctl_fionread(pipe).unwrap_or(0) as usize;
+        self.backlog.queued.load(Ordering::Relaxed) + in_pipe > 0
+    }
+
+    /// The last sign of activity: output, a write, or one of its effects.
+    fn last_activity(&self) -> Instant {
+        let output = self.stdout.last().max(self.stderr.last()).max(self.last_write);
+        self.last_effect.map_or(output, |e| e.max(output))
+    }
+
+    /// Takes the probes' effects: this session's to its recorder, an
+    /// earlier one's to the ledger.
+    pub(crate) fn collect_effects(&mut self) {
+        if !self.served {
+            return;
+        }
+        for (at, action) in self.shared.probes.take() {
+            if let Some(own) = self.shared.ledger.route(action, at, self.salt) {
+                self.recorder.record(own);
+                self.last_effect = Some(self.last_effect.map_or(at, |e| e.max(at)));
+            }
+        }
+    }
+
+    /// Takes effects until none has come for `quiet`, at most until
+    /// `deadline`.
+    fn effects_until_quiet(&mut self, quiet: Duration, deadline: Instant) {
+        let from = Instant::now();
+        loop {
+            self.collect_effects();
+            let latest = self.shared.probes.last_effect().into_iter().chain(self.last_effect).fold(from, Instant::max);
+            if latest.elapsed() >= quiet || Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep((quiet - latest.elapsed()).min(Duration::from_millis(2)));
+        }
+    }
+
+    /// Reads the stdout lines not read yet for answers, and forgets the
+    /// owed ids they answer.
+    fn read_answers(&mut self, owed: &mut Vec<Id>) {
+        let new = self.stdout.since(self.scanned);
+        let Some(end) = memchr::memrchr(b'\n', &new) else { return };
+        for line in new[..end].split(|b| *b == b'\n') {
+            if let Some(v) = crate::json_line::parse(line) {
+                let responses = v.as_array().map_or(std::slice::from_ref(&v), Vec::as_slice);
+                for got in responses.iter().filter_map(|r| r.get("id")).filter_map(Id::from_value) {
+                    owed.retain(|o| !same_request(o, &got));
+                }
+            }
+        }
+        self.scanned += end + 1;
+    }
+
+    /// Waits until the answer with id `id` has come (or the bound), then
+    /// returns it; stdout stays to be taken.
+    pub(crate) fn await_answer(&mut self, id: &Value, bound: Duration) -> Option<Value> {
+        let deadline = Instant::now() + bound;
+        let mut from = 0;
+        loop {
+            let out = self.stdout.since(self.out_taken);
+            for line in out[from..].split_inclusive(|b| *b == b'\n').filter(|l| l.ends_with(b"\n")) {
+                from += line.len();
+                if let Some(v) = crate::json_line::parse(&line[..line.len() - 1])
+                    && v.get("id") == Some(id)
+                {
+                    return Some(v);
+                }
+            }
+            let exited = self.poll().is_some() && self.stdout.closed();
+            if exited || Instant::now() >= deadline {
+                return None;
+            }
+            self.stdout.wait_past(self.stdout.len(), deadline.min(Instant::now() + Duration::from_millis(20)));
+        }
+    }
+
+    /// Waits until every `owed` answer has come, the server has exited, or
+    /// `deadline` passes, taking effects meanwhile; whether all came.
+    pub(crate) fn await_owed(&mut self, mut owed: Vec<Id>, deadline: Instant) -> bool {
+        loop {
+            self.collect_effects();
+            self.read_answers(&mut owed);
+            if owed.is_empty() {
+                return true;
+            }
+            if (self.poll().is_some() && self.stdout.closed()) || Instant::now() >= deadline {
+                return false;
+            }
+            self.stdout.wait_past(self.stdout.len(), deadline.min(Instant::now() + Duration::from_millis(2)));
+        }
+    }
+
+    /// Takes effects until each of `tokens` is in one of this session's,
+    /// or `deadline` passes.
+    pub(crate) fn await_tokens(&mut self, tokens: &[String], deadline: Instant) {
+        loop {
+            self.collect_effects();
+            let seen: Vec<String> = self.recorder.actions().iter().map(|a| a.arguments_text()).collect();
+            if tokens.iter().all(|t| seen.iter().any(|s| s.contains(t.as_str()))) || Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Ends the session as dropping it does, and returns the stdout and
+    /// stderr written since they were last taken, an exit's last words too.
+    pub(crate) fn finish(mut self) -> (Vec<u8>, Vec<u8>) {
+        self.end();
+        self.stdout.wait_closed(Instant::now() + Duration::from_millis(100));
+        self.stderr.wait_closed(Instant::now() + Duration::from_millis(100));
+        (self.take_stdout(), self.take_stderr())
+    }
+
+    /// Closes stdin, gives the server the exit grace to exit, collects its
+    /// effects until quiet after that, and ends its group.
+    fn end(&mut self) {
+        if self.ended {
+            return;
+        }
+        self.ended = true;
+        let _ = self.close_stdin();
+        let waits = self.shared.grown.now();
+        let closed = self.closed_at.unwrap_or_else(Instant::now);
+        let own = (closed + waits.exit_grace).saturating_duration_since(Instant::now());
+        let started = Instant::now();
+        self.status = self.status.or_else(|| group::wait_for(&mut self.child, own));
+        // Effects still in delivery, or of processes the server left running.
+        self.effects_until_quiet(waits.quiet, started + waits.answer);
+        let grace = waits.quiet.max(Duration::from_millis(100)).min(waits.answer);
+        self.status = group::end(&mut self.child, Duration::ZERO, grace).or(self.status);
+        self.collect_effects();
+    }
+}
+
+/// Whether an answer with id `got` shows the server done with request
+/// `owed`: the same id, or the same digits retyped. Whether the id came
+/// back right is for the checks to judge; the wait is only for the server.
+fn same_request(owed: &Id, got: &Id) -> bool {
+    match (owed, got) {
+        (Id::Int(n), Id::Str(s)) | (Id::Str(s), Id::Int(n)) => s.parse() == Ok(*n),
+        _ => owed == got,
+    }
+}
+
+impl Gateway for ChildGateway {
+    fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
+        self.last_write = Instant::now();
+        let Some(w) = &self.writer else { return Ok(()) };
+        if self.backlog.broken.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        // A closed channel means the writer saw the pipe break: the server
+        // stopped reading or ended, which is the server's business.
+        self.backlog.queued.fetch_add(bytes.len(), Ordering::Relaxed);
+        let _ = w.send(bytes.to_vec());
+        Ok(())
+    }
+
+    fn close_stdin(&mut self) -> Result<(), Fault> {
+        self.writer = None;
+        self.stdin_pipe = None;
+        self.last_write = Instant::now();
+        self.closed_at.get_or_insert(self.last_write);
+        Ok(())
+    }
+
+    fn take_stdout(&mut self) -> Vec<u8> {
+        let new = self.stdout.since(self.out_taken);
+        self.out_taken += new.len();
+        new
+    }
+
+    fn take_stderr(&mut self) -> Vec<u8> {
+        let new = self.stderr.since(self.err_taken);
+        self.err_taken += new.len();
+        new
+    }
+
+    fn exit(&mut self) -> Exit {
+        match self.poll() {
+            None => Exit::Running,
+            Some(s) => match (s.code(), s.signal()) {
+                (Some(code), _) => Exit::Exited(code),
+                (None, Some(sig)) => Exit::Crashed(format!("killed by signal {sig}")),
+                (None, None) => Exit::Crashed("ended without a status".into()),
+            },
+        }
+    }
+
+    /// Waits for the owed answers, then for output and effects to stay
+    /// quiet; or, when an exit is due, for the exit, the grace counted from
+    /// when the server has read everything it was sent. A server still
+    /// starting has read nothing, and gets the answer wait. Once it has
+    /// exited, its pipes drain and its effects are collected until quiet.
+    fn settle(&mut self, settle: &Settle) -> Result<(), Fault> {
+        let waits = self.shared.grown.now();
+        let deadline = Instant::now() + waits.answer;
+        let mut owed = settle.owed.clone();
+        let mut caught_up = Instant::now();
+        while Instant::now() < deadline {
+            self.collect_effects();
+            if self.poll().is_some() {
+                let drained = deadline.min(Instant::now() + waits.exit_grace);
+                self.stdout.wait_closed(drained);
+                self.stderr.wait_closed(drained);
+                self.effects_until_quiet(waits.quiet, deadline);
+                return Ok(());
+            }
+            self.read_answers(&mut owed);
+            let behind = self.stdin_unread();
+            if behind {
+                caught_up = Instant::now();
+            }
+            let done = match settle.expect_exit {
+                true => !behind && caught_up.elapsed() >= waits.exit_grace,
+                false => owed.is_empty() && !behind && self.last_activity().elapsed() >= waits.quiet,
+            };
+            if done {
+                break;
+            }
+            match self.stdout.closed() {
+                true => {
+                    group::wait_for(&mut self.child, Duration::from_millis(2));
+                }
+                false => self.stdout.wait_past(self.stdout.len(), Instant::now() + Duration::from_millis(2)),
+            }
+        }
+        self.collect_effects();
+        Ok(())
+    }
+}
+
+impl Drop for ChildGateway {
+    fn drop(&mut self) {
+        self.end();
+    }
+}

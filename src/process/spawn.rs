@@ -1,0 +1,145 @@
+//! Starting a server: its own process group, a scrubbed environment with a
+//! fresh HOME, and piped stdio. Every group and folder started here is
+//! registered until it is ended, so that a signal to portcullis can end
+//! and remove them ([`end_everything`]).
+
+use super::group;
+use crate::seam::Fault;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+use tempfile::TempDir;
+
+/// The command to run and the environment it gets.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Command {
+    /// The program.
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables for the child besides PATH, LANG, HOME and the package
+    /// cache (`XDG_CACHE_HOME`, `npm_config_cache`): a value, or `None` to
+    /// pass the harness's own value through. They may set those too.
+    pub env: Vec<(String, Option<String>)>,
+}
+
+impl Command {
+    /// `program` with `args` and no variables passed through.
+    pub fn new(program: impl Into<String>, args: impl IntoIterator<Item = impl Into<String>>) -> Command {
+        Command { program: program.into(), args: args.into_iter().map(Into::into).collect(), env: Vec::new() }
+    }
+
+    /// This command with `env` passed to the child as well.
+    pub fn with_env(mut self, env: Vec<(String, Option<String>)>) -> Command {
+        self.env = env;
+        self
+    }
+}
+
+/// A started server: its process, its pipes and its HOME.
+pub(crate) struct Spawned {
+    pub(crate) child: Child,
+    pub(crate) stdin: ChildStdin,
+    pub(crate) stdout: ChildStdout,
+    pub(crate) stderr: ChildStderr,
+    pub(crate) home: Home,
+}
+
+/// Process groups and folders started and not yet ended.
+#[derive(Default)]
+struct Started {
+    groups: Vec<u32>,
+    folders: Vec<PathBuf>,
+}
+
+static STARTED: Mutex<Started> = Mutex::new(Started { groups: Vec::new(), folders: Vec::new() });
+
+fn started() -> std::sync::MutexGuard<'static, Started> {
+    STARTED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A temporary folder that is registered while it exists.
+pub(crate) struct Home(Option<TempDir>);
+
+impl Home {
+    /// A new temporary folder, registered.
+    pub(crate) fn new() -> Result<Home, Fault> {
+        let dir = tempfile::Builder::new()
+            .prefix("portcullis-")
+            .tempdir()
+            .map_err(|e| Fault::Spawn(format!("temporary folder: {e}")))?;
+        started().folders.push(dir.path().to_owned());
+        Ok(Home(Some(dir)))
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        self.0.as_ref().map_or(Path::new("/nonexistent"), TempDir::path)
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.take() {
+            started().folders.retain(|f| f != dir.path());
+        }
+    }
+}
+
+/// Forgets group `pgid` once it has been ended.
+pub(crate) fn ended(pgid: u32) {
+    started().groups.retain(|g| *g != pgid);
+}
+
+/// Starts `cmd` in a process group of its own with piped stdio, HOME a new
+/// temporary folder and `cache` (if any) its package cache.
+pub(crate) fn spawn(cmd: &Command, cache: Option<&Path>) -> Result<Spawned, Fault> {
+    let home = Home::new()?;
+    let mut command = std::process::Command::new(&cmd.program);
+    command.args(&cmd.args).env_clear().env("HOME", home.path());
+    command.env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()));
+    command.env("LANG", std::env::var_os("LANG").unwrap_or_else(|| "C.UTF-8".into()));
+    if let Some(cache) = cache {
+        command.env("XDG_CACHE_HOME", cache).env("npm_config_cache", cache.join("npm"));
+    }
+    for (key, value) in &cmd.env {
+        match value {
+            Some(v) => command.env(key, v),
+            None => match std::env::var_os(key) {
+                Some(v) => command.env(key, v),
+                None => &mut command,
+            },
+        };
+    }
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    // Registered under the lock that a signal's cleanup takes, so that no
+    // group starts unseen while it runs.
+    let mut registry = started();
+    let mut child = command.spawn().map_err(|e| Fault::Spawn(format!("{}: {e}", cmd.program)))?;
+    registry.groups.push(child.id());
+    drop(registry);
+    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    let (Some(stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
+        return Err(Fault::Spawn("the child's pipes were not set up".into()));
+    };
+    Ok(Spawned { child, stdin, stdout, stderr, home })
+}
+
+/// Ends every process group started here and not ended yet (SIGTERM, then
+/// SIGKILL after `grace`), and removes every temporary folder made here:
+/// what a signal to portcullis does before it exits. Returns how many
+/// groups and folders there were.
+pub fn end_everything(grace: Duration) -> (usize, usize) {
+    let mut registry = started();
+    let groups = std::mem::take(&mut registry.groups);
+    let folders = std::mem::take(&mut registry.folders);
+    group::end_groups(&groups, grace);
+    for f in &folders {
+        let _ = std::fs::remove_dir_all(f);
+    }
+    // Held until here: a session thread cannot start a group meanwhile.
+    drop(registry);
+    (groups.len(), folders.len())
+}

@@ -1,0 +1,105 @@
+//! How long a child session waits, set by flags and grown by what the
+//! server shows: never shorter than the flags, and no check or learned
+//! shortcut skips one.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The waits of a child session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Waits {
+    /// The longest a session waits for an answer it is owed, for a valid
+    /// call to act, or for a server still starting: the bound of every wait.
+    pub answer: Duration,
+    /// How long output and effects stay quiet before a fresh session goes
+    /// on (closes stdin, or is judged).
+    pub quiet: Duration,
+    /// How long a server may take to exit once it should (stdin closed, or
+    /// a frame that closes the session), from when it has read all it was
+    /// sent.
+    pub exit_grace: Duration,
+    /// Bytes of stdout, and of stderr, kept per session.
+    pub capture: usize,
+}
+
+impl Default for Waits {
+    fn default() -> Self {
+        Waits {
+            answer: Duration::from_secs(5),
+            quiet: Duration::from_millis(10),
+            exit_grace: Duration::from_secs(1),
+            capture: 8 << 20,
+        }
+    }
+}
+
+impl Waits {
+    /// These waits with `answer`, `quiet` and `exit_grace` in milliseconds
+    /// (each at least 1 ms, `quiet` at least 0).
+    pub fn from_ms(answer: u64, quiet: u64, exit_grace: u64) -> Waits {
+        Waits {
+            answer: Duration::from_millis(answer.max(1)),
+            quiet: Duration::from_millis(quiet),
+            exit_grace: Duration::from_millis(exit_grace.max(1)),
+            ..Waits::default()
+        }
+    }
+}
+
+impl Waits {
+    /// These waits, keeping `bytes` of stdout and of stderr per session.
+    pub fn with_capture(mut self, bytes: usize) -> Waits {
+        self.capture = bytes;
+        self
+    }
+}
+
+/// The waits of a target's sessions as the server has shown it needs:
+/// the quiet grows to cover the slowest valid call seen and the latest
+/// evidence that came after its session was judged, within the answer
+/// bound. Shared by every session of a target.
+#[derive(Debug)]
+pub(crate) struct Grown {
+    flags: Waits,
+    quiet: Mutex<Duration>,
+}
+
+impl Grown {
+    pub(crate) fn new(flags: Waits) -> Grown {
+        Grown { flags, quiet: Mutex::new(flags.quiet) }
+    }
+
+    /// The waits now: the flags, with the quiet grown.
+    pub(crate) fn now(&self) -> Waits {
+        Waits { quiet: *self.quiet.lock().unwrap_or_else(|e| e.into_inner()), ..self.flags }
+    }
+
+    /// Grows the quiet to cover `seen` (with half again as headroom), never
+    /// past the answer bound, never below what it was.
+    pub(crate) fn cover(&self, seen: Duration) {
+        let want = (seen + seen / 2).min(self.flags.answer);
+        let mut quiet = self.quiet.lock().unwrap_or_else(|e| e.into_inner());
+        *quiet = (*quiet).max(want);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_quiet_grows_within_the_answer_bound_and_never_shrinks() {
+        let grown = Grown::new(Waits::from_ms(1000, 10, 500));
+        assert_eq!(grown.now().quiet, Duration::from_millis(10));
+        grown.cover(Duration::from_millis(4));
+        assert_eq!(grown.now().quiet, Duration::from_millis(10), "never below the flag");
+        grown.cover(Duration::from_millis(300));
+        assert_eq!(grown.now().quiet, Duration::from_millis(450));
+        grown.cover(Duration::from_millis(100));
+        assert_eq!(grown.now().quiet, Duration::from_millis(450), "never shrinks");
+        grown.cover(Duration::from_secs(60));
+        assert_eq!(grown.now().quiet, Duration::from_millis(1000), "within the answer bound");
+        assert_eq!(grown.now().exit_grace, Duration::from_millis(500));
+    }
+}

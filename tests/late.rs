@@ -1,0 +1,85 @@
+//! Evidence that comes after a session's window is judged against that
+//! session, never set aside: an effect by its tokens' salt, output by its
+//! position after the script's marker. And a violation only a persistent
+//! process shows is reported as state-dependent, with its history.
+
+use crate::common;
+
+use common::python_server;
+use portcullis::attack::Step;
+use portcullis::attack::jsonrpc::{JsonRpc, Kind};
+use portcullis::process::{Job, Waits};
+use portcullis::{CheckId, Policy, Revision, ScriptSpec};
+
+const REVISION: Revision = Revision::R2025_06_18;
+
+fn call() -> ScriptSpec {
+    ScriptSpec::whole(REVISION, vec![Step::Control(0)])
+}
+
+#[test]
+fn an_effect_after_the_window_of_a_rejected_call_is_a_late_finding() {
+    // The server refuses a call with `"id": true` with the right error, and
+    // acts on it 300 ms later: after the script's marker was answered.
+    let target = python_server("acts_after_error.py", &[], Waits::default());
+    let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
+    let bad = ScriptSpec::whole(REVISION, vec![Step::JsonRpc(JsonRpc { kind: Kind::IdBool, tool: 0 })]);
+    let (_, _, first) = job.session(&bad, 1, false).expect("the harness runs");
+    let (_, _, second) = job.session(&call(), 2, false).expect("the harness runs");
+    let mut found = job.take_found();
+    found.extend(job.finish().expect("the job ends"));
+    let in_session = [&first, &second].iter().any(|v| v.iter().any(|v| v.check == CheckId::NoEffectOnReject));
+    let late: Vec<_> = found.iter().filter(|f| f.check == CheckId::NoEffectOnReject).collect();
+    assert!(!in_session, "the effect came after the window: {first:?} {second:?}");
+    let f = late.first().unwrap_or_else(|| panic!("the late effect is reported: {found:#?}"));
+    let after = f.late.expect("marked late");
+    assert!(after.as_millis() > 50, "with its delay: {after:?}");
+    assert!(f.confirmed, "a fresh session with the grown waits repeats it");
+    assert!(target.waits().quiet >= after, "the quiet grew to cover it: {:?}", target.waits());
+}
+
+#[test]
+fn output_after_the_window_is_the_scripts_and_judged_again() {
+    let target = python_server("late_banner.py", &[], Waits::default());
+    let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
+    let (_, obs, v) = job.session(&call(), 1, false).expect("the harness runs");
+    assert!(v.is_empty(), "clean in its window: {v:?} {}", String::from_utf8_lossy(&obs.stdout));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    job.session(&ScriptSpec::whole(REVISION, vec![]), 2, false).expect("the harness runs");
+    let mut found = job.take_found();
+    found.extend(job.finish().expect("the job ends"));
+    let f = found.iter().find(|f| f.check == CheckId::StdoutClean).unwrap_or_else(|| panic!("{found:#?}"));
+    assert!(f.late.is_some(), "marked late");
+    assert!(String::from_utf8_lossy(&f.observation.stdout).contains("debug: call done"));
+}
+
+#[test]
+fn a_violation_only_a_worn_process_shows_is_state_dependent_with_its_history() {
+    let target = python_server("wears_out.py", &[], Waits::default());
+    let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
+    for salt in 1..=4 {
+        let (_, _, v) = job.session(&call(), salt, false).expect("the harness runs");
+        assert!(v.is_empty(), "the fresh session that confirms it is clean: {v:?}");
+    }
+    let found = job.take_found();
+    let f = found.iter().find(|f| f.check == CheckId::StdoutClean).unwrap_or_else(|| panic!("{found:#?}"));
+    assert!(!f.confirmed, "a fresh session did not repeat it");
+    assert_eq!(f.history.len(), 3, "the three scripts the process ran before");
+    assert!(String::from_utf8_lossy(&f.observation.stdout).contains("debug: served 4 calls"));
+}
+
+#[test]
+fn a_campaign_reports_the_late_effect_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = format!("{}/tests/servers/acts_after_error.py", env!("CARGO_MANIFEST_DIR"));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args(["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--policy", "keep-open"])
+        .args(["--cases", "64", "--seed", "3", "--artifacts"])
+        .arg(dir.path())
+        .args(["--", "python3", &server])
+        .output()
+        .unwrap();
+    let text = format!("{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains("no-effect-on-reject"), "{text}");
+}

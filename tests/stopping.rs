@@ -1,0 +1,75 @@
+//! SIGINT or SIGTERM to `portcullis fuzz`: every process group it started
+//! ends (a grandchild that ignores SIGTERM too), its temporary folders go,
+//! what it found so far is saved, and it exits 130 or 143.
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use std::time::{Duration, Instant};
+
+/// Whether a process with this pid is alive (and not a zombie).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+fn stopped_by(signal: Signal, code: i32) {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen");
+    let bin = env!("CARGO_BIN_EXE_portcullis");
+    // Each server process notes its HOME and starts a grandchild that
+    // ignores SIGTERM and notes its pid.
+    let server = format!(
+        r#"echo "home $HOME" >> '{seen}'; sh -c 'trap "" TERM; echo "pid $$" >> "$0"; exec sleep 300' '{seen}' &
+exec '{bin}' reference-gateway --policy keep-open"#,
+        seen = seen.display()
+    );
+    let report = dir.path().join("report.json");
+    let mut child = std::process::Command::new(bin)
+        .args(["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--policy", "keep-open"])
+        .args(["--cases", "100000", "--no-share", "--report"])
+        .arg(&report)
+        .arg("--artifacts")
+        .arg(dir.path().join("findings"))
+        .args(["--", "sh", "-c", &server])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Until a few sessions have started their processes.
+    let started = Instant::now();
+    while std::fs::read_to_string(&seen).unwrap_or_default().matches("pid").count() < 3 {
+        assert!(started.elapsed() < Duration::from_secs(60), "no session started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill(Pid::from_raw(child.id() as i32), signal).unwrap();
+    let stopping = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(stopping.elapsed() < Duration::from_secs(30), "portcullis did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().unwrap();
+    let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(status.code(), Some(code), "{text}");
+    assert!(text.contains("no finding in"), "it says what it ran: {text}");
+    assert!(report.exists(), "the report is written: {text}");
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    for line in seen.lines() {
+        match line.split_once(' ') {
+            Some(("pid", pid)) => assert!(!alive(pid.parse().unwrap()), "grandchild {pid} left running"),
+            Some(("home", home)) => assert!(!std::path::Path::new(home).exists(), "{home} left behind"),
+            _ => panic!("{line}"),
+        }
+    }
+}
+
+#[test]
+fn sigint_ends_every_group_removes_the_folders_and_exits_130() {
+    stopped_by(Signal::SIGINT, 130);
+}
+
+#[test]
+fn sigterm_does_the_same_and_exits_143() {
+    stopped_by(Signal::SIGTERM, 143);
+}
