@@ -9,7 +9,7 @@ use crate::check::{Violation, check};
 use crate::run::Observation;
 use crate::script::{Script, ScriptSpec};
 use crate::seam::{Action, Session};
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -67,11 +67,23 @@ pub(crate) fn salt_of(token: &str) -> Option<u32> {
 #[derive(Debug, Default)]
 pub(crate) struct Ledger {
     entries: Mutex<VecDeque<Entry>>,
+    /// The salts of every session a process of the target served, judged
+    /// here or not (a run outside a job, a minimization's candidate), and
+    /// the late effects of those not judged here, kept with their salt.
+    others: Mutex<Others>,
 }
+
+/// Sessions served apart from a job, and their late effects.
+type Others = (HashSet<u32>, Vec<(u32, Action)>);
 
 impl Ledger {
     fn entries(&self) -> std::sync::MutexGuard<'_, VecDeque<Entry>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Notes that a process serves the session with salt `salt`.
+    pub(crate) fn serves(&self, salt: u32) {
+        self.others.lock().unwrap_or_else(|e| e.into_inner()).0.insert(salt);
     }
 
     /// Keeps a judged session for late evidence.
@@ -95,12 +107,20 @@ impl Ledger {
             return Some(action);
         }
         let mut entries = self.entries();
-        let Some(entry) = entries.iter_mut().rev().find(|e| salts.contains(&e.session.salt)) else {
-            return Some(action);
-        };
-        entry.obs.effects.push(action);
-        entry.add_late(at);
-        None
+        if let Some(entry) = entries.iter_mut().rev().find(|e| salts.contains(&e.session.salt)) {
+            entry.obs.effects.push(action);
+            entry.add_late(at);
+            return None;
+        }
+        let mut others = self.others.lock().unwrap_or_else(|e| e.into_inner());
+        match salts.iter().find(|s| others.0.contains(s)) {
+            // Another session's, run apart from a job: kept as its own.
+            Some(&salt) => {
+                others.1.push((salt, action));
+                None
+            }
+            None => Some(action),
+        }
     }
 
     /// Adds an effect of the session with salt `salt` that came after it

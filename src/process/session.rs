@@ -70,6 +70,7 @@ impl ChildGateway {
     /// Starts `target`'s command for the session with token salt `salt`.
     pub(crate) fn spawn(target: &ChildTarget, salt: u32, recorder: Recorder) -> Result<ChildGateway, Fault> {
         let spawned = spawn(&target.command, target.shared.cache())?;
+        target.shared.ledger.serves(salt);
         let mut stdin = spawned.stdin;
         let stdin_pipe = stdin.as_fd().try_clone_to_owned().ok().map(std::fs::File::from);
         let capture = target.shared.grown.now().capture;
@@ -123,6 +124,7 @@ impl ChildGateway {
         self.recorder = recorder;
         self.salt = salt;
         self.served = true;
+        self.shared.ledger.serves(salt);
     }
 
     /// This process, kept for a later session: it serves none until
