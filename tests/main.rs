@@ -4,6 +4,7 @@
 mod artifact;
 mod cli;
 mod common;
+mod concurrent;
 mod control;
 mod environment;
 mod families;

@@ -1,22 +1,13 @@
 """A stdio MCP server that answers a tools/call at once and acts on it
 DELAY seconds later (the first argument, default 0.3), as a gateway that
 queues its actions does; when stdin closes, it finishes what it queued before
-it exits. Its tool `fetch` GETs its `url` argument. Used by tests/shared.rs;
+it exits. Its tool `fetch` GETs its `url` argument. Used by tests/control.rs;
 standard library only (with mcp_stdio.py beside it)."""
 
 import sys
 import threading
-import time
 
-from mcp_stdio import answer_initialize, get, params, requests, send
-
-
-def act(url, delay):
-    time.sleep(delay)
-    try:
-        get(url)
-    except (OSError, ValueError):
-        pass
+from mcp_stdio import answer_initialize, params, requests, send, try_get
 
 
 def main():
@@ -29,7 +20,7 @@ def main():
             answer_initialize(request, "acts-after-answer")
         elif method == "tools/call" and rid is not None and isinstance(args, dict):
             send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "queued"}]}})
-            queued.append(threading.Thread(target=act, args=(str(args.get("url")), delay)))
+            queued.append(threading.Thread(target=try_get, args=(str(args.get("url")), delay)))
             queued[-1].start()
         elif rid is not None:
             send({"jsonrpc": "2.0", "id": rid, "result": {}})

@@ -6,17 +6,8 @@ Its tool `fetch` GETs its `url` argument. Standard library only."""
 
 import sys
 import threading
-import time
 
-from mcp_stdio import answer_initialize, get, params, requests, send
-
-
-def act(url, delay):
-    time.sleep(delay)
-    try:
-        get(url)
-    except (OSError, ValueError):
-        pass
+from mcp_stdio import answer_initialize, params, requests, send, try_get
 
 
 def main():
@@ -31,10 +22,10 @@ def main():
         elif method == "tools/call" and "id" in request and not valid_id:
             send({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "invalid id"}})
             if isinstance(args, dict):
-                later.append(threading.Thread(target=act, args=(str(args.get("url")), delay)))
+                later.append(threading.Thread(target=try_get, args=(str(args.get("url")), delay)))
                 later[-1].start()
         elif method == "tools/call" and valid_id and isinstance(args, dict):
-            act(str(args.get("url")), 0)
+            try_get(str(args.get("url")))
             send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "done"}]}})
         elif valid_id:
             send({"jsonrpc": "2.0", "id": rid, "result": {}})

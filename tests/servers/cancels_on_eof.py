@@ -6,7 +6,7 @@ tool that does real work would. A client that closes stdin before its answer
 has come loses the call. A second argument N:SECONDS makes the Nth valid
 call take SECONDS instead, as a call that meets a slow site would; with
 N:SECONDS:spin, it spends them busy on the CPU, as a call that computes. Used by
-tests/answers_awaited.rs and tests/shared.rs; standard library only (with
+tests/concurrent.rs; standard library only (with
 mcp_stdio.py beside it)."""
 
 import json

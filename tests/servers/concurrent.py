@@ -1,7 +1,7 @@
 """A stdio MCP server that answers requests concurrently, as the official
 SDKs do: a tools/call is answered on its own thread after a delay, so a ping
 sent after it is answered first. Its tool `fetch` GETs its `url` argument.
-Used by tests/shared.rs; standard library only.
+Used by tests/concurrent.rs; standard library only.
 
 With the arguments STATE_DIR N [SECONDS [EVERY]], it counts its starts in
 STATE_DIR and sleeps SECONDS (default 1) before serving on its Nth start, as

@@ -6,7 +6,7 @@ GETs its `url` argument before it answers. Standard library only."""
 import threading
 import time
 
-from mcp_stdio import get, send, serve, lock, sys
+from mcp_stdio import lock, send, serve, sys, try_get
 
 
 def debug_later():
@@ -19,10 +19,7 @@ def debug_later():
 def call(rid, params):
     args = params.get("arguments")
     if isinstance(args, dict):
-        try:
-            get(str(args.get("url")))
-        except (OSError, ValueError):
-            pass
+        try_get(str(args.get("url")))
     send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "done"}]}})
     threading.Thread(target=debug_later).start()
 

@@ -1,13 +1,13 @@
-"""What the test servers beside it share (cancels_on_eof.py,
-acts_after_answer.py, remembers.py, reads_robots.py, slow_exit.py):
-JSON-RPC lines written whole under one lock, the requests read from stdin
-(a line that does not parse is answered with a parse error, a value that is
-not an object is skipped), the answer to `initialize`, the GET their tools
-perform, and a loop serving a list of tools. Standard library only."""
+"""What the test servers beside it share: JSON-RPC lines written whole
+under one lock, the requests read from stdin (a line that does not parse is
+answered with a parse error, a value that is not an object is skipped), the
+answer to `initialize`, the GET their tools perform, and a loop serving a
+list of tools. Standard library only."""
 
 import json
 import sys
 import threading
+import time
 import urllib.parse
 import urllib.request
 
@@ -57,6 +57,16 @@ def get(url):
     ValueError when that fails."""
     with urllib.request.urlopen(urllib.parse.quote(url, safe=":/?&=%"), timeout=5) as response:
         response.read()
+
+
+def try_get(url, delay=0):
+    """GETs `url` after `delay` seconds; a failed GET is only a call that
+    did not act, so it is let be."""
+    time.sleep(delay)
+    try:
+        get(url)
+    except (OSError, ValueError):
+        pass
 
 
 def serve(name, tools, call, other=None):

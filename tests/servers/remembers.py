@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from mcp_stdio import get, send, serve
+from mcp_stdio import send, serve, try_get
 
 RECALL = {
     "name": "recall",
@@ -67,10 +67,7 @@ def call(rid, args, state, seen):
         seen.add(name)
         with open(state, "a", encoding="utf-8") as f:
             f.write(json.dumps(name) + "\n")
-        try:
-            get(url)
-        except (OSError, ValueError):
-            pass
+        try_get(url)
     text = "fetched %d, already known %d" % (len(fresh), len(wanted) - len(fresh))
     send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}})
 

@@ -4,7 +4,7 @@ a bug that only a process that has served several scripts shows, which a
 fresh session with one call does not repeat. Its tool `fetch` GETs its
 `url` argument. Standard library only."""
 
-from mcp_stdio import get, send, serve, lock, sys
+from mcp_stdio import lock, send, serve, sys, try_get
 
 served = [0]
 
@@ -12,10 +12,7 @@ served = [0]
 def call(rid, params):
     args = params.get("arguments")
     if isinstance(args, dict):
-        try:
-            get(str(args.get("url")))
-        except (OSError, ValueError):
-            pass
+        try_get(str(args.get("url")))
     served[0] += 1
     if served[0] > 3:
         with lock:
