@@ -1,7 +1,7 @@
 //! Asking a server which tools it has: `initialize`, then `tools/list`.
 
 use super::ChildTarget;
-use crate::protocol::{Policy, Revision};
+use crate::protocol::{Id, Policy, Revision};
 use crate::script::Script;
 use crate::seam::{Fault, Gateway, Recorder, Session, Target};
 use serde_json::Value;
@@ -13,7 +13,7 @@ pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>
     let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     child.write_stdin(&[Script::handshake(revision).stdin().as_slice(), list, b"\n"].concat())?;
     let bound = target.waits().answer;
-    if let Some(v) = child.await_answer(&Value::from(2), bound) {
+    if let Some(v) = child.await_answer(Id::Int(2), bound) {
         return v
             .pointer("/result/tools")
             .and_then(Value::as_array)

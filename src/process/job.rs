@@ -145,14 +145,14 @@ impl<'a> Job<'a> {
     /// Judges the sessions that gained late evidence; each that breaks a
     /// check it did not before is confirmed in a fresh session and kept.
     fn judge_late(&mut self) -> Result<(), Fault> {
-        for entry in self.target.shared.ledger.rejudge() {
-            let late = entry.late.unwrap_or_default();
-            self.target.shared.grown.cover(late);
-            let Some(check) = entry.violations.first().map(|v| v.check) else { continue };
-            let (script, obs, violations) = self.fresh(&entry.spec, fresh_salt())?;
+        for (entry, check) in self.target.shared.ledger.rejudge() {
+            self.target.shared.grown.cover(entry.late.unwrap_or_default());
+            let salt = fresh_salt();
+            let (script, obs, violations) = self.fresh(&entry.spec, salt)?;
             let finding = match violations.iter().any(|v| v.check == check) {
                 true => {
-                    let fresh = Entry { script, obs, violations, history: Vec::new(), ..entry };
+                    let session = Session { salt, ..entry.session };
+                    let fresh = Entry { session, script, obs, violations, history: Vec::new(), ..entry };
                     self.finding(fresh, check, true)
                 }
                 false => self.finding(entry, check, false),
@@ -185,14 +185,11 @@ impl<'a> Job<'a> {
     /// Ends every process the job keeps, takes the effects still arriving,
     /// and judges the late evidence: the job's last findings.
     pub fn finish(&mut self) -> Result<Vec<Finding>, Fault> {
+        self.end_processes();
         let ledger = &self.target.shared.ledger;
-        for p in self.live.drain(..) {
-            p.end(ledger);
-        }
-        let quiet = self.target.waits().quiet;
-        for action in self.target.probes().settle(quiet, self.target.waits().answer) {
-            let salt = crate::attack::tokens_in(&action.arguments_text()).find_map(super::ledger::salt_of);
-            ledger.late_effect(salt.unwrap_or(0), action, Instant::now());
+        let waits = self.target.waits();
+        for action in self.target.probes().settle(waits.quiet, waits.answer) {
+            ledger.arrived_between(action, Instant::now());
         }
         self.judge_late()?;
         Ok(self.take_found())
@@ -204,11 +201,18 @@ impl<'a> Job<'a> {
 /// seen (one that remembers a call ignores it the second time).
 const QUICK: u32 = 0x8000_0000;
 
+impl Job<'_> {
+    /// Ends the persistent processes; what they do meanwhile is late
+    /// evidence of their latest scripts.
+    fn end_processes(&mut self) {
+        for p in self.live.drain(..) {
+            p.end(&self.target.shared.ledger);
+        }
+    }
+}
+
 impl Drop for Job<'_> {
     fn drop(&mut self) {
-        let ledger = &self.target.shared.ledger;
-        for p in self.live.drain(..) {
-            p.end(ledger);
-        }
+        self.end_processes();
     }
 }

@@ -5,7 +5,7 @@
 //! that shows only then is a late finding, never set aside.
 
 use crate::attack::tokens_in;
-use crate::check::{Violation, check};
+use crate::check::{CheckId, Violation, check};
 use crate::run::Observation;
 use crate::script::{Script, ScriptSpec};
 use crate::seam::{Action, Session};
@@ -101,9 +101,9 @@ impl Ledger {
     /// tokens of no session kept (which its checks then report). `None`:
     /// it carries only an earlier session's tokens and was added to that
     /// session, to be judged again.
-    pub(crate) fn route(&self, action: Action, at: Instant, current: u32) -> Option<Action> {
+    pub(crate) fn route(&self, action: Action, at: Instant, current: Option<u32>) -> Option<Action> {
         let salts: Vec<u32> = tokens_in(&action.arguments_text()).filter_map(salt_of).collect();
-        if salts.is_empty() || salts.contains(&current) {
+        if salts.is_empty() || current.is_some_and(|c| salts.contains(&c)) {
             return Some(action);
         }
         let mut entries = self.entries();
@@ -123,11 +123,19 @@ impl Ledger {
         }
     }
 
+    /// Adds an effect that came while no session ran: to the session whose
+    /// tokens it carries, else to the latest, where it is judged.
+    pub(crate) fn arrived_between(&self, action: Action, at: Instant) {
+        if let Some(unclaimed) = self.route(action, at, None) {
+            self.late_effect(None, unclaimed, at);
+        }
+    }
+
     /// Adds an effect of the session with salt `salt` that came after it
-    /// was judged; one of no session kept goes to the latest.
-    pub(crate) fn late_effect(&self, salt: u32, action: Action, at: Instant) {
+    /// was judged; one of no session kept (or no salt) goes to the latest.
+    pub(crate) fn late_effect(&self, salt: Option<u32>, action: Action, at: Instant) {
         let mut entries = self.entries();
-        let at_salt = entries.iter().rposition(|e| e.session.salt == salt);
+        let at_salt = entries.iter().rposition(|e| Some(e.session.salt) == salt);
         let Some(entry) = at_salt.or(entries.len().checked_sub(1)).and_then(|i| entries.get_mut(i)) else { return };
         entry.obs.effects.push(action);
         entry.add_late(at);
@@ -147,16 +155,16 @@ impl Ledger {
 
     /// Judges again every session that gained late evidence, and returns
     /// those it now finds in violation of something new, with every
-    /// violation it has now.
-    pub(crate) fn rejudge(&self) -> Vec<Entry> {
+    /// violation it has now and the check of the first new one.
+    pub(crate) fn rejudge(&self) -> Vec<(Entry, CheckId)> {
         let mut grown = Vec::new();
         for entry in self.entries().iter_mut().filter(|e| e.dirty) {
             entry.dirty = false;
             let now = check(&entry.script, &entry.obs, &entry.session);
-            let new = now.iter().any(|v| !entry.violations.contains(v));
+            let new = now.iter().find(|v| !entry.violations.contains(v)).map(|v| v.check);
             entry.violations = now;
-            if new {
-                grown.push(entry.clone());
+            if let Some(new) = new {
+                grown.push((entry.clone(), new));
             }
         }
         grown

@@ -53,7 +53,7 @@ impl Persistent {
         let session = Session { policy: Policy::KeepOpen, revision, salt: 0 };
         let mut child = target.start(&session, Recorder::new())?;
         child.write_stdin(&Script::handshake(revision).stdin())?;
-        let Some(_) = child.await_answer(&Value::from(1), target.waits().answer) else { return Ok(None) };
+        let Some(_) = child.await_answer(Id::Int(1), target.waits().answer) else { return Ok(None) };
         let stdout = without_answer(&child.take_stdout(), &Value::from(1));
         let early = (stdout, child.take_stderr());
         Ok(Some(Persistent { revision, child, marks: 0, history: Vec::new(), last: None, early }))
@@ -114,7 +114,7 @@ impl Persistent {
         if let Some((salt, recorder, seen)) = &mut self.last {
             let actions = recorder.actions();
             for a in &actions[*seen..] {
-                ledger.late_effect(*salt, a.clone(), Instant::now());
+                ledger.late_effect(Some(*salt), a.clone(), Instant::now());
             }
             *seen = actions.len();
         }
@@ -132,7 +132,7 @@ impl Persistent {
             let at = Instant::now();
             ledger.late_output(salt, &[out, tail_out].concat(), &[err, tail_err].concat(), at);
             for a in &recorder.actions()[seen..] {
-                ledger.late_effect(salt, a.clone(), at);
+                ledger.late_effect(Some(salt), a.clone(), at);
             }
         }
     }

@@ -167,7 +167,7 @@ impl ChildGateway {
             return;
         }
         for (at, action) in self.shared.probes.take() {
-            if let Some(own) = self.shared.ledger.route(action, at, self.salt) {
+            if let Some(own) = self.shared.ledger.route(action, at, Some(self.salt)) {
                 self.recorder.record(own);
                 self.last_effect = Some(self.last_effect.map_or(at, |e| e.max(at)));
             }
@@ -193,38 +193,24 @@ impl ChildGateway {
     fn read_answers(&mut self, owed: &mut Vec<Id>) {
         let new = self.stdout.since(self.scanned);
         let Some(end) = memchr::memrchr(b'\n', &new) else { return };
-        for line in new[..end].split(|b| *b == b'\n') {
-            if let Some(v) = crate::json_line::parse(line) {
-                let responses = v.as_array().map_or(std::slice::from_ref(&v), Vec::as_slice);
-                for got in responses.iter().filter_map(|r| r.get("id")).filter_map(Id::from_value) {
-                    owed.retain(|o| !same_request(o, &got));
-                }
+        for v in new[..end].split(|b| *b == b'\n').filter_map(crate::json_line::parse) {
+            for got in answered_ids(&v) {
+                owed.retain(|o| !same_request(o, &got));
             }
         }
         self.scanned += end + 1;
     }
 
-    /// Waits until the answer with id `id` has come (or the bound), then
+    /// Waits until the answer to request `id` has come (or the bound), and
     /// returns it; stdout stays to be taken.
-    pub(crate) fn await_answer(&mut self, id: &Value, bound: Duration) -> Option<Value> {
-        let deadline = Instant::now() + bound;
-        let mut from = 0;
-        loop {
-            let out = self.stdout.since(self.out_taken);
-            for line in out[from..].split_inclusive(|b| *b == b'\n').filter(|l| l.ends_with(b"\n")) {
-                from += line.len();
-                if let Some(v) = crate::json_line::parse(&line[..line.len() - 1])
-                    && v.get("id") == Some(id)
-                {
-                    return Some(v);
-                }
-            }
-            let exited = self.poll().is_some() && self.stdout.closed();
-            if exited || Instant::now() >= deadline {
-                return None;
-            }
-            self.stdout.wait_past(self.stdout.len(), deadline.min(Instant::now() + Duration::from_millis(20)));
+    pub(crate) fn await_answer(&mut self, id: Id, bound: Duration) -> Option<Value> {
+        if !self.await_owed(vec![id.clone()], Instant::now() + bound) {
+            return None;
         }
+        let out = self.stdout.since(self.out_taken);
+        out.split(|b| *b == b'\n')
+            .filter_map(crate::json_line::parse)
+            .find(|v| answered_ids(v).any(|got| same_request(&id, &got)))
     }
 
     /// Waits until every `owed` answer has come, the server has exited, or
@@ -278,12 +264,21 @@ impl ChildGateway {
         let own = (closed + waits.exit_grace).saturating_duration_since(Instant::now());
         let started = Instant::now();
         self.status = self.status.or_else(|| group::wait_for(&mut self.child, own));
-        // Effects still in delivery, or of processes the server left running.
-        self.effects_until_quiet(waits.quiet, started + waits.answer);
+        // Effects still in delivery, or of processes the server left running;
+        // a process that served no session has none to wait for.
+        if self.served {
+            self.effects_until_quiet(waits.quiet, started + waits.answer);
+        }
         let grace = waits.quiet.max(Duration::from_millis(100)).min(waits.answer);
         self.status = group::end(&mut self.child, Duration::ZERO, grace).or(self.status);
         self.collect_effects();
     }
+}
+
+/// The ids a response carries: one object's, or each of a batch's.
+fn answered_ids(v: &Value) -> impl Iterator<Item = Id> + '_ {
+    let responses = v.as_array().map_or(std::slice::from_ref(v), Vec::as_slice);
+    responses.iter().filter_map(|r| r.get("id")).filter_map(Id::from_value)
 }
 
 /// Whether an answer with id `got` shows the server done with request

@@ -62,7 +62,7 @@ fn started() -> std::sync::MutexGuard<'static, Started> {
 }
 
 /// A temporary folder that is registered while it exists.
-pub(crate) struct Home(Option<TempDir>);
+pub(crate) struct Home(TempDir);
 
 impl Home {
     /// A new temporary folder, registered.
@@ -72,19 +72,18 @@ impl Home {
             .tempdir()
             .map_err(|e| Fault::Spawn(format!("temporary folder: {e}")))?;
         started().folders.push(dir.path().to_owned());
-        Ok(Home(Some(dir)))
+        Ok(Home(dir))
     }
 
     pub(crate) fn path(&self) -> &Path {
-        self.0.as_ref().map_or(Path::new("/nonexistent"), TempDir::path)
+        self.0.path()
     }
 }
 
 impl Drop for Home {
+    /// Unregisters the folder; the field's own drop, after this, removes it.
     fn drop(&mut self) {
-        if let Some(dir) = self.0.take() {
-            started().folders.retain(|f| f != dir.path());
-        }
+        started().folders.retain(|f| f != self.0.path());
     }
 }
 
