@@ -1,17 +1,18 @@
 //! Saved findings: everything needed to replay one — the check, the policy,
 //! the script's choices and salt, the tool it called — plus the frames and
 //! violations escaped for a human. Written atomically (a temporary file,
-//! then a rename) and never over an existing file.
+//! then a hard link under its name) and never over an existing file.
 
-use crate::campaign::Finding;
 use crate::catalogue::ToolSpec;
+use crate::escape::{SHOWN, escape};
+use crate::finding::Finding;
 use crate::protocol::Policy;
-use crate::report::{SHOWN, escape};
 use crate::script::{Script, ScriptSpec};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// How many artifacts of one finding (check, seed and salt) a folder may
 /// hold before saving one more is refused rather than searched for ever.
@@ -113,8 +114,7 @@ impl Artifact {
         let io = |e| ArtifactError::Io(dir.to_path_buf(), e);
         std::fs::create_dir_all(dir).map_err(io)?;
         let text = serde_json::to_string_pretty(self).expect("artifacts serialize");
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-        tmp.write_all(text.as_bytes()).and_then(|_| tmp.as_file().sync_all()).map_err(io)?;
+        let tmp = Staged::write(dir, text.as_bytes()).map_err(io)?;
         for n in 0..NAMES_PER_FINDING {
             let name = format!(
                 "finding-{}-seed{}-{:08x}{}.json",
@@ -124,10 +124,12 @@ impl Artifact {
                 if n == 0 { String::new() } else { format!("-{n}") }
             );
             let path = dir.join(name);
-            match tmp.persist_noclobber(&path) {
-                Ok(_) => return Ok(path),
-                Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => tmp = e.file,
-                Err(e) => return Err(ArtifactError::Io(path, e.error)),
+            // A hard link is made whole or not at all, and never replaces
+            // a file already there.
+            match std::fs::hard_link(&tmp.0, &path) {
+                Ok(()) => return Ok(path),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(ArtifactError::Io(path, e)),
             }
         }
         let full = format!("{NAMES_PER_FINDING} artifacts of this finding are there already");
@@ -143,5 +145,28 @@ impl Artifact {
             return Err(ArtifactError::Format(path.to_path_buf(), format!("version {}", a.portcullis_artifact)));
         }
         Ok(a)
+    }
+}
+
+/// A finished file under a hidden name in the target folder, removed when
+/// dropped (once it is linked under its real name, or when saving failed).
+struct Staged(PathBuf);
+
+impl Staged {
+    fn write(dir: &Path, bytes: &[u8]) -> std::io::Result<Staged> {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!(".portcullis-{}-{n}.tmp", std::process::id()));
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
+        let staged = Staged(path);
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        Ok(staged)
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }

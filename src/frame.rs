@@ -12,7 +12,7 @@ use std::borrow::Cow;
 pub struct Frame {
     /// The exact bytes, terminator included (serialized escaped, as a
     /// Rust byte-string body).
-    #[serde(with = "crate::report::escaped")]
+    #[serde(with = "crate::escape::escaped")]
     pub bytes: Vec<u8>,
     /// What the frame must cause.
     pub expect: Expect,

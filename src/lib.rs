@@ -39,12 +39,19 @@ pub mod call_template;
 pub mod campaign;
 pub mod catalogue;
 pub mod check;
+#[cfg(all(feature = "cli", target_os = "linux"))]
+pub mod cli;
+pub mod delta;
+pub mod escape;
+pub mod finding;
 pub mod frame;
-pub mod fuzzing;
 mod json_line;
-pub mod minimize;
+pub mod libfuzzer;
+pub mod observation;
 pub mod prelude;
+#[cfg(all(feature = "process", target_os = "linux"))]
 pub mod probe;
+#[cfg(all(feature = "process", target_os = "linux"))]
 pub mod process;
 pub mod protocol;
 pub mod reference;
@@ -52,11 +59,13 @@ pub mod report;
 pub mod run;
 pub mod script;
 pub mod seam;
+pub mod token;
 
 pub use catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
 pub use check::{CheckId, Violation};
+pub use finding::Finding;
 pub use frame::{Call, Class, Expect, Frame, Rule};
+pub use observation::Observation;
 pub use protocol::{Id, Policy, Revision};
-pub use run::Observation;
 pub use script::{Mix, Script, ScriptSpec};
 pub use seam::{Action, Exit, Fault, Gateway, Recorder, Session, Settle, Target};

@@ -1,81 +1,13 @@
-//! The `portcullis` command line.
+//! The `portcullis` binary: the command line lives in the library's
+//! `cli` module (the default `cli` feature).
 
-mod corpus;
-mod fuzz;
-mod interrupt;
-mod mutants;
-mod outputs;
-mod promote;
-mod replay;
-mod serve;
-mod setup;
-mod shrink;
-
-use clap::{Parser, Subcommand};
-use std::process::ExitCode;
-
-/// Property-based fuzzing of the stdio boundary of MCP servers and gateways.
-#[derive(Parser)]
-#[command(name = "portcullis", version, about)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
+#[cfg(target_os = "linux")]
+fn main() -> std::process::ExitCode {
+    portcullis::cli::main()
 }
 
-#[derive(Subcommand)]
-enum Command {
-    /// Write a seed corpus for the raw-bytes fuzz target: `portcullis corpus --out DIR`.
-    Corpus(corpus::Args),
-    /// Fuzz a stdio MCP server: `portcullis fuzz [FLAGS] -- COMMAND [ARG]...`.
-    Fuzz(fuzz::Args),
-    /// Run a saved finding again: `portcullis replay FILE -- COMMAND`.
-    Replay(replay::Args),
-    /// Cut a saved finding down to its smallest failing script: `portcullis minimize FILE -- COMMAND`.
-    Minimize(shrink::Args),
-    /// Turn a fuzz crash or a saved finding into a regression test under tests/regression/.
-    Promote(promote::Args),
-    /// Hunt every built-in planted bug and check the reference stays clean.
-    Mutants(mutants::Args),
-    /// Serve the reference gateway (or a mutant) on stdio; `fetch` makes a real HTTP GET.
-    ReferenceGateway(serve::Args),
-}
-
-/// This program as it was invoked, for commands a user can paste.
-fn me() -> String {
-    std::env::args().next().unwrap_or_else(|| "portcullis".to_owned())
-}
-
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    interrupt::watch();
-    let outcome = match cli.command {
-        Command::Corpus(args) => corpus::run(&args),
-        Command::Fuzz(args) => fuzz::run(&args),
-        Command::Replay(args) => replay::run(&args),
-        Command::Minimize(args) => shrink::run(&args),
-        Command::Mutants(args) => mutants::run(&args),
-        Command::Promote(args) => promote::run(&args),
-        Command::ReferenceGateway(args) => serve::run(&args),
-    };
-    if let Some(signal) = interrupt::stopped() {
-        // What the command saved and printed is all there is: a session it
-        // ran after the signal saw its server ended, not a finding.
-        if let Err(e) = &outcome {
-            eprintln!("portcullis: stopped ({e:#})");
-        }
-        end_everything_and_exit(signal);
-    }
-    match outcome {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("portcullis: error: {e:#}");
-            ExitCode::from(2)
-        }
-    }
-}
-
-/// Ends what is left and exits with the signal's code.
-fn end_everything_and_exit(signal: i32) -> ! {
-    portcullis::process::end_everything(std::time::Duration::from_millis(100));
-    std::process::exit(interrupt::code(signal))
+#[cfg(not(target_os = "linux"))]
+fn main() -> std::process::ExitCode {
+    eprintln!("portcullis: error: the command line drives child processes, which it does on Linux only");
+    std::process::ExitCode::from(2)
 }

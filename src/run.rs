@@ -1,33 +1,11 @@
 //! The driver: writes a script through the seam and records what came back.
 
 use crate::frame::Frame;
+pub use crate::observation::Observation;
 use crate::protocol::{Id, Policy};
 use crate::script::Script;
-use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Settle, Target};
+use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Settle, Target};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-
-/// Everything one session showed from outside the gateway.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Observation {
-    /// Every stdout byte, in order.
-    pub stdout: Vec<u8>,
-    /// Every stderr byte, in order (kept apart from stdout).
-    pub stderr: Vec<u8>,
-    /// Every action that reached the executor, in order.
-    pub effects: Vec<Action>,
-    /// How the gateway stood after the last write, before EOF.
-    pub exit_before_eof: Exit,
-    /// How the gateway stood at the end.
-    pub exit: Exit,
-    /// The stdin offset of the end of the first write after which the
-    /// gateway had ended, if it ended before the script did.
-    pub ended_at: Option<usize>,
-    /// Whether stdin was closed.
-    pub eof_sent: bool,
-    /// Bytes of stdout and of stderr written but not kept (a child's
-    /// captures are bounded).
-    pub cut: (u64, u64),
-}
 
 /// The panic message of a caught panic.
 fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {

@@ -9,6 +9,7 @@ use crate::attack::{self, Ctx, Phase, Step, line};
 use crate::catalogue::{Catalogue, map_strings};
 use crate::frame::{Expect, Frame, Rule};
 use crate::protocol::{Id, Revision};
+use crate::token::salt_prefix;
 use proptest::prelude::*;
 use std::ops::Range;
 use std::str::FromStr;
@@ -205,7 +206,7 @@ impl Script {
     /// script as new. Tokens have a fixed width, so every byte offset and
     /// every write boundary stays where it was.
     pub fn resalt(&mut self, old: u32, new: u32) {
-        self.replace_text(&format!("pc{old:08x}t"), &format!("pc{new:08x}t"));
+        self.replace_text(&salt_prefix(old), &salt_prefix(new));
     }
 
     /// Every `old` in the bytes, tokens and expected calls made `new`.

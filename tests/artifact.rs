@@ -1,6 +1,6 @@
 //! Artifacts round-trip exactly: escaped bytes, scripts and labels.
 
-use portcullis::report::{escape, unescape};
+use portcullis::escape::{escape, unescape};
 use portcullis::script::any_script;
 use portcullis::{Catalogue, Script};
 use proptest::prelude::*;

@@ -49,6 +49,6 @@ fn a_caught_mutant_shrinks_to_a_minimal_script_with_escaped_bounded_bytes() {
     assert!(text.contains("\\x"), "invalid bytes are escaped: {text}");
     assert!(text.contains("Reproduce with:"));
     for line in text.lines() {
-        assert!(line.len() < 4 * report::SHOWN, "line too long: {line}");
+        assert!(line.len() < 4 * portcullis::escape::SHOWN, "line too long: {line}");
     }
 }

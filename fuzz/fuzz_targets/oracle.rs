@@ -2,5 +2,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    portcullis::fuzzing::check_oracle(data);
+    portcullis::libfuzzer::check_oracle(data);
 });

@@ -3,7 +3,7 @@
 //! write boundaries. PORTCULLIS_FUZZ_MUTANT=NAME plants a built-in bug.
 #![no_main]
 
-use portcullis::fuzzing::RawStdin;
+use portcullis::libfuzzer::RawStdin;
 use portcullis::reference::{Mutant, Reference};
 use std::sync::LazyLock;
 

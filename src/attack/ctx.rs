@@ -129,7 +129,7 @@ impl<'a> Ctx<'a> {
 
     /// A new canary token: fixed width, so no token is a prefix of another.
     pub fn token(&mut self) -> String {
-        let t = format!("pc{:08x}t{:05}", self.salt, self.next_token);
+        let t = crate::token::token(self.salt, self.next_token);
         self.next_token += 1;
         t
     }
@@ -216,23 +216,6 @@ impl<'a> Ctx<'a> {
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(haystack, needle).is_some()
-}
-
-/// The length of every canary token: `pc`, 8 hex digits of salt, `t`, 5 digits.
-pub const TOKEN_LEN: usize = 16;
-
-/// Every canary-token-shaped substring of `s`, in order.
-pub fn tokens_in(s: &str) -> impl Iterator<Item = &str> {
-    let b = s.as_bytes();
-    (0..b.len().saturating_sub(TOKEN_LEN - 1)).filter_map(move |i| {
-        let t = &b[i..i + TOKEN_LEN];
-        let shaped = t.starts_with(b"pc")
-            && t[2..10].iter().all(u8::is_ascii_hexdigit)
-            && t[10] == b't'
-            && t[11..].iter().all(u8::is_ascii_digit);
-        // Safe to slice: a token is all ASCII.
-        shaped.then(|| &s[i..i + TOKEN_LEN])
-    })
 }
 
 /// `text` with its LF terminator, as bytes.

@@ -9,9 +9,9 @@
 //!   a count other than one: `exactly-once`.
 
 use super::{CheckId, Facts, Violation};
-use crate::attack::tokens_in;
 use crate::frame::Expect;
 use crate::seam::Action;
+use crate::token::tokens_in;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 

@@ -1,8 +1,8 @@
 //! What every check needs to know about one session, worked out once.
 
 use crate::frame::Expect;
+use crate::observation::Observation;
 use crate::protocol::{Id, Policy, Revision};
-use crate::run::Observation;
 use crate::script::Script;
 use crate::seam::Session;
 use serde_json::Value;

@@ -18,7 +18,7 @@ mod stdout;
 
 pub use facts::Facts;
 
-use crate::run::Observation;
+use crate::observation::Observation;
 use crate::script::Script;
 use crate::seam::Session;
 use std::fmt;

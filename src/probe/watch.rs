@@ -17,8 +17,8 @@
 //! not once for the directory and again for the file.
 
 use super::{KEEP, text};
-use crate::attack::tokens_in;
 use crate::seam::{Action, Fault};
+use crate::token::tokens_in;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::fs;

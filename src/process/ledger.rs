@@ -4,11 +4,11 @@
 //! its session's observation, and the session is judged again; a violation
 //! that shows only then is a late finding, never set aside.
 
-use crate::attack::tokens_in;
 use crate::check::{CheckId, Violation, check};
-use crate::run::Observation;
+use crate::observation::Observation;
 use crate::script::{Script, ScriptSpec};
 use crate::seam::{Action, Session};
+use crate::token::{salt_of, tokens_in};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -56,11 +56,6 @@ impl Entry {
         self.late = Some(self.late.unwrap_or_default().max(at.saturating_duration_since(self.judged)));
         self.dirty = true;
     }
-}
-
-/// The salt of a canary token (`pc`, 8 hex digits, `t`, a number).
-pub(crate) fn salt_of(token: &str) -> Option<u32> {
-    u32::from_str_radix(token.get(2..10)?, 16).ok()
 }
 
 /// A job's judged sessions.

@@ -233,5 +233,5 @@ const INPUT: &[u8] = b"\
 
 #[test]
 fn crash_deep_nesting() {
-    portcullis::fuzzing::check_raw_stdin(&Reference::strict(), INPUT);
+    portcullis::libfuzzer::check_raw_stdin(&Reference::strict(), INPUT);
 }

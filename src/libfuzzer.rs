@@ -19,9 +19,10 @@
 use crate::campaign::session;
 use crate::check::{CheckId, Facts, Violation, check};
 use crate::frame::{Expect, Frame};
+use crate::observation::Observation;
 use crate::protocol::{Policy, Revision};
 use crate::report;
-use crate::run::{Observation, run};
+use crate::run::run;
 use crate::script::{Script, ScriptSpec};
 use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Settle, Target};
 use arbitrary::{Arbitrary, Unstructured};
@@ -284,7 +285,7 @@ pub fn check_oracle(data: &[u8]) {
 macro_rules! fuzz_gateway {
     ($target:expr) => {
         ::libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-            $crate::fuzzing::check_script(&$target, data);
+            $crate::libfuzzer::check_script(&$target, data);
         });
     };
 }

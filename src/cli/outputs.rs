@@ -1,11 +1,11 @@
 //! The machine-readable outputs of `portcullis fuzz`: a JSON report and a
 //! JUnit XML file with one test case per check, written atomically.
 
-use crate::fuzz::Outcome;
-use crate::setup::ChildFlags;
+use super::fuzz::Outcome;
+use super::setup::ChildFlags;
+use crate::CheckId;
+use crate::report;
 use anyhow::{Context, Result};
-use portcullis::CheckId;
-use portcullis::report;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use serde_json::json;
 use std::io::Write;
@@ -37,12 +37,12 @@ fn json(outcome: &Outcome, child: &ChildFlags) -> serde_json::Value {
                 "revision": f.script.revision.as_str(),
                 "seed": f.seed,
                 "violations": f.violations.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
-                "first_offending_bytes": first.map(|(_, b)| report::escape(b, report::SHOWN)),
+                "first_offending_bytes": first.map(|(_, b)| crate::escape::escape(b, crate::escape::SHOWN)),
                 "frames": f.script.frames.iter().map(|fr| json!({
                     "family": fr.family, "kind": fr.kind, "label": report::label(&fr.expect),
-                    "bytes": report::escape(&fr.bytes, report::SHOWN),
+                    "bytes": crate::escape::escape(&fr.bytes, crate::escape::SHOWN),
                 })).collect::<Vec<_>>(),
-                "stderr": report::escape(&f.observation.stderr, report::SHOWN),
+                "stderr": crate::escape::escape(&f.observation.stderr, crate::escape::SHOWN),
                 "cut": {"stdout": f.observation.cut.0, "stderr": f.observation.cut.1},
                 "late_ms": f.late.map(|d| d.as_millis() as u64),
                 "confirmed": f.confirmed,

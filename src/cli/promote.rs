@@ -3,9 +3,8 @@
 //! tests/regression/ (exact bytes, the check, how it was found) that runs in
 //! `cargo test` from then on and fails if the bug comes back.
 
+use crate::artifact::Artifact;
 use anyhow::{Context, Result, bail};
-use portcullis::artifact::Artifact;
-use portcullis::report;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -41,7 +40,7 @@ fn literal(bytes: &[u8]) -> String {
     let mut out = String::from("b\"\\\n");
     let mut width = 0;
     for b in bytes {
-        let mut piece = report::escape(std::slice::from_ref(b), 4);
+        let mut piece = crate::escape::escape(std::slice::from_ref(b), 4);
         if width == 0 && piece == " " {
             piece = "\\x20".to_owned();
         }
@@ -58,9 +57,9 @@ fn literal(bytes: &[u8]) -> String {
 
 fn crash_test(name: &str, target: &str, source: &Path, bytes: &[u8]) -> Result<String> {
     let call = match target {
-        "raw_stdin" => "portcullis::fuzzing::check_raw_stdin(&Reference::strict(), INPUT)",
-        "script" | "my_gateway" => "portcullis::fuzzing::check_script(&Reference::strict(), INPUT)",
-        "oracle" => "portcullis::fuzzing::check_oracle(INPUT)",
+        "raw_stdin" => "portcullis::libfuzzer::check_raw_stdin(&Reference::strict(), INPUT)",
+        "script" | "my_gateway" => "portcullis::libfuzzer::check_script(&Reference::strict(), INPUT)",
+        "oracle" => "portcullis::libfuzzer::check_oracle(INPUT)",
         other => {
             bail!("no regression template for fuzz target {other:?} (known: raw_stdin, script, oracle, my_gateway)")
         }
@@ -106,7 +105,7 @@ fn finding_test(name: &str, artifact: &Artifact, source: &Path) -> String {
     let _ = writeln!(t, "    let args = COMMAND[1..].iter().map(|a| a.to_string());");
     let _ = writeln!(t, "    let command = Command::new(program, args);");
     let _ = writeln!(t, "    let target = ChildTarget::new(command, Waits::default(), tools, probes);");
-    let policy = if artifact.policy == portcullis::Policy::Close { "Policy::Close" } else { "Policy::KeepOpen" };
+    let policy = if artifact.policy == crate::Policy::Close { "Policy::Close" } else { "Policy::KeepOpen" };
     let _ =
         writeln!(t, "    let (_, violations) = run_script(&target, {policy}, &script, {}).unwrap();", artifact.salt);
     let _ = writeln!(

@@ -2,7 +2,7 @@
 //! removes its temporary folders, lets the command save what it found so
 //! far, and exits 130 (SIGINT) or 143 (SIGTERM).
 
-use portcullis::process::end_everything;
+use crate::process::end_everything;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;

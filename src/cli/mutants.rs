@@ -1,11 +1,11 @@
 //! `portcullis mutants`: the suite against the reference gateway (both
 //! policies, every revision) and against every built-in mutant.
 
+use crate::campaign::{Finding, HuntConfig, hunt};
+use crate::reference::{Mutant, Reference};
+use crate::report;
+use crate::{CheckId, Policy, Revision};
 use anyhow::{Result, bail};
-use portcullis::campaign::{Finding, HuntConfig, hunt};
-use portcullis::reference::{Mutant, Reference};
-use portcullis::report;
-use portcullis::{CheckId, Policy, Revision};
 use serde_json::json;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -49,7 +49,7 @@ fn config(args: &Args, policy: Policy, revisions: Vec<Revision>, focus: Option<C
 /// The minimized frame or stdout line a finding points at, escaped and short.
 fn frame_text(f: &Finding) -> String {
     report::offending(&f.script, &f.observation, &f.violations)
-        .map(|(_, bytes)| report::escape(bytes, 60))
+        .map(|(_, bytes)| crate::escape::escape(bytes, 60))
         .unwrap_or_default()
 }
 
@@ -116,7 +116,7 @@ fn print_table(args: &Args, rows: &[Row], dirty: &[Finding]) {
 }
 
 fn reproduce(args: &Args, m: Mutant) -> String {
-    format!("{} mutants --only {} --seed {} --cases {} --verbose", crate::me(), m.name(), args.seed, args.cases)
+    format!("{} mutants --only {} --seed {} --cases {} --verbose", super::me(), m.name(), args.seed, args.cases)
 }
 
 fn print_json(rows: &[Row], dirty: &[Finding], summary: &str) {

@@ -2,13 +2,13 @@
 //! finding over frames, then bytes, keeping the same check; the result is
 //! saved as a new artifact beside the old one.
 
-use crate::replay::load;
-use crate::setup::ChildFlags;
+use super::replay::load;
+use super::setup::ChildFlags;
+use crate::CheckId;
+use crate::delta::minimize_on;
+use crate::finding::Finding;
+use crate::report;
 use anyhow::{Result, anyhow, bail};
-use portcullis::CheckId;
-use portcullis::campaign::Finding;
-use portcullis::minimize::minimize_on;
-use portcullis::report;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -65,7 +65,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         history: Vec::new(),
         confirmed: true,
     };
-    let mut saved = portcullis::artifact::Artifact::new(
+    let mut saved = crate::artifact::Artifact::new(
         &finding,
         artifact.tools.clone(),
         &setup.probes.http_base(),

@@ -4,7 +4,7 @@
 //! one that may miss what the target shows.
 
 use portcullis::campaign::{Finding, HuntConfig, hunt, run_script};
-use portcullis::minimize::{minimize, minimize_on};
+use portcullis::delta::{minimize, minimize_on};
 use portcullis::reference::{Mutant, Reference};
 use portcullis::{CheckId, Fault};
 use std::time::Duration;

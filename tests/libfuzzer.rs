@@ -3,7 +3,7 @@
 //! whose bugs need no labels to see.
 
 use portcullis::Catalogue;
-use portcullis::fuzzing::{check_oracle, check_raw_stdin, check_script};
+use portcullis::libfuzzer::{check_oracle, check_raw_stdin, check_script};
 use portcullis::reference::{Mutant, Reference};
 use portcullis::script::any_script;
 use proptest::prelude::*;
@@ -66,8 +66,8 @@ fn copied_and_fresh_sessions_judge_raw_input_alike() {
     let mut failed = 0;
     for m in [None, Some(Mutant::LateDiagnostic), Some(Mutant::NoExitOnEof), Some(Mutant::StartupBanner)] {
         let reference = || Reference { mutant: m, ..Reference::strict() };
-        let copied = portcullis::fuzzing::RawStdin::new(reference());
-        let fresh = portcullis::fuzzing::RawStdin::new(NoFork(reference()));
+        let copied = portcullis::libfuzzer::RawStdin::new(reference());
+        let fresh = portcullis::libfuzzer::RawStdin::new(NoFork(reference()));
         for input in inputs {
             let input = [input, b"\n"].concat();
             let a = std::panic::catch_unwind(|| copied.check(&input)).is_err();

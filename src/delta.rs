@@ -8,9 +8,9 @@
 
 use crate::campaign::{FreshRun, run_fresh, run_script};
 use crate::check::{CheckId, Violation};
+use crate::observation::Observation;
 use crate::protocol::Policy;
 use crate::reference::Reference;
-use crate::run::Observation;
 use crate::script::Script;
 use crate::seam::{Fault, Target};
 use std::collections::HashSet;

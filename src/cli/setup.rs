@@ -2,11 +2,11 @@
 //! scrubbed environment, and the tool to call (given, or found by
 //! tools/list).
 
+use crate::catalogue::{ArgKind, ArgSpec, ToolSpec, template_carries_token};
+use crate::probe::{ProbeConfig, Probes};
+use crate::process::{ChildTarget, Command, Waits, list_tools};
+use crate::{Revision, call_template};
 use anyhow::{Context, Result, bail};
-use portcullis::catalogue::{ArgKind, ArgSpec, ToolSpec, template_carries_token};
-use portcullis::probe::{ProbeConfig, Probes};
-use portcullis::process::{ChildTarget, Command, Waits, list_tools};
-use portcullis::{Revision, call_template};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -68,7 +68,7 @@ impl ChildFlags {
     /// from the defaults, then `-- COMMAND`: a line a user can paste into a
     /// shell to run the same child with the same probes.
     pub fn command_line(&self, subcommand: &str, artifact: &std::path::Path) -> String {
-        let mut words = vec![crate::me(), subcommand.to_owned(), artifact.display().to_string()];
+        let mut words = vec![super::me(), subcommand.to_owned(), artifact.display().to_string()];
         let mut flag = |name: &str, value: String| words.extend([format!("--{name}"), value]);
         if self.timeout_ms != TIMEOUT_MS {
             flag("timeout-ms", self.timeout_ms.to_string());

@@ -2,10 +2,10 @@
 //! target, drawn from the attack generators: one file per script's stdin,
 //! named by a hash of its bytes, never overwriting a file already there.
 
+use crate::Catalogue;
+use crate::campaign::seeded_runner;
+use crate::script::any_script;
 use anyhow::{Context, Result};
-use portcullis::Catalogue;
-use portcullis::campaign::seeded_runner;
-use portcullis::script::any_script;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::Config;
 use std::hash::{DefaultHasher, Hash, Hasher};

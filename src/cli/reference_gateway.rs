@@ -6,9 +6,9 @@
 //! `x-mcp-arguments` header; `rotate_keys` (never authorized) POSTs to its
 //! `webhook`.
 
+use crate::reference::{Mutant, ReferenceGateway};
+use crate::{Action, Catalogue, Exit, Gateway, Policy, Recorder};
 use anyhow::{Context, Result, bail};
-use portcullis::reference::{Mutant, ReferenceGateway};
-use portcullis::{Action, Catalogue, Exit, Gateway, Policy, Recorder};
 use std::io::{Read, Write};
 use std::net::IpAddr;
 use std::path::PathBuf;

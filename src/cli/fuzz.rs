@@ -2,16 +2,17 @@
 //! attack scripts against a real child process, findings minimized, saved as
 //! replayable artifacts, and reported for a human, as JSON and as JUnit.
 
-use crate::setup::{ChildFlags, Setup, choose_tools, parse_args};
-use crate::{interrupt, outputs};
+use super::setup::{ChildFlags, Setup, choose_tools, parse_args};
+use super::{interrupt, outputs};
+use crate::artifact::Artifact;
+use crate::attack::Step;
+use crate::campaign::{Finding, HuntConfig, fresh_salt, hunt_by, revision_share, strategy};
+use crate::catalogue::ToolSpec;
+use crate::delta::minimize;
+use crate::process::{ChildTarget, Job};
+use crate::token::tokens_in;
+use crate::{CheckId, Mix, Policy, Revision, ScriptSpec, report};
 use anyhow::{Result, bail};
-use portcullis::artifact::Artifact;
-use portcullis::attack::{Step, tokens_in};
-use portcullis::campaign::{Finding, HuntConfig, fresh_salt, hunt_by, revision_share, strategy};
-use portcullis::catalogue::ToolSpec;
-use portcullis::minimize::minimize;
-use portcullis::process::{ChildTarget, Job};
-use portcullis::{CheckId, Mix, Policy, Revision, ScriptSpec, report};
 use std::cell::RefCell;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -245,8 +246,8 @@ fn control(
                     args.child.exit_grace_ms
                 ),
             },
-            report::escape(&obs.stdout, 300),
-            report::escape(&obs.stderr, 300)
+            crate::escape::escape(&obs.stdout, 300),
+            crate::escape::escape(&obs.stderr, 300)
         );
     }
     if violations.is_empty() {

@@ -2,12 +2,12 @@
 //! again (with fresh canary tokens of the same width) against a command and
 //! says FIXED or FAILED.
 
-use crate::setup::{ChildFlags, Setup};
+use super::setup::{ChildFlags, Setup};
+use crate::artifact::Artifact;
+use crate::campaign::{FreshRun, run_fresh};
+use crate::process::ChildTarget;
+use crate::{Script, report};
 use anyhow::Result;
-use portcullis::artifact::Artifact;
-use portcullis::campaign::{FreshRun, run_fresh};
-use portcullis::process::ChildTarget;
-use portcullis::{Script, report};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

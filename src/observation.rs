@@ -1,0 +1,27 @@
+//! What one session showed from outside the gateway: the evidence every
+//! check reads.
+
+use crate::seam::{Action, Exit};
+
+/// Everything one session showed from outside the gateway.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observation {
+    /// Every stdout byte, in order.
+    pub stdout: Vec<u8>,
+    /// Every stderr byte, in order (kept apart from stdout).
+    pub stderr: Vec<u8>,
+    /// Every action that reached the executor, in order.
+    pub effects: Vec<Action>,
+    /// How the gateway stood after the last write, before EOF.
+    pub exit_before_eof: Exit,
+    /// How the gateway stood at the end.
+    pub exit: Exit,
+    /// The stdin offset of the end of the first write after which the
+    /// gateway had ended, if it ended before the script did.
+    pub ended_at: Option<usize>,
+    /// Whether stdin was closed.
+    pub eof_sent: bool,
+    /// Bytes of stdout and of stderr written but not kept (a child's
+    /// captures are bounded).
+    pub cut: (u64, u64),
+}
