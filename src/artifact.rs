@@ -68,6 +68,7 @@ pub struct Artifact {
 
 /// Why an artifact could not be read or written.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ArtifactError {
     /// Reading or writing the file failed.
     Io(PathBuf, std::io::Error),

@@ -20,8 +20,15 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-/// How a hunt runs.
+/// How a hunt runs. Start from the default and set what differs:
+///
+/// ```
+/// use portcullis::{HuntConfig, Policy};
+/// let cfg = HuntConfig::default().cases(64).policy(Policy::KeepOpen);
+/// assert_eq!((cfg.cases, cfg.policy), (64, Policy::KeepOpen));
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct HuntConfig {
     /// Sessions to try before calling the target clean. Default: the
     /// `PROPTEST_CASES` environment variable, else 256.
@@ -44,7 +51,7 @@ pub struct HuntConfig {
     /// Most time spent shrinking, in milliseconds; 0 for no bound.
     pub max_shrink_ms: u32,
     /// Mixed into every session's token salt. 0 (the default) gives a seed
-    /// the same tokens in every run; [`fresh_salt`] gives a run tokens of
+    /// the same tokens in every run; a random one gives a run tokens of
     /// its own, which a server that remembers earlier runs needs (one that
     /// refuses a second entity of the same name would otherwise ignore the
     /// calls it already saw).
@@ -69,6 +76,30 @@ impl Default for HuntConfig {
     }
 }
 
+setters! {
+    HuntConfig;
+    /// Sets [`HuntConfig::cases`].
+    cases: u32,
+    /// Sets [`HuntConfig::seed`].
+    seed: u64,
+    /// Sets [`HuntConfig::policy`].
+    policy: Policy,
+    /// Sets [`HuntConfig::revisions`].
+    revisions: Vec<Revision>,
+    /// Sets [`HuntConfig::persistence`]: where proptest keeps failing seeds.
+    persistence: Option<&'static str>,
+    /// Sets [`HuntConfig::focus`].
+    focus: Option<CheckId>,
+    /// Sets [`HuntConfig::mix`].
+    mix: Mix,
+    /// Sets [`HuntConfig::max_shrink_iters`].
+    max_shrink_iters: u32,
+    /// Sets [`HuntConfig::max_shrink_ms`].
+    max_shrink_ms: u32,
+    /// Sets [`HuntConfig::salt_base`].
+    salt_base: u32,
+}
+
 /// A proptest config that keeps failing seeds in `path` (from the crate
 /// root): what properties under `tests/` need, since proptest would
 /// otherwise look for a source file beside each test binary.
@@ -78,7 +109,7 @@ pub fn persist_to(path: &'static str) -> Config {
 
 /// A proptest runner whose draws are fixed by `seed`: the same seed, the
 /// same scripts.
-pub fn seeded_runner(config: Config, seed: u64) -> TestRunner {
+pub(crate) fn seeded_runner(config: Config, seed: u64) -> TestRunner {
     let mut bytes = [0u8; 32];
     bytes[..8].copy_from_slice(&seed.to_le_bytes());
     TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
@@ -93,7 +124,7 @@ pub fn session<T: Target>(
 ) -> Result<(Script, Observation, Vec<Violation>), Fault> {
     let catalogue = target.catalogue();
     if catalogue.runnable().is_empty() {
-        return Err(Fault::Config("the target offers no runnable tool whose arguments can carry a token".into()));
+        return Err(Fault::config("the target offers no runnable tool whose arguments can carry a token"));
     }
     let script = spec.render(&catalogue, salt);
     let (obs, violations) = run_script(target, policy, &script, salt)?;
@@ -115,7 +146,7 @@ pub fn run_script<T: Target>(
 
 /// What [`run_fresh`] ran: the script with its new tokens, their salt,
 /// what it showed and its violations.
-pub struct FreshRun {
+pub(crate) struct FreshRun {
     /// The script as sent.
     pub script: Script,
     /// The salt of its tokens.
@@ -129,7 +160,7 @@ pub struct FreshRun {
 /// Runs a saved `script`, whose tokens have salt `salt`, with tokens no
 /// server has seen ([`fresh_salt`], [`Script::resalt`]): a replay against a
 /// server that remembers the first run's calls must not meet them again.
-pub fn run_fresh<T: Target>(target: &T, policy: Policy, script: &Script, salt: u32) -> Result<FreshRun, Fault> {
+pub(crate) fn run_fresh<T: Target>(target: &T, policy: Policy, script: &Script, salt: u32) -> Result<FreshRun, Fault> {
     let mut script = script.clone();
     let fresh = fresh_salt();
     script.resalt(salt, fresh);
@@ -148,7 +179,7 @@ pub fn strategy(cfg: &HuntConfig) -> BoxedStrategy<ScriptSpec> {
 /// each takes its share and every revision is some job's: a keep-open job
 /// starts a process for each revision it draws, which against a server slow
 /// to start is most of a short campaign.
-pub fn revision_share(revisions: &[Revision], job: usize, jobs: usize) -> Vec<Revision> {
+pub(crate) fn revision_share(revisions: &[Revision], job: usize, jobs: usize) -> Vec<Revision> {
     if jobs >= revisions.len() {
         return revisions.get(job % revisions.len().max(1)).copied().into_iter().collect();
     }
@@ -168,7 +199,7 @@ fn salt(cfg: &HuntConfig, session: u32) -> u32 {
 
 /// A salt unlikely to have been used before, by this run or another: for
 /// tokens no server has seen yet.
-pub fn fresh_salt() -> u32 {
+pub(crate) fn fresh_salt() -> u32 {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let mut h = RandomState::new().build_hasher();
     h.write_u32(NEXT.fetch_add(1, Ordering::Relaxed));
@@ -179,7 +210,7 @@ pub fn fresh_salt() -> u32 {
 /// Hunts over scripts drawn from `scripts`. `progress` hears the number of
 /// sessions run after each one and stops the hunt (as clean) by returning
 /// false.
-pub fn hunt_with<T: Target>(
+pub(crate) fn hunt_with<T: Target>(
     target: &T,
     cfg: &HuntConfig,
     scripts: BoxedStrategy<ScriptSpec>,
@@ -192,10 +223,10 @@ pub fn hunt_with<T: Target>(
 /// shrunk in (`None` while searching, and for the run that reports the
 /// result, which must wait as long as the search did), the rendered
 /// script, what it showed and its violations out.
-pub type Runner<'a> = dyn Fn(&ScriptSpec, u32, Option<CheckId>) -> Result<SessionRun, Fault> + 'a;
+pub(crate) type Runner<'a> = dyn Fn(&ScriptSpec, u32, Option<CheckId>) -> Result<SessionRun, Fault> + 'a;
 
 /// One session's rendered script, what it showed and its violations.
-pub type SessionRun = (Script, Observation, Vec<Violation>);
+pub(crate) type SessionRun = (Script, Observation, Vec<Violation>);
 
 /// Hunts with sessions run by `run` (which may, say, share one process
 /// between sessions, as long as what it reports holds for a fresh one).
@@ -273,7 +304,7 @@ pub fn hunt_by(
     let spec = match result {
         Ok(()) => return Ok(None),
         Err(TestError::Fail(_, spec)) => spec,
-        Err(TestError::Abort(why)) => return Err(Fault::Config(format!("proptest aborted: {why}"))),
+        Err(TestError::Abort(why)) => return Err(Fault::config(format!("proptest aborted: {why}"))),
     };
     let check = caught.get().expect("a failure names its check");
     let shrink_ran_out = out_of_time();

@@ -154,7 +154,7 @@ impl ArgSpec {
 
 /// Whether the string property `key`, with JSON Schema `p`, holds a URL: its
 /// format says so (`uri`, `url`, `iri`) or its name does (`…url…`, `…uri`).
-pub fn is_url(key: &str, p: &Value) -> bool {
+pub(crate) fn is_url(key: &str, p: &Value) -> bool {
     let format = p.get("format").and_then(Value::as_str);
     let key = key.to_lowercase();
     matches!(format, Some("uri" | "url" | "iri")) || key.contains("url") || key.ends_with("uri")
@@ -162,13 +162,13 @@ pub fn is_url(key: &str, p: &Value) -> bool {
 
 /// Whether a call template puts `{canary}` or `{token}` in a string, at
 /// any depth (`{"entities":[{"name":"{token}"}]}` does).
-pub fn template_carries_token(template: &Map<String, Value>) -> bool {
+pub(crate) fn template_carries_token(template: &Map<String, Value>) -> bool {
     template.values().any(|v| any_string(v, &|s| s.contains("{canary}") || s.contains("{token}")))
 }
 
 /// Whether a string in `v`, at any depth, passes `test`; object keys are
 /// not values and are not looked at.
-pub fn any_string(v: &Value, test: &impl Fn(&str) -> bool) -> bool {
+pub(crate) fn any_string(v: &Value, test: &impl Fn(&str) -> bool) -> bool {
     match v {
         Value::String(s) => test(s),
         Value::Array(items) => items.iter().any(|x| any_string(x, test)),
@@ -178,7 +178,7 @@ pub fn any_string(v: &Value, test: &impl Fn(&str) -> bool) -> bool {
 }
 
 /// `v` with every string in it, at any depth, passed through `f`.
-pub fn map_strings(v: &Value, f: &impl Fn(&str) -> String) -> Value {
+pub(crate) fn map_strings(v: &Value, f: &impl Fn(&str) -> String) -> Value {
     match v {
         Value::String(s) => Value::from(f(s)),
         Value::Array(items) => Value::Array(items.iter().map(|x| map_strings(x, f)).collect()),
@@ -189,7 +189,7 @@ pub fn map_strings(v: &Value, f: &impl Fn(&str) -> String) -> Value {
 
 /// Replaces the first `from` in a string of `v`, in the order its JSON text
 /// shows them; whether there was one.
-pub fn replace_first(v: &mut Value, from: &str, to: &str) -> bool {
+pub(crate) fn replace_first(v: &mut Value, from: &str, to: &str) -> bool {
     match v {
         Value::String(s) if s.contains(from) => {
             *s = s.replacen(from, to, 1);

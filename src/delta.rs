@@ -157,7 +157,7 @@ pub fn minimize_on<C: Target, T: Target>(
     salt: u32,
     budget: Duration,
 ) -> Result<Minimized, Fault> {
-    let refused = || Fault::Config(format!("the script does not fail {check} against this target"));
+    let refused = || Fault::config(format!("the script does not fail {check} against this target"));
     let started = Instant::now();
     if !run_fresh(target, policy, &script, salt)?.violations.iter().any(|v| v.check == check) {
         return Err(refused());

@@ -74,3 +74,22 @@ pub mod escaped {
         super::unescape(&text).map_err(serde::de::Error::custom)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn escaping_is_exact_both_ways(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            prop_assert_eq!(unescape(&escape(&bytes, usize::MAX)).unwrap(), bytes);
+        }
+    }
+
+    #[test]
+    fn a_long_run_is_cut_in_the_middle_with_the_count() {
+        let text = escape(&[b'a'; 100], 10);
+        assert_eq!(text, "aaaaa<90 bytes omitted>aaaaa");
+    }
+}

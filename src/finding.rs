@@ -28,7 +28,7 @@ pub struct Finding {
     /// The policy of the hunt.
     pub policy: Policy,
     /// Whether shrinking stopped at its time bound
-    /// ([`HuntConfig::max_shrink_ms`]): the script may cut down further.
+    /// ([`HuntConfig::max_shrink_ms`](crate::HuntConfig::max_shrink_ms)): the script may cut down further.
     pub shrink_ran_out: bool,
     /// How long after its session was judged the evidence came that shows
     /// it, when it came late (an effect or output after the session's

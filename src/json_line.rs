@@ -4,6 +4,7 @@
 //! refuses them. Such a line is still exactly one JSON value, so it is read
 //! with each unpaired surrogate escape taken as U+FFFD.
 
+use crate::protocol::Id;
 use serde_json::Value;
 
 /// The line as a JSON value, if it is exactly one (unpaired surrogate escapes
@@ -57,6 +58,35 @@ fn without_lone_surrogates(line: &[u8]) -> Option<Vec<u8>> {
         i += 1;
     }
     changed.then_some(out)
+}
+
+/// Forgets each `owed` id that a response among the lines of `lines` (whole
+/// lines, LF-separated) answers.
+pub(crate) fn strike_answered(owed: &mut Vec<Id>, lines: &[u8]) {
+    for v in lines.split(|b| *b == b'\n').filter_map(parse) {
+        owed.retain(|o| !answers(&v, o));
+    }
+}
+
+/// Whether the response `v` (one object, or a batch) answers request `id`.
+pub(crate) fn answers(v: &Value, id: &Id) -> bool {
+    answered_ids(v).any(|got| same_request(id, &got))
+}
+
+/// The ids a response carries: one object's, or each of a batch's.
+fn answered_ids(v: &Value) -> impl Iterator<Item = Id> + '_ {
+    let responses = v.as_array().map_or(std::slice::from_ref(v), Vec::as_slice);
+    responses.iter().filter_map(|r| r.get("id")).filter_map(Id::from_value)
+}
+
+/// Whether an answer with id `got` shows the server done with request
+/// `owed`: the same id, or the same digits retyped. Whether the id came
+/// back right is for the checks to judge; the wait is only for the server.
+fn same_request(owed: &Id, got: &Id) -> bool {
+    match (owed, got) {
+        (Id::Int(n), Id::Str(s)) | (Id::Str(s), Id::Int(n)) => s.parse() == Ok(*n),
+        _ => owed == got,
+    }
 }
 
 #[cfg(test)]

@@ -30,24 +30,58 @@
 //!   [`Observation`]; [`check::check`] turns it into [`Violation`]s of named
 //!   checks; [`campaign`] hunts with proptest and shrinks a failure while
 //!   it keeps the same check id; [`report`] prints it.
+//!
+//! ## Where to start
+//!
+//! - [`prelude`]: what a gateway author needs, in one import.
+//! - [`adapter`]: a line handler or a `run(reader, writer)` loop (blocking,
+//!   or async with the `tokio` feature) under test in a few lines of glue.
+//! - [`libfuzzer`]: entry points for `cargo fuzz`, and [`fuzz_gateway!`].
+//! - `process` (feature `process`, Linux): a real child process behind the
+//!   same seam, its effects seen by out-of-band probes.
+//!
+//! ## Features
+//!
+//! - `cli` (default): the `portcullis` command line; brings `process`.
+//! - `process`: the child-process driver and effect probes; Linux only
+//!   (process groups, pidfd, `/proc`).
+//! - `tokio`: the async adapter.
+//!
+//! A gateway author's dev-dependency wants none of them:
+//! `portcullis = { version = "0.1", default-features = false }` builds
+//! anywhere Rust does, without the command line's, HTTP or process crates.
 
 #![deny(missing_docs)]
 
+/// Chainable setters, one per field, for a `#[non_exhaustive]` config
+/// that users start from its default.
+macro_rules! setters {
+    ($ty:ident; $($(#[$doc:meta])* $field:ident: $fty:ty),* $(,)?) => {
+        impl $ty {
+            $($(#[$doc])* pub fn $field(mut self, $field: $fty) -> Self {
+                self.$field = $field;
+                self
+            })*
+        }
+    };
+}
+
+pub mod adapter;
 pub mod artifact;
 pub mod attack;
-pub mod call_template;
+mod call_template;
 pub mod campaign;
 pub mod catalogue;
 pub mod check;
 #[cfg(all(feature = "cli", target_os = "linux"))]
 pub mod cli;
 pub mod delta;
-pub mod escape;
-pub mod finding;
+mod escape;
+mod finding;
 pub mod frame;
 mod json_line;
 pub mod libfuzzer;
-pub mod observation;
+mod observation;
 pub mod prelude;
 #[cfg(all(feature = "process", target_os = "linux"))]
 pub mod probe;
@@ -59,8 +93,9 @@ pub mod report;
 pub mod run;
 pub mod script;
 pub mod seam;
-pub mod token;
+mod token;
 
+pub use campaign::{HuntConfig, assert_holds, hunt};
 pub use catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
 pub use check::{CheckId, Violation};
 pub use finding::Finding;

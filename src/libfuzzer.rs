@@ -141,7 +141,7 @@ impl<T: Target> Target for Forked<'_, T> {
     }
 
     fn start(&self, _: &Session, recorder: Recorder) -> Result<T::Gateway, Fault> {
-        self.target.fork(self.warm, recorder).ok_or_else(|| Fault::Config("the target stopped copying sessions".into()))
+        self.target.fork(self.warm, recorder).ok_or_else(|| Fault::config("the target stopped copying sessions"))
     }
 }
 

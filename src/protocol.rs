@@ -9,6 +9,7 @@ use std::str::FromStr;
 /// The checks depend on it: only 2025-03-26 has JSON-RPC batches, which a
 /// receiver must then accept; every other revision forbids them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub enum Revision {
     /// 2024-11-05, the first published revision.
     #[serde(rename = "2024-11-05")]
@@ -70,6 +71,7 @@ impl FromStr for Revision {
 /// What a gateway does after a malformed or invalid frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Policy {
     /// The safer default: the session ends; nothing after the frame may act.
     Close,
@@ -153,7 +155,7 @@ impl fmt::Display for Id {
 }
 
 /// JSON-RPC 2.0 error codes (JSON-RPC 2.0 §5.1).
-pub mod code {
+pub(crate) mod code {
     /// Invalid JSON was received.
     pub const PARSE_ERROR: i64 = -32700;
     /// The JSON sent is not a valid request object.

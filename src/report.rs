@@ -11,7 +11,7 @@ use crate::script::Script;
 use std::fmt::Write as _;
 
 /// The label of a frame in one word or two.
-pub fn label(expect: &Expect) -> String {
+pub(crate) fn label(expect: &Expect) -> String {
     match expect {
         Expect::Inert { .. } => "valid (no action)".to_owned(),
         Expect::Act(calls) => format!("valid ({} call{})", calls.len(), if calls.len() == 1 { "" } else { "s" }),
@@ -21,7 +21,11 @@ pub fn label(expect: &Expect) -> String {
 
 /// The bytes a session's first violation points at: the whole frame for
 /// stdin, the line for stdout.
-pub fn offending<'a>(script: &'a Script, obs: &'a Observation, violations: &[Violation]) -> Option<(Stream, &'a [u8])> {
+pub(crate) fn offending<'a>(
+    script: &'a Script,
+    obs: &'a Observation,
+    violations: &[Violation],
+) -> Option<(Stream, &'a [u8])> {
     let v = violations.iter().find(|v| v.span.is_some())?;
     let span = v.span.as_ref()?;
     match span.stream {

@@ -8,7 +8,7 @@ use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Settle, Target};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// The panic message of a caught panic.
-fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
+pub(crate) fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
     p.downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())
@@ -30,7 +30,7 @@ pub fn run<T: Target>(target: &T, session: &Session, script: &Script) -> Result<
 
 /// Drives one script through a started `gateway` whose executor is
 /// `recorder`, as [`run`] does.
-pub fn drive<G: Gateway>(
+pub(crate) fn drive<G: Gateway>(
     gateway: &mut G,
     recorder: &Recorder,
     session: &Session,
@@ -98,7 +98,7 @@ fn must_close(script: &Script, session: &Session) -> bool {
 /// The answers a client waits for before it goes on: those owed to the
 /// whole frames before the first that closes the session under `close`
 /// (after it, the gateway should be gone), or to every whole frame.
-pub fn owed(script: &Script, session: &Session) -> Vec<Id> {
+pub(crate) fn owed(script: &Script, session: &Session) -> Vec<Id> {
     let closes = |f: &&Frame| session.policy == Policy::Close && f.expect.rule().is_some_and(|r| r.class().closes());
     let whole = script.frames.iter().filter(|f| f.bytes.ends_with(b"\n"));
     whole.take_while(|f| !closes(f)).flat_map(Frame::owed_ids).collect()

@@ -278,17 +278,18 @@ impl Script {
 /// process start each, while the rest share one process: against a server
 /// that takes a second to start, they are nearly all of the campaign's time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Mix {
     /// As drawn: about one script in seven.
     #[default]
     Full,
-    /// One in [`LEAN`] of those, the rest drawn again.
+    /// One in 16 of those, the rest drawn again.
     Lean,
 }
 
 /// Under [`Mix::Lean`], one script in this many of those that need a
 /// process of their own is kept.
-pub const LEAN: u32 = 16;
+pub(crate) const LEAN: u32 = 16;
 
 impl Mix {
     /// The name on the command line.

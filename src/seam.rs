@@ -176,31 +176,85 @@ impl Exit {
     }
 }
 
+/// The error beneath a [`Fault`], shared so a fault stays cheap to clone.
+pub type Cause = Arc<dyn std::error::Error + Send + Sync>;
+
 /// A harness fault: the suite could not run the session. Never a finding.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Its `Display` says what failed; [`Error::source`](std::error::Error::source)
+/// gives the error beneath, when there was one.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
 pub enum Fault {
     /// The gateway could not be started.
-    Spawn(String),
+    Spawn {
+        /// What was being started.
+        what: String,
+        /// Why it failed.
+        source: Option<Cause>,
+    },
     /// Reading from or writing to the gateway failed in the harness.
-    Io(String),
+    Io {
+        /// What was being read or written.
+        what: String,
+        /// Why it failed.
+        source: Option<Cause>,
+    },
     /// A harness wait ran out (not the gateway hanging: that is a finding).
-    Timeout(String),
+    Timeout {
+        /// What was awaited.
+        what: String,
+    },
     /// The target is set up wrongly (no runnable tool, say).
-    Config(String),
+    Config {
+        /// What is wrong.
+        what: String,
+    },
+}
+
+impl Fault {
+    /// The gateway (or a part it needs) could not be started, because of
+    /// `source`.
+    pub fn spawn(what: impl Into<String>, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Fault {
+        Fault::Spawn { what: what.into(), source: Some(Arc::from(source.into())) }
+    }
+
+    /// Harness I/O on `what` failed, because of `source`.
+    pub fn io(what: impl Into<String>, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Fault {
+        Fault::Io { what: what.into(), source: Some(Arc::from(source.into())) }
+    }
+
+    /// The target is set up wrongly.
+    pub fn config(what: impl Into<String>) -> Fault {
+        Fault::Config { what: what.into() }
+    }
+
+    /// A harness wait for `what` ran out.
+    pub fn timeout(what: impl Into<String>) -> Fault {
+        Fault::Timeout { what: what.into() }
+    }
 }
 
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Fault::Spawn(m) => write!(f, "could not start the gateway: {m}"),
-            Fault::Io(m) => write!(f, "harness I/O failed: {m}"),
-            Fault::Timeout(m) => write!(f, "harness timed out: {m}"),
-            Fault::Config(m) => write!(f, "target misconfigured: {m}"),
+            Fault::Spawn { what, .. } => write!(f, "could not start {what}"),
+            Fault::Io { what, .. } => write!(f, "harness I/O failed: {what}"),
+            Fault::Timeout { what } => write!(f, "harness timed out: {what}"),
+            Fault::Config { what } => write!(f, "target misconfigured: {what}"),
         }
     }
 }
 
-impl std::error::Error for Fault {}
+impl std::error::Error for Fault {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Fault::Spawn { source, .. } | Fault::Io { source, .. } => {
+                source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+            }
+            _ => None,
+        }
+    }
+}
 
 /// What a session is run under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

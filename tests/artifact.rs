@@ -1,17 +1,11 @@
-//! Artifacts round-trip exactly: escaped bytes, scripts and labels.
+//! Artifacts round-trip exactly: scripts and labels.
 
-use portcullis::escape::{escape, unescape};
 use portcullis::script::any_script;
 use portcullis::{Catalogue, Script};
 use proptest::prelude::*;
 
 proptest! {
     #![proptest_config(portcullis::campaign::persist_to("proptest-regressions/artifact.txt"))]
-
-    #[test]
-    fn escaping_is_exact_both_ways(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
-        prop_assert_eq!(unescape(&escape(&bytes, usize::MAX)).unwrap(), bytes);
-    }
 
     #[test]
     fn scripts_serialize_and_come_back_the_same(spec in any_script()) {

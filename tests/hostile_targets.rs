@@ -125,7 +125,7 @@ fn a_command_that_does_not_start_is_a_harness_fault() {
     t.command.program = "/nonexistent/portcullis-no-such-server".into();
     for t in [t.clone(), t.started_ahead(true)] {
         let r = session(&t, Policy::Close, &spec(), 1);
-        assert!(matches!(r, Err(portcullis::Fault::Spawn(_))), "{:?}", r.map(|(_, _, v)| v));
+        assert!(matches!(r, Err(portcullis::Fault::Spawn { .. })), "{:?}", r.map(|(_, _, v)| v));
     }
 }
 

@@ -20,13 +20,8 @@ fn every_mutant_is_caught_by_its_expected_check() {
     for &m in Mutant::ALL {
         // 256 is proptest's default case count; fixed here so that
         // PROPTEST_CASES cannot make the suite look sharper than it is.
-        let cfg = HuntConfig {
-            cases: 256,
-            policy: m.policy(),
-            revisions: m.revisions(),
-            focus: Some(m.expected()),
-            ..HuntConfig::default()
-        };
+        let cfg =
+            HuntConfig::default().cases(256).policy(m.policy()).revisions(m.revisions()).focus(Some(m.expected()));
         match hunt(&Reference::mutant(m), &cfg).expect("the harness runs") {
             Some(f) => {
                 assert_eq!(f.check, m.expected(), "{}", report::finding(&f, None));
@@ -40,7 +35,7 @@ fn every_mutant_is_caught_by_its_expected_check() {
 
 #[test]
 fn a_caught_mutant_shrinks_to_a_minimal_script_with_escaped_bounded_bytes() {
-    let cfg = HuntConfig { policy: Mutant::ReplaceInvalidUtf8.policy(), ..HuntConfig::default() };
+    let cfg = HuntConfig::default().policy(Mutant::ReplaceInvalidUtf8.policy());
     let f = hunt(&Reference::mutant(Mutant::ReplaceInvalidUtf8), &cfg).unwrap().expect("caught");
     // Handshake plus the one offending frame.
     assert_eq!(f.script.frames.len(), 3, "{}", report::finding(&f, None));
@@ -49,6 +44,7 @@ fn a_caught_mutant_shrinks_to_a_minimal_script_with_escaped_bounded_bytes() {
     assert!(text.contains("\\x"), "invalid bytes are escaped: {text}");
     assert!(text.contains("Reproduce with:"));
     for line in text.lines() {
-        assert!(line.len() < 4 * portcullis::escape::SHOWN, "line too long: {line}");
+        // A report shows about 240 bytes of any one frame or line.
+        assert!(line.len() < 1000, "line too long: {line}");
     }
 }

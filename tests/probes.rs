@@ -31,7 +31,7 @@ fn the_http_sink_records_method_path_headers_and_body() {
 
 #[test]
 fn the_http_sink_answers_set_aside_paths_without_recording_them() {
-    let cfg = ProbeConfig { http_ignore: vec!["/robots.txt".into(), "/health/*".into()], ..Default::default() };
+    let cfg = ProbeConfig::default().http_ignore(vec!["/robots.txt".into(), "/health/*".into()]);
     let probes = Probes::start(&cfg).unwrap();
     let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
     let base = probes.http_base();
@@ -52,7 +52,7 @@ fn the_http_sink_answers_set_aside_paths_without_recording_them() {
 
 #[test]
 fn the_tcp_sink_records_what_a_connection_sends() {
-    let probes = Probes::start(&ProbeConfig { tcp: true, ..ProbeConfig::default() }).unwrap();
+    let probes = Probes::start(&ProbeConfig::default().tcp(true)).unwrap();
     let addr = probes.tcp_addr().expect("a TCP sink");
     assert!(addr.starts_with("127.0.0.1:"));
     let mut conn = std::net::TcpStream::connect(&addr).unwrap();
@@ -68,8 +68,7 @@ fn watchers_see_tokens_in_new_files_and_appended_content() {
     let log = dir.path().join("actions.log");
     std::fs::write(&log, "before\n").unwrap();
     std::fs::write(dir.path().join("old.txt"), TOKEN).unwrap(); // there before: not an effect
-    let cfg =
-        ProbeConfig { watch_dirs: vec![dir.path().join("out")], watch_files: vec![log.clone()], ..Default::default() };
+    let cfg = ProbeConfig::default().watch_dirs(vec![dir.path().join("out")]).watch_files(vec![log.clone()]);
     std::fs::create_dir(dir.path().join("out")).unwrap();
     let probes = Probes::start(&cfg).unwrap();
     assert!(probes.settle(QUIET, BOUND).is_empty());
@@ -92,7 +91,7 @@ fn a_watched_directory_sees_directories_named_by_a_token_once_with_what_is_benea
     let token = |n: u32| format!("pc0000abcdt{n:05}");
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join(token(9))).unwrap(); // there before: not an effect
-    let probes = Probes::start(&ProbeConfig { watch_dirs: vec![dir.path().into()], ..Default::default() }).unwrap();
+    let probes = Probes::start(&ProbeConfig::default().watch_dirs(vec![dir.path().into()])).unwrap();
     assert!(probes.settle(QUIET, BOUND).is_empty());
     // A directory alone; another with a file that names its token again.
     std::fs::create_dir(dir.path().join(token(1))).unwrap();
@@ -115,8 +114,8 @@ fn a_watched_directory_sees_directories_named_by_a_token_once_with_what_is_benea
 
 #[test]
 fn a_missing_watch_dir_is_a_harness_fault() {
-    let cfg = ProbeConfig { watch_dirs: vec!["/nonexistent/portcullis".into()], ..Default::default() };
-    assert!(matches!(Probes::start(&cfg), Err(portcullis::Fault::Config(_))));
+    let cfg = ProbeConfig::default().watch_dirs(vec!["/nonexistent/portcullis".into()]);
+    assert!(matches!(Probes::start(&cfg), Err(portcullis::Fault::Config { .. })));
 }
 
 #[test]
@@ -138,7 +137,7 @@ fn watchers_see_only_the_new_tokens_of_files_rewritten_whole() {
     std::fs::create_dir(&out).unwrap();
     let index = out.join("index.json");
     std::fs::write(&index, doc(&[1])).unwrap();
-    let cfg = ProbeConfig { watch_dirs: vec![out.clone()], watch_files: vec![store.clone()], ..Default::default() };
+    let cfg = ProbeConfig::default().watch_dirs(vec![out.clone()]).watch_files(vec![store.clone()]);
     let probes = Probes::start(&cfg).unwrap();
     assert!(probes.settle(QUIET, BOUND).is_empty(), "what was there before is no effect");
     let holds = |effects: &[portcullis::Action], n: u32| text(effects).contains(&token(n));

@@ -40,7 +40,7 @@ fn reference_is_clean_per_revision_and_policy() {
     use portcullis::campaign::{HuntConfig, hunt};
     for revision in Revision::ALL {
         for policy in Policy::ALL {
-            let cfg = HuntConfig { revisions: vec![revision], policy, cases: 128, ..HuntConfig::default() };
+            let cfg = HuntConfig::default().revisions(vec![revision]).policy(policy).cases(128);
             if let Some(f) = hunt(&Reference::strict(), &cfg).expect("the harness runs") {
                 panic!("{}", report::finding(&f, None));
             }

@@ -162,7 +162,7 @@ fn a_target_without_runnable_tools_is_a_harness_fault_not_a_finding() {
             Ok(Naive { buf: vec![], out: vec![], rec, done: false })
         }
     }
-    assert!(matches!(hunt(&Empty, &HuntConfig::default()), Err(Fault::Config(_))));
+    assert!(matches!(hunt(&Empty, &HuntConfig::default()), Err(Fault::Config { .. })));
 }
 
 /// The reference, with an unpaired surrogate escape (`\ud800`) at the start
@@ -178,7 +178,7 @@ const SURROGATES: RewrittenTarget = RewrittenTarget {
 
 #[test]
 fn unpaired_surrogate_escapes_in_answers_are_still_protocol_messages() {
-    let cfg = HuntConfig { cases: 64, ..HuntConfig::default() };
+    let cfg = HuntConfig::default().cases(64);
     let escaped = std::cell::Cell::new(0);
     let run = |spec: &ScriptSpec, salt: u32, _| {
         let out = session(&SURROGATES, cfg.policy, spec, salt)?;

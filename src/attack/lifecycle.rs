@@ -40,10 +40,10 @@ pub struct Lifecycle {
 const FAMILY: &str = "lifecycle";
 
 /// The `notifications/initialized` text that completes the handshake.
-pub const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+pub(crate) const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
 /// The `initialize` request text for `revision` with request id `id`.
-pub fn initialize_text(id: i64, revision: crate::protocol::Revision) -> String {
+pub(crate) fn initialize_text(id: i64, revision: crate::protocol::Revision) -> String {
     format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"initialize","params":{{"protocolVersion":"{revision}","capabilities":{{}},"clientInfo":{{"name":"portcullis","version":"{}"}}}}}}"#,
         env!("CARGO_PKG_VERSION")

@@ -18,7 +18,7 @@ pub mod shape;
 pub mod terminator;
 pub mod truncate;
 
-pub use ctx::{CallParts, Ctx, Phase, json_str, line};
+pub(crate) use ctx::{CallParts, Ctx, Phase, json_str, line};
 
 use crate::frame::Frame;
 use crate::protocol::Revision;

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 
 /// Bytes of stray text before the call in a huge line: past the reference
 /// gateway's 1 MiB line bound.
-pub const HUGE_LINE: usize = (1 << 20) + 64;
+pub(crate) const HUGE_LINE: usize = (1 << 20) + 64;
 
 kinds! {
     /// Which terminator trick.

@@ -16,7 +16,7 @@ mod facts;
 mod lifetime;
 mod stdout;
 
-pub use facts::Facts;
+pub(crate) use facts::Facts;
 
 use crate::observation::Observation;
 use crate::script::Script;
@@ -26,6 +26,7 @@ use std::ops::Range;
 
 /// A check's stable identity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum CheckId {
     /// The gateway crashed, hung past a bound or did not exit on EOF.
     Liveness,

@@ -225,7 +225,7 @@ fn control(
     // Tokens no earlier run used: a server that remembers what it did (one
     // that refuses a second entity of the same name, say) acts on it again.
     let salt = fresh_salt();
-    let (script, obs, violations) = job.fresh(&spec, salt).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (script, obs, violations) = job.fresh(&spec, salt)?;
     if obs.effects.is_empty() {
         bail!(
             "positive control failed: a valid call of `{}` caused no observed effect.\n  \
@@ -337,7 +337,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                 let mut apart = job.borrow_mut().take_found();
                 match job.borrow_mut().finish() {
                     Ok(more) => apart.extend(more),
-                    Err(e) => return fail(e.to_string()),
+                    Err(e) => return fail(super::told(&e)),
                 }
                 match hunted {
                     Ok(Some(f)) => keep(f, base),
@@ -346,7 +346,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                             keep(shrink_apart(f, &target, args), base);
                         }
                     }
-                    Err(e) => fail(e.to_string()),
+                    Err(e) => fail(super::told(&e)),
                 }
                 ignored.fetch_add(setup.probes.ignored() as u32, Ordering::Relaxed);
             });

@@ -44,8 +44,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     // that first confirms the finding has the machine to itself, as the
     // campaign's session had.
     let candidates = target.clone().started_ahead(args.ahead);
-    let m = minimize_on(&candidates, &target, artifact.policy, script, check, artifact.salt, budget)
-        .map_err(|e| anyhow!("{e}"))?;
+    let m = minimize_on(&candidates, &target, artifact.policy, script, check, artifact.salt, budget)?;
     if !m.violations.iter().any(|v| v.check == check) {
         bail!("the minimized script failed {check} as a candidate but not when run again: the finding is flaky");
     }

@@ -40,6 +40,17 @@ enum Command {
     ReferenceGateway(reference_gateway::Args),
 }
 
+/// An error and every error beneath it, on one line.
+pub(crate) fn told(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut below = e.source();
+    while let Some(cause) = below {
+        text.push_str(&format!(": {cause}"));
+        below = cause.source();
+    }
+    text
+}
+
 /// This program as it was invoked, for commands a user can paste.
 pub(crate) fn me() -> String {
     std::env::args().next().unwrap_or_else(|| "portcullis".to_owned())

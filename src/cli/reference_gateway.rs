@@ -134,10 +134,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         if n == 0 {
             break;
         }
-        gateway.write_stdin(&buf[..n]).map_err(|e| anyhow::anyhow!("{e}"))?;
+        gateway.write_stdin(&buf[..n])?;
         executor.perform(&recorder);
     }
-    gateway.close_stdin().map_err(|e| anyhow::anyhow!("{e}"))?;
+    gateway.close_stdin()?;
     executor.perform(&recorder);
     stdout.write_all(&gateway.take_stdout()).context("writing stdout")?;
     stdout.flush().context("flushing stdout")?;

@@ -35,7 +35,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     // Tokens of its own: a server that remembers the calls of the run that
     // saved the artifact must meet this one's as new.
     let FreshRun { script, salt, observation: obs, violations } =
-        run_fresh(&target, artifact.policy, &script, artifact.salt).map_err(|e| anyhow::anyhow!("{e}"))?;
+        run_fresh(&target, artifact.policy, &script, artifact.salt)?;
     let still: Vec<_> = violations.iter().filter(|v| v.check.id() == artifact.check).cloned().collect();
     println!(
         "seed: {}  salt: {salt:08x} (saved: {:08x})  policy: {}  check: {}",

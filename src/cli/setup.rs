@@ -5,7 +5,7 @@
 use crate::catalogue::{ArgKind, ArgSpec, ToolSpec, template_carries_token};
 use crate::probe::{ProbeConfig, Probes};
 use crate::process::{ChildTarget, Command, Waits, list_tools};
-use crate::{Revision, call_template};
+use crate::{Fault, Revision, call_template};
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
@@ -104,7 +104,7 @@ impl ChildFlags {
             watch_files: self.watch_file.clone(),
             http_ignore: self.sink_ignore.clone(),
         };
-        let probes = Arc::new(Probes::start(&cfg).map_err(|e| anyhow::anyhow!("{e}"))?);
+        let probes = Arc::new(Probes::start(&cfg)?);
         let sink = probes.http_base();
         let tcp = probes.tcp_addr().unwrap_or_default();
         let expand = |s: &str| s.replace("{sink}", &sink).replace("{tcp-sink}", &tcp);
@@ -182,14 +182,19 @@ pub fn choose_tools(
             }
             None => match &listing {
                 Ok(_) => bail!("the server lists no tool {n:?}; it has: {}", names(&specs)),
-                Err(e) => bail!("could not list the server's tools ({e}); pass --args for {n:?}"),
+                Err(e @ Fault::Spawn { .. }) => bail!("{}", super::told(e)),
+                Err(e) => bail!("could not list the server's tools ({}); pass --args for {n:?}", super::told(e)),
             },
         },
         None => {
+            if let Err(e @ Fault::Spawn { .. }) = &listing {
+                bail!("{}", super::told(e));
+            }
             if let Err(e) = &listing {
                 bail!(
-                    "could not list the server's tools ({e}); if it is slow to start the first time \
-                     (npx -y and uvx download it then), raise --timeout-ms; else pass --tool and --args"
+                    "could not list the server's tools ({}); if it is slow to start the first time \
+                     (npx -y and uvx download it then), raise --timeout-ms; else pass --tool and --args",
+                    super::told(e)
                 );
             }
             let ranked = listed.iter().filter_map(|l| Some((call_template::rank(l.raw, l.call.as_ref()?), l)));

@@ -24,12 +24,12 @@ impl HttpSink {
     /// Starts the sink; requests for a path `ignore` matches (see
     /// [`ignores`]) are answered but not recorded.
     pub(super) fn start(log: Log, ignore: Vec<String>) -> Result<HttpSink, Fault> {
-        let server = tiny_http::Server::http("127.0.0.1:0").map_err(|e| Fault::Spawn(format!("HTTP sink: {e}")))?;
+        let server = tiny_http::Server::http("127.0.0.1:0").map_err(|e| Fault::spawn("the HTTP sink", e))?;
         let port = server
             .server_addr()
             .to_ip()
             .map(|a| a.port())
-            .ok_or_else(|| Fault::Spawn("HTTP sink has no port".into()))?;
+            .ok_or_else(|| Fault::spawn("the HTTP sink", "it has no port"))?;
         let server = Arc::new(server);
         let stop = Arc::new(AtomicBool::new(false));
         let ignored = Arc::new(AtomicUsize::new(0));

@@ -14,10 +14,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Most bytes of a request body, a connection or a file a probe keeps.
-pub const KEEP: usize = 64 << 10;
+pub(crate) const KEEP: usize = 64 << 10;
 
-/// Which probes to run besides the HTTP sink.
+/// Which probes to run besides the HTTP sink. Start from the default and
+/// set what differs (`ProbeConfig::default().tcp(true)`).
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct ProbeConfig {
     /// Run the raw TCP sink too.
     pub tcp: bool,
@@ -28,6 +30,18 @@ pub struct ProbeConfig {
     /// Paths of HTTP sink requests answered but not recorded as effects:
     /// exact, or a prefix ending in `*` (the query is not matched).
     pub http_ignore: Vec<String>,
+}
+
+setters! {
+    ProbeConfig;
+    /// Sets [`ProbeConfig::tcp`].
+    tcp: bool,
+    /// Sets [`ProbeConfig::watch_dirs`].
+    watch_dirs: Vec<PathBuf>,
+    /// Sets [`ProbeConfig::watch_files`].
+    watch_files: Vec<PathBuf>,
+    /// Sets [`ProbeConfig::http_ignore`].
+    http_ignore: Vec<String>,
 }
 
 /// Effects seen so far, with when they were seen.

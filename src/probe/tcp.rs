@@ -19,9 +19,9 @@ pub(super) struct TcpSink {
 
 impl TcpSink {
     pub(super) fn start(log: Log) -> Result<TcpSink, Fault> {
-        let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| Fault::Spawn(format!("TCP sink: {e}")))?;
-        let port = listener.local_addr().map_err(|e| Fault::Spawn(format!("TCP sink: {e}")))?.port();
-        listener.set_nonblocking(true).map_err(|e| Fault::Spawn(format!("TCP sink: {e}")))?;
+        let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| Fault::spawn("the TCP sink", e))?;
+        let port = listener.local_addr().map_err(|e| Fault::spawn("the TCP sink", e))?.port();
+        listener.set_nonblocking(true).map_err(|e| Fault::spawn("the TCP sink", e))?;
         let stop = Arc::new(AtomicBool::new(false));
         let st = stop.clone();
         let thread = std::thread::spawn(move || {

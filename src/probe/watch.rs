@@ -74,7 +74,7 @@ pub(super) enum Watch {
 impl Watch {
     pub(super) fn dir(root: PathBuf) -> Result<Watch, Fault> {
         if !root.is_dir() {
-            return Err(Fault::Config(format!("--watch-dir {}: not a directory", root.display())));
+            return Err(Fault::config(format!("--watch-dir {}: not a directory", root.display())));
         }
         // The tokens each file holds already, read within a budget: past
         // it, a file's first change reports every token it then holds.
@@ -99,7 +99,7 @@ impl Watch {
                 w.remember(Stamp::of(&meta), owned_tokens(&text_of(&content)));
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Fault::Config(format!("--watch-file {}: {e}", w.path.display()))),
+            Err(e) => return Err(Fault::config(format!("--watch-file {}: {e}", w.path.display()))),
         }
         Ok(Watch::File(w))
     }

@@ -18,12 +18,12 @@ pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>
             .pointer("/result/tools")
             .and_then(Value::as_array)
             .cloned()
-            .ok_or_else(|| Fault::Config(format!("tools/list answered without a tools array: {v}")));
+            .ok_or_else(|| Fault::config(format!("tools/list answered without a tools array: {v}")));
     }
     let stderr = String::from_utf8_lossy(&child.take_stderr()).chars().take(400).collect::<String>();
     let ended = match child.exit() {
         crate::seam::Exit::Running => format!("did not answer tools/list within {} ms", bound.as_millis()),
         exit => format!("ended ({exit:?}) before it answered tools/list"),
     };
-    Err(Fault::Config(format!("the server {ended} (stderr: {stderr:?})")))
+    Err(Fault::config(format!("the server {ended} (stderr: {stderr:?})")))
 }

@@ -29,10 +29,11 @@ mod session;
 mod spawn;
 mod waits;
 
-pub use discover::list_tools;
+pub(crate) use discover::list_tools;
 pub use job::Job;
 pub use session::ChildGateway;
-pub use spawn::{Command, end_everything};
+pub use spawn::Command;
+pub(crate) use spawn::end_everything;
 pub use waits::Waits;
 
 use crate::catalogue::{Catalogue, ToolSpec};

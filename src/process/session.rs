@@ -18,6 +18,7 @@ use super::capture::Capture;
 use super::group;
 use super::spawn::{Home, spawn};
 use super::{ChildTarget, Shared};
+use crate::json_line::{answers, strike_answered};
 use crate::protocol::Id;
 use crate::seam::{Exit, Fault, Gateway, Recorder, Settle};
 use serde_json::Value;
@@ -193,11 +194,7 @@ impl ChildGateway {
     fn read_answers(&mut self, owed: &mut Vec<Id>) {
         let new = self.stdout.since(self.scanned);
         let Some(end) = memchr::memrchr(b'\n', &new) else { return };
-        for v in new[..end].split(|b| *b == b'\n').filter_map(crate::json_line::parse) {
-            for got in answered_ids(&v) {
-                owed.retain(|o| !same_request(o, &got));
-            }
-        }
+        strike_answered(owed, &new[..end]);
         self.scanned += end + 1;
     }
 
@@ -208,9 +205,7 @@ impl ChildGateway {
             return None;
         }
         let out = self.stdout.since(self.out_taken);
-        out.split(|b| *b == b'\n')
-            .filter_map(crate::json_line::parse)
-            .find(|v| answered_ids(v).any(|got| same_request(&id, &got)))
+        out.split(|b| *b == b'\n').filter_map(crate::json_line::parse).find(|v| answers(v, &id))
     }
 
     /// Waits until every `owed` answer has come, the server has exited, or
@@ -272,22 +267,6 @@ impl ChildGateway {
         let grace = waits.quiet.max(Duration::from_millis(100)).min(waits.answer);
         self.status = group::end(&mut self.child, Duration::ZERO, grace).or(self.status);
         self.collect_effects();
-    }
-}
-
-/// The ids a response carries: one object's, or each of a batch's.
-fn answered_ids(v: &Value) -> impl Iterator<Item = Id> + '_ {
-    let responses = v.as_array().map_or(std::slice::from_ref(v), Vec::as_slice);
-    responses.iter().filter_map(|r| r.get("id")).filter_map(Id::from_value)
-}
-
-/// Whether an answer with id `got` shows the server done with request
-/// `owed`: the same id, or the same digits retyped. Whether the id came
-/// back right is for the checks to judge; the wait is only for the server.
-fn same_request(owed: &Id, got: &Id) -> bool {
-    match (owed, got) {
-        (Id::Int(n), Id::Str(s)) | (Id::Str(s), Id::Int(n)) => s.parse() == Ok(*n),
-        _ => owed == got,
     }
 }
 

@@ -70,7 +70,7 @@ impl Home {
         let dir = tempfile::Builder::new()
             .prefix("portcullis-")
             .tempdir()
-            .map_err(|e| Fault::Spawn(format!("temporary folder: {e}")))?;
+            .map_err(|e| Fault::spawn("a temporary HOME folder", e))?;
         started().folders.push(dir.path().to_owned());
         Ok(Home(dir))
     }
@@ -116,12 +116,12 @@ pub(crate) fn spawn(cmd: &Command, cache: Option<&Path>) -> Result<Spawned, Faul
     // Registered under the lock that a signal's cleanup takes, so that no
     // group starts unseen while it runs.
     let mut registry = started();
-    let mut child = command.spawn().map_err(|e| Fault::Spawn(format!("{}: {e}", cmd.program)))?;
+    let mut child = command.spawn().map_err(|e| Fault::spawn(&cmd.program, e))?;
     registry.groups.push(child.id());
     drop(registry);
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let (Some(stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
-        return Err(Fault::Spawn("the child's pipes were not set up".into()));
+        return Err(Fault::spawn(&cmd.program, "its pipes were not set up"));
     };
     Ok(Spawned { child, stdin, stdout, stderr, home })
 }

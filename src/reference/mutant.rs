@@ -9,6 +9,7 @@ macro_rules! mutants {
     ($($v:ident => $name:literal, $check:ident, $policy:ident, $what:literal;)*) => {
         /// A planted bug.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
         pub enum Mutant {
             $(#[doc = $what] $v,)*
         }
