@@ -244,6 +244,29 @@ impl Script {
         }
     }
 
+    /// One session that replays what a persistent process ran: the
+    /// handshake, each script of `history` in order, then this one; every
+    /// one of them a script without its handshake (as the process ran
+    /// them), and with its own write boundaries. The frames keep their
+    /// labels, and stdin is closed after the last only if this script
+    /// closes it.
+    pub fn with_history(&self, history: &[Script]) -> Script {
+        let mut whole = Script::handshake(self.revision);
+        for part in history.iter().chain([self]) {
+            let at = whole.write_ends.last().copied().unwrap_or(0);
+            whole.write_ends.extend(part.write_ends.iter().map(|e| e + at));
+            whole.frames.extend(part.frames.iter().cloned());
+        }
+        whole.eof = self.eof;
+        whole
+    }
+
+    /// The salt of the script's canary tokens, if it carries any.
+    pub fn salt(&self) -> Option<u32> {
+        let tokens = self.frames.iter().flat_map(|f| f.tokens.iter());
+        tokens.filter_map(|t| crate::token::salt_of(t)).next()
+    }
+
     /// The script without its handshake, for a session that is already
     /// initialized (a shared process, a fuzz target that sends the handshake
     /// itself); `None` when something must go before the handshake. A

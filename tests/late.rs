@@ -6,10 +6,11 @@
 use crate::common;
 
 use common::python_server;
+use portcullis::artifact::Artifact;
 use portcullis::attack::Step;
 use portcullis::attack::jsonrpc::{JsonRpc, Kind};
 use portcullis::process::{Job, Waits};
-use portcullis::{CheckId, Policy, Revision, ScriptSpec};
+use portcullis::{CheckId, Policy, Revision, ScriptSpec, Target};
 
 const REVISION: Revision = Revision::R2025_06_18;
 
@@ -68,6 +69,30 @@ fn a_violation_only_a_worn_process_shows_is_state_dependent_with_its_history() {
     assert!(!f.confirmed, "a fresh session did not repeat it");
     assert_eq!(f.history.len(), 3, "the three scripts the process ran before");
     assert!(String::from_utf8_lossy(&f.observation.stdout).contains("debug: served 4 calls"));
+
+    // Saved, it replays with its history and still fails; minimized, it
+    // keeps the scripts it needs and still fails.
+    let dir = tempfile::tempdir().unwrap();
+    let server = format!("{}/tests/servers/wears_out.py", env!("CARGO_MANIFEST_DIR"));
+    let catalogue = target.catalogue();
+    let artifact = Artifact::new(f, catalogue.tools, &catalogue.canary_base, vec!["python3".into(), server.clone()]);
+    let saved = artifact.save(dir.path()).expect("saved");
+    let replay = cli(&["replay", saved.to_str().unwrap(), "--", "python3", &server], dir.path());
+    assert_eq!(replay.0, Some(1), "{}", replay.1);
+    assert!(replay.1.contains("the 3 scripts its process ran before go first"), "{}", replay.1);
+    let minimized =
+        cli(&["minimize", saved.to_str().unwrap(), "--budget-ms", "8000", "--", "python3", &server], dir.path());
+    assert_eq!(minimized.0, Some(0), "{}", minimized.1);
+    let smaller = minimized.1.lines().find_map(|l| l.strip_prefix("Saved: ")).expect("saved").to_owned();
+    let again = cli(&["replay", &smaller, "--", "python3", &server], dir.path());
+    assert_eq!(again.0, Some(1), "the minimized session still fails: {}", again.1);
+}
+
+/// Runs the portcullis binary in `dir`: its exit code, and its stdout and
+/// stderr.
+fn cli(args: &[&str], dir: &std::path::Path) -> (Option<i32>, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis")).args(args).current_dir(dir).output().unwrap();
+    (o.status.code(), format!("{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
 }
 
 #[test]

@@ -1,10 +1,13 @@
 //! `portcullis minimize FILE -- COMMAND`: delta debugging of a saved
-//! finding over frames, then bytes, keeping the same check; the result is
-//! saved as a new artifact beside the old one.
+//! finding, keeping the same check: for a state-dependent finding the
+//! earlier scripts its process ran first, whole, then frames, then bytes;
+//! the result is saved as a new artifact beside the old one.
 
-use super::replay::load;
+use super::replay::{Loaded, load};
 use super::setup::ChildFlags;
 use crate::CheckId;
+use crate::Script;
+use crate::campaign::run_fresh;
 use crate::delta::minimize_on;
 use crate::finding::Finding;
 use crate::report;
@@ -34,17 +37,21 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let (artifact, setup, target, script) = load(&args.artifact, &args.child)?;
+    let loaded = load(&args.artifact, &args.child)?;
+    let (artifact, setup, target) = (&loaded.artifact, &loaded.setup, &loaded.target);
     let check = CheckId::from_id(&artifact.check)
         .ok_or_else(|| anyhow!("unknown check {:?} in the artifact", artifact.check))?;
     let started = Instant::now();
-    let before = (script.frames.len(), script.stdin().len());
     let budget = Duration::from_millis(args.budget_ms);
+    let whole = loaded.session(&loaded.history);
+    let before = (whole.frames.len(), whole.stdin().len());
+    let script = loaded.session(&fewer_scripts(&loaded, check, started + budget / 2)?);
     // Only candidates may keep a process started ahead (--ahead): the run
     // that first confirms the finding has the machine to itself, as the
     // campaign's session had.
     let candidates = target.clone().started_ahead(args.ahead);
-    let m = minimize_on(&candidates, &target, artifact.policy, script, check, artifact.salt, budget)?;
+    let left = budget.saturating_sub(started.elapsed());
+    let m = minimize_on(&candidates, target, artifact.policy, script, check, artifact.salt, left)?;
     if !m.violations.iter().any(|v| v.check == check) {
         bail!("the minimized script failed {check} as a candidate but not when run again: the finding is flaky");
     }
@@ -70,7 +77,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         &setup.probes.http_base(),
         artifact.command.clone(),
     );
-    saved.spec = artifact.spec;
+    saved.spec = artifact.spec.clone();
     let dir = args.artifact.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let path = saved.save(dir)?;
     let replay = args.child.command_line("replay", &path);
@@ -88,4 +95,22 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     );
     println!("Saved: {}", path.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The history of a state-dependent finding without each earlier script
+/// the failure does not need, tried one at a time from the first, within
+/// `deadline`: whole scripts go before frames and bytes.
+fn fewer_scripts(loaded: &Loaded, check: CheckId, deadline: Instant) -> Result<Vec<Script>> {
+    let (mut history, mut at) = (loaded.history.clone(), 0);
+    while at < history.len() && Instant::now() < deadline {
+        let mut fewer = history.clone();
+        fewer.remove(at);
+        let policy = loaded.artifact.policy;
+        let run = run_fresh(&loaded.target, policy, &loaded.session(&fewer), loaded.artifact.salt)?;
+        match run.violations.iter().any(|v| v.check == check) {
+            true => history = fewer,
+            false => at += 1,
+        }
+    }
+    Ok(history)
 }

@@ -1,10 +1,12 @@
 //! `portcullis replay FILE -- COMMAND`: runs a saved finding's exact script
 //! again (with fresh canary tokens of the same width) against a command and
-//! says FIXED or FAILED.
+//! says FIXED or FAILED. A state-dependent finding is replayed with its
+//! history: the scripts its process ran before, then the script, in one
+//! session.
 
 use super::setup::{ChildFlags, Setup};
 use crate::artifact::Artifact;
-use crate::campaign::{FreshRun, run_fresh};
+use crate::campaign::{FreshRun, fresh_salt, run_fresh};
 use crate::process::ChildTarget;
 use crate::{Script, report};
 use anyhow::Result;
@@ -20,22 +22,63 @@ pub struct Args {
     child: ChildFlags,
 }
 
-/// The artifact's target and exact script, moved onto this run's sink.
-pub fn load(path: &std::path::Path, child: &ChildFlags) -> Result<(Artifact, Setup, ChildTarget, Script)> {
+/// A saved finding, ready to run again.
+pub struct Loaded {
+    pub artifact: Artifact,
+    pub setup: Setup,
+    pub target: ChildTarget,
+    /// The finding's script, moved onto this run's sink.
+    pub script: Script,
+    /// The scripts its process ran before it (a state-dependent finding),
+    /// moved onto this run's sink with tokens of their own.
+    pub history: Vec<Script>,
+}
+
+impl Loaded {
+    /// The session to run: the script, after `history` when there is one.
+    pub fn session(&self, history: &[Script]) -> Script {
+        match self.artifact.history.is_empty() {
+            true => self.script.clone(),
+            false => self.script.with_history(history),
+        }
+    }
+}
+
+/// The artifact's target and exact scripts, moved onto this run's sink.
+pub fn load(path: &std::path::Path, child: &ChildFlags) -> Result<Loaded> {
     let artifact = Artifact::load(path)?;
     let setup = child.setup()?;
     let target = setup.target(artifact.tools.clone());
-    let mut script = artifact.script.clone();
-    script.rebase(&artifact.canary_base, &setup.probes.http_base());
-    Ok((artifact, setup, target, script))
+    let base = setup.probes.http_base();
+    let onto_sink = |script: &Script| {
+        let mut script = script.clone();
+        script.rebase(&artifact.canary_base, &base);
+        script
+    };
+    let script = onto_sink(&artifact.script);
+    let history = artifact.history.iter().map(onto_sink).map(|mut h| {
+        if let Some(salt) = h.salt() {
+            h.resalt(salt, fresh_salt());
+        }
+        h
+    });
+    let history = history.collect();
+    Ok(Loaded { artifact, setup, target, script, history })
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let (artifact, _setup, target, script) = load(&args.artifact, &args.child)?;
+    let loaded = load(&args.artifact, &args.child)?;
+    let (artifact, target, script) = (&loaded.artifact, &loaded.target, loaded.session(&loaded.history));
+    if !loaded.history.is_empty() {
+        println!(
+            "state-dependent: the {} scripts its process ran before go first, in the same session",
+            loaded.history.len()
+        );
+    }
     // Tokens of its own: a server that remembers the calls of the run that
     // saved the artifact must meet this one's as new.
     let FreshRun { script, salt, observation: obs, violations } =
-        run_fresh(&target, artifact.policy, &script, artifact.salt)?;
+        run_fresh(target, artifact.policy, &script, artifact.salt)?;
     let still: Vec<_> = violations.iter().filter(|v| v.check.id() == artifact.check).cloned().collect();
     println!(
         "seed: {}  salt: {salt:08x} (saved: {:08x})  policy: {}  check: {}",
