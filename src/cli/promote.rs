@@ -143,7 +143,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     listing.push_str(&format!("mod {name};\n"));
     std::fs::write(&main, listing).with_context(|| format!("writing {}", main.display()))?;
     println!(
-        "wrote {} and listed it in {}; run it with `cargo test --test regression`",
+        "wrote {} and listed it in {}; `cargo test` runs it from now on",
         file.display(),
         main.display()
     );
