@@ -106,6 +106,11 @@ impl<'a> Job<'a> {
         let highest = highest.max();
         self.next_id = highest.unwrap_or(self.next_id).max(self.next_id) + 1_000;
         body.eof = false;
+        // A process is ended after RUNS scripts, as AFL's persistent loop
+        // restarts its target: its history stays a size a replay can run.
+        if let Some(worn) = self.live.iter().position(|p| p.revision == spec.revision && p.runs() >= RUNS) {
+            self.live.swap_remove(worn).end(&self.target.shared.ledger);
+        }
         let at = match self.live.iter().position(|p| p.revision == spec.revision) {
             Some(at) => at,
             None => match Persistent::start(self.target, spec.revision)? {
@@ -152,7 +157,7 @@ impl<'a> Job<'a> {
             let finding = match violations.iter().any(|v| v.check == check) {
                 true => {
                     let session = Session { salt, ..entry.session };
-                    let fresh = Entry { session, script, obs, violations, history: Vec::new(), ..entry };
+                    let fresh = Entry { session, script, obs, violations, history: Default::default(), ..entry };
                     self.finding(fresh, check, true)
                 }
                 false => self.finding(entry, check, false),
@@ -177,7 +182,7 @@ impl<'a> Job<'a> {
             policy: self.policy,
             shrink_ran_out: false,
             late: entry.late,
-            history: entry.history,
+            history: entry.history.scripts(),
             confirmed,
         }
     }
@@ -195,6 +200,9 @@ impl<'a> Job<'a> {
         Ok(self.take_found())
     }
 }
+
+/// The most scripts one persistent process runs.
+const RUNS: usize = 1_000;
 
 /// Flipped in the salt of a script's run in the persistent process, so
 /// that a fresh run of the same session meets tokens the server has not

@@ -4,6 +4,7 @@
 //! its session's observation, and the session is judged again; a violation
 //! that shows only then is a late finding, never set aside.
 
+use super::persistent::History;
 use crate::check::{CheckId, Violation, check};
 use crate::observation::Observation;
 use crate::script::{Script, ScriptSpec};
@@ -28,7 +29,7 @@ pub(crate) struct Entry {
     pub(crate) violations: Vec<Violation>,
     /// The scripts the same process ran before this one; empty for a
     /// session in a process of its own.
-    pub(crate) history: Vec<Script>,
+    pub(crate) history: History,
     /// When it was judged.
     pub(crate) judged: Instant,
     /// How long after that the latest late evidence came.
@@ -45,7 +46,7 @@ impl Entry {
             script,
             obs,
             violations,
-            history: Vec::new(),
+            history: History::default(),
             judged: Instant::now(),
             late: None,
             dirty: false,

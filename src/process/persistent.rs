@@ -23,13 +23,38 @@ use crate::run::owed;
 use crate::script::Script;
 use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Target};
 use serde_json::Value;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+/// The scripts a persistent process ran before one of them: a view of
+/// the process's one log, so that keeping it with every session costs
+/// the same however long the process has run.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct History {
+    log: Arc<Mutex<Vec<Script>>>,
+    len: usize,
+}
+
+impl History {
+    /// The scripts, oldest first.
+    pub(crate) fn scripts(&self) -> Vec<Script> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner())[..self.len].to_vec()
+    }
+
+    /// The history after one more script.
+    fn push(&mut self, script: Script) {
+        let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        log.truncate(self.len);
+        log.push(script);
+        self.len = log.len();
+    }
+}
 
 /// What one script in the persistent process showed.
 pub(crate) struct Ran {
     pub(crate) obs: Observation,
     /// The scripts the process ran before this one.
-    pub(crate) history: Vec<Script>,
+    pub(crate) history: History,
     /// Whether the process can serve another script: the marker was
     /// answered and it still runs.
     pub(crate) healthy: bool,
@@ -40,7 +65,7 @@ pub(crate) struct Persistent {
     pub(crate) revision: Revision,
     child: ChildGateway,
     marks: u64,
-    history: Vec<Script>,
+    history: History,
     /// The latest script's salt and recorder, for what comes after it.
     last: Option<(u32, Recorder, usize)>,
     /// Output before the first script.
@@ -57,7 +82,12 @@ impl Persistent {
         let Some(_) = child.await_answer(Id::Int(1), target.waits().answer) else { return Ok(None) };
         let stdout = without_answer(&child.take_stdout(), &Value::from(1));
         let early = (stdout, child.take_stderr());
-        Ok(Some(Persistent { revision, child, marks: 0, history: Vec::new(), last: None, early }))
+        Ok(Some(Persistent { revision, child, marks: 0, history: History::default(), last: None, early }))
+    }
+
+    /// How many scripts the process has run.
+    pub(crate) fn runs(&self) -> usize {
+        self.history.len
     }
 
     /// Runs `body` (a script without its handshake) with tokens of `salt`.
@@ -159,4 +189,22 @@ fn without_answer(stdout: &[u8], id: &Value) -> Vec<u8> {
         at += line.len();
     }
     stdout.to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_history_view_keeps_what_came_before_it_and_nothing_after() {
+        let script = |n| Script::handshake(Revision::ALL[n]);
+        let mut process = History::default();
+        let before_any = process.clone();
+        process.push(script(0));
+        let after_one = process.clone();
+        process.push(script(1));
+        assert!(before_any.scripts().is_empty());
+        assert_eq!(after_one.scripts(), [script(0)]);
+        assert_eq!(process.scripts(), [script(0), script(1)]);
+    }
 }

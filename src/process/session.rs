@@ -64,6 +64,9 @@ pub struct ChildGateway {
     served: bool,
     /// Whether [`ChildGateway::end`] has run.
     ended: bool,
+    /// When effects had last been quiet for the quiet wait, once the
+    /// server had exited.
+    quiet_since_exit: Option<Instant>,
     _home: Home,
 }
 
@@ -109,6 +112,7 @@ impl ChildGateway {
             salt,
             served: true,
             ended: false,
+            quiet_since_exit: None,
             _home: spawned.home,
         })
     }
@@ -176,13 +180,18 @@ impl ChildGateway {
     }
 
     /// Takes effects until none has come for `quiet`, at most until
-    /// `deadline`.
+    /// `deadline`. The quiet is counted from the end of the last such wait
+    /// after the server exited, when there was one: effects are watched
+    /// without a break since then, so that time counts.
     fn effects_until_quiet(&mut self, quiet: Duration, deadline: Instant) {
-        let from = Instant::now();
+        let from = self.quiet_since_exit.unwrap_or_else(Instant::now);
         loop {
             self.collect_effects();
             let latest = self.shared.probes.last_effect().into_iter().chain(self.last_effect).fold(from, Instant::max);
             if latest.elapsed() >= quiet || Instant::now() >= deadline {
+                if self.status.is_some() {
+                    self.quiet_since_exit = Some(latest);
+                }
                 return;
             }
             std::thread::sleep((quiet - latest.elapsed()).min(Duration::from_millis(2)));
