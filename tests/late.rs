@@ -110,3 +110,33 @@ fn a_campaign_reports_the_late_effect_and_exits_1() {
     assert_eq!(o.status.code(), Some(1), "{text}");
     assert!(text.contains("no-effect-on-reject"), "{text}");
 }
+
+#[test]
+fn a_late_effect_after_the_server_exited_is_found_and_replays() {
+    // The server hands a refused call's URL to a job that escapes its
+    // process group and acts 0.3 s later, after the session has ended.
+    let target = python_server("detaches.py", &[], Waits::default());
+    let mut job = Job::new(&target, Policy::KeepOpen, false, 0);
+    let bad = ScriptSpec::whole(REVISION, vec![Step::JsonRpc(JsonRpc { kind: Kind::IdBool, tool: 0 })]);
+    let (_, _, first) = job.session(&bad, 7, false).expect("the harness runs");
+    assert!(first.is_empty(), "clean in its window: {first:?}");
+    // Sessions go on while the job acts; its effect is the first session's.
+    let mut found = Vec::new();
+    for salt in 8..200 {
+        job.session(&call(), salt, false).expect("the harness runs");
+        found.extend(job.take_found());
+        if !found.is_empty() {
+            break;
+        }
+    }
+    found.extend(job.finish().expect("the job ends"));
+    let f = found.iter().find(|f| f.check == CheckId::NoEffectOnReject).unwrap_or_else(|| panic!("{found:#?}"));
+    assert!(f.late.is_some(), "marked late");
+    let dir = tempfile::tempdir().unwrap();
+    let server = format!("{}/tests/servers/detaches.py", env!("CARGO_MANIFEST_DIR"));
+    let catalogue = target.catalogue();
+    let artifact = Artifact::new(f, catalogue.tools, &catalogue.canary_base, vec!["python3".into(), server.clone()]);
+    let saved = artifact.save(dir.path()).expect("saved");
+    let replay = cli(&["replay", saved.to_str().unwrap(), "--", "python3", &server], dir.path());
+    assert_eq!(replay.0, Some(1), "its delay grows the replay's waits: {}", replay.1);
+}

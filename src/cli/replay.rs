@@ -7,11 +7,14 @@
 use super::setup::{ChildFlags, Setup};
 use crate::artifact::Artifact;
 use crate::campaign::{FreshRun, fresh_salt, run_fresh};
+use crate::check::check;
 use crate::process::ChildTarget;
+use crate::seam::Session;
 use crate::{Script, report};
 use anyhow::Result;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Flags of `portcullis replay`.
 #[derive(clap::Args)]
@@ -49,6 +52,11 @@ pub fn load(path: &std::path::Path, child: &ChildFlags) -> Result<Loaded> {
     let artifact = Artifact::load(path)?;
     let setup = child.setup()?;
     let target = setup.target(artifact.tools.clone());
+    // Its evidence came late once: the waits grow to cover that, as the
+    // campaign's did when it confirmed the finding.
+    if let Some(late) = artifact.late_ms {
+        target.cover(Duration::from_millis(late));
+    }
     let base = setup.probes.http_base();
     let onto_sink = |script: &Script| {
         let mut script = script.clone();
@@ -77,8 +85,16 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     // Tokens of its own: a server that remembers the calls of the run that
     // saved the artifact must meet this one's as new.
-    let FreshRun { script, salt, observation: obs, violations } =
+    let FreshRun { script, salt, observation: mut obs, mut violations } =
         run_fresh(target, artifact.policy, &script, artifact.salt)?;
+    // What the server did after the session ended is still the session's.
+    let late = target.late_effects(salt);
+    if !late.is_empty() {
+        println!("late: {} effects came after the session ended, and count", late.len());
+        obs.effects.extend(late);
+        let session = Session { policy: artifact.policy, revision: script.revision, salt };
+        violations = check(&script, &obs, &session);
+    }
     let still: Vec<_> = violations.iter().filter(|v| v.check.id() == artifact.check).cloned().collect();
     println!(
         "seed: {}  salt: {salt:08x} (saved: {:08x})  policy: {}  check: {}",

@@ -119,6 +119,15 @@ impl Ledger {
         }
     }
 
+    /// Takes the late effects of the session with salt `salt`, one run
+    /// apart from a job.
+    pub(crate) fn take_strays(&self, salt: u32) -> Vec<Action> {
+        let mut others = self.others.lock().unwrap_or_else(|e| e.into_inner());
+        let (own, rest) = std::mem::take(&mut others.1).into_iter().partition(|(s, _)| *s == salt);
+        others.1 = rest;
+        own.into_iter().map(|(_, a)| a).collect()
+    }
+
     /// Adds an effect that came while no session ran: to the session whose
     /// tokens it carries, else to the latest, where it is judged.
     pub(crate) fn arrived_between(&self, action: Action, at: Instant) {

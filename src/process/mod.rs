@@ -38,11 +38,12 @@ pub use waits::Waits;
 
 use crate::catalogue::{Catalogue, ToolSpec};
 use crate::probe::Probes;
-use crate::seam::{Fault, Recorder, Session, Target};
+use crate::seam::{Action, Fault, Recorder, Session, Target};
 use ledger::Ledger;
 use spawn::Home;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 use waits::Grown;
 
 /// What every process of a target shares.
@@ -96,9 +97,29 @@ impl ChildTarget {
         self.shared.grown.now()
     }
 
+    /// Grows the waits to cover evidence that came `late` after its
+    /// session (a saved finding's), as a job's do once it has seen it.
+    pub fn cover(&self, late: Duration) {
+        self.shared.grown.cover(late);
+    }
+
     /// The probes that observe effects.
     pub fn probes(&self) -> &Probes {
         &self.shared.probes
+    }
+
+    /// The effects of the session with salt `salt`, run apart from a job
+    /// (a replay), that came after it ended: once the probes have been
+    /// quiet for the quiet wait, each that carries its tokens, and each
+    /// that carries none of any session's (the latest session's, as in a
+    /// job). Evidence its verdict must still count.
+    pub fn late_effects(&self, salt: u32) -> Vec<Action> {
+        let waits = self.waits();
+        let ledger = &self.shared.ledger;
+        let settled = self.shared.probes.settle(waits.quiet, waits.answer);
+        let mut late: Vec<Action> = settled.into_iter().filter_map(|a| ledger.route(a, Instant::now(), None)).collect();
+        late.extend(ledger.take_strays(salt));
+        late
     }
 }
 
