@@ -13,6 +13,7 @@ use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
 /// How many artifacts of one finding (check, seed and salt) a folder may
 /// hold before saving one more is refused rather than searched for ever.
@@ -108,6 +109,12 @@ impl Artifact {
             late_ms: f.late.map(|d| d.as_millis() as u64),
             waits_ms: None,
         }
+    }
+
+    /// The same, with the waits of the run that found it.
+    pub fn waited(mut self, answer: Duration, quiet: Duration, exit_grace: Duration) -> Self {
+        self.waits_ms = Some([answer, quiet, exit_grace].map(|d| d.as_millis() as u64));
+        self
     }
 
     /// Saves it in `dir` (created if missing) under a fresh name, atomically.

@@ -109,6 +109,15 @@ fn a_campaign_reports_the_late_effect_and_exits_1() {
     let text = format!("{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert_eq!(o.status.code(), Some(1), "{text}");
     assert!(text.contains("no-effect-on-reject"), "{text}");
+    // The artifact keeps the waits the campaign had, grown or not, for a
+    // replay to wait at least as long.
+    let saved =
+        std::fs::read_dir(dir.path()).unwrap().flatten().find(|e| e.path().extension().is_some_and(|x| x == "json"));
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(saved.expect("an artifact").path()).unwrap()).unwrap();
+    let waits = json["waits_ms"].as_array().unwrap_or_else(|| panic!("waits saved: {json}"));
+    assert_eq!(waits[0], 5000, "the answer bound");
+    assert!(waits[1].as_u64().unwrap() >= 10 && waits[2] == 1000, "the quiet and the exit grace: {waits:?}");
 }
 
 #[test]

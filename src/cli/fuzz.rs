@@ -9,7 +9,7 @@ use crate::attack::Step;
 use crate::campaign::{Finding, HuntConfig, fresh_salt, hunt_by, revision_share, strategy};
 use crate::catalogue::ToolSpec;
 use crate::delta::minimize;
-use crate::process::{ChildTarget, Job};
+use crate::process::{ChildTarget, Job, Waits};
 use crate::token::tokens_in;
 use crate::{CheckId, Mix, Policy, Revision, ScriptSpec, report};
 use anyhow::{Result, bail};
@@ -131,7 +131,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 eprintln!("portcullis: {hint}");
             }
             Outcome {
-                finding: Some(save(&finding, &tools, &base, args)?),
+                finding: Some(save(&finding, &tools, &base, None, args)?),
                 sessions: 1,
                 ignored_requests: first.probes.ignored(),
                 mix: args.mix,
@@ -274,7 +274,7 @@ fn control(
 fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision]) -> Result<Outcome> {
     let stop = AtomicBool::new(false);
     let done = AtomicU32::new(0);
-    let found: Mutex<Option<(Finding, String)>> = Mutex::new(None);
+    let found: Mutex<Option<(Finding, String, Option<Waits>)>> = Mutex::new(None);
     let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let ignored = AtomicU32::new(0);
     let bar = progress(args.cases);
@@ -295,10 +295,10 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
             errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
         }
     };
-    let keep = |f: Finding, base: String| {
+    let keep = |f: Finding, base: String, waits: Waits| {
         stop.store(true, Ordering::Relaxed);
         if interrupt::stopped().is_none() || f.check != CheckId::Liveness {
-            found.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert((f, base));
+            found.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert((f, base, Some(waits)));
         }
     };
     std::thread::scope(|scope| {
@@ -340,10 +340,11 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                     Err(e) => return fail(super::told(&e)),
                 }
                 match hunted {
-                    Ok(Some(f)) => keep(f, base),
+                    Ok(Some(f)) => keep(f, base, target.waits()),
                     Ok(None) => {
                         if let Some(f) = apart.into_iter().find(focused) {
-                            keep(shrink_apart(f, &target, args), base);
+                            let f = shrink_apart(f, &target, args);
+                            keep(f, base, target.waits());
                         }
                     }
                     Err(e) => fail(super::told(&e)),
@@ -356,7 +357,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
         bail!("harness error: {e}");
     }
     let finding = match found.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        Some((f, base)) => Some(save(&f, tools, &base, args)?),
+        Some((f, base, waits)) => Some(save(&f, tools, &base, waits, args)?),
         None => None,
     };
     Ok(Outcome {
@@ -389,8 +390,11 @@ fn shrink_apart(f: Finding, target: &ChildTarget, args: &Args) -> Finding {
 }
 
 /// Saves the artifact before anything is reported, so no finding is lost.
-fn save(f: &Finding, tools: &[ToolSpec], base: &str, args: &Args) -> Result<(Finding, PathBuf)> {
-    let artifact = Artifact::new(f, tools.to_vec(), base, args.child.command.clone());
+fn save(f: &Finding, tools: &[ToolSpec], base: &str, waits: Option<Waits>, args: &Args) -> Result<(Finding, PathBuf)> {
+    let mut artifact = Artifact::new(f, tools.to_vec(), base, args.child.command.clone());
+    if let Some(w) = waits {
+        artifact = artifact.waited(w.answer, w.quiet, w.exit_grace);
+    }
     let path = artifact.save(&args.artifacts).map_err(|e| anyhow::anyhow!("saving the finding failed: {e}"))?;
     Ok((f.clone(), path))
 }

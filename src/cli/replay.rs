@@ -8,7 +8,7 @@ use super::setup::{ChildFlags, Setup};
 use crate::artifact::Artifact;
 use crate::campaign::{FreshRun, fresh_salt, run_fresh};
 use crate::check::check;
-use crate::process::ChildTarget;
+use crate::process::{ChildTarget, Waits};
 use crate::seam::Session;
 use crate::{Script, report};
 use anyhow::Result;
@@ -50,7 +50,10 @@ impl Loaded {
 /// The artifact's target and exact scripts, moved onto this run's sink.
 pub fn load(path: &std::path::Path, child: &ChildFlags) -> Result<Loaded> {
     let artifact = Artifact::load(path)?;
-    let setup = child.setup()?;
+    let mut setup = child.setup()?;
+    if let Some([answer, quiet, exit_grace]) = artifact.waits_ms {
+        setup.waits = setup.waits.at_least(Waits::from_ms(answer, quiet, exit_grace));
+    }
     let target = setup.target(artifact.tools.clone());
     // Its evidence came late once: the waits grow to cover that, as the
     // campaign's did when it confirmed the finding.

@@ -48,6 +48,17 @@ impl Waits {
 }
 
 impl Waits {
+    /// Each wait the longer of these and `other`'s: a replay waits at
+    /// least as long as the run that saved the finding.
+    pub fn at_least(self, other: Waits) -> Waits {
+        Waits {
+            answer: self.answer.max(other.answer),
+            quiet: self.quiet.max(other.quiet),
+            exit_grace: self.exit_grace.max(other.exit_grace),
+            capture: self.capture.max(other.capture),
+        }
+    }
+
     /// These waits, keeping `bytes` of stdout and of stderr per session.
     pub fn with_capture(mut self, bytes: usize) -> Waits {
         self.capture = bytes;
@@ -101,5 +112,12 @@ mod tests {
         grown.cover(Duration::from_secs(60));
         assert_eq!(grown.now().quiet, Duration::from_millis(1000), "within the answer bound");
         assert_eq!(grown.now().exit_grace, Duration::from_millis(500));
+    }
+
+    #[test]
+    fn a_replay_waits_at_least_as_long_as_the_saved_run() {
+        let saved = Waits::from_ms(8000, 450, 200);
+        let both = Waits::from_ms(5000, 10, 1000).at_least(saved);
+        assert_eq!(both, Waits::from_ms(8000, 450, 1000));
     }
 }
