@@ -169,6 +169,16 @@ pub enum Exit {
     Crashed(String),
 }
 
+impl fmt::Display for Exit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Exit::Running => write!(f, "is still running"),
+            Exit::Exited(code) => write!(f, "exited with status {code}"),
+            Exit::Crashed(how) => write!(f, "crashed ({how})"),
+        }
+    }
+}
+
 impl Exit {
     /// Whether the gateway has ended, whichever way.
     pub fn ended(&self) -> bool {

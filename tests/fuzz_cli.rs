@@ -185,9 +185,20 @@ fn bad_input_is_a_one_line_error() {
     assert!(one_line_error(&["fuzz", "--args", r#"{"url":"x"}"#, "--", "true"]).contains("{canary}"));
     assert!(one_line_error(&["fuzz", "--policy", "sometimes", "--", "true"]).contains("unknown policy"));
     assert!(one_line_error(&["fuzz", "--mix", "most", "--", "true"]).contains("unknown mix"));
+    assert!(one_line_error(&["fuzz", "--cases", "0", "--", "true"]).contains("'0' for '--cases"));
     let missing = one_line_error(&["fuzz", "--tool", "fetch", "--", "/nonexistent/server"]);
-    assert!(missing.contains("/nonexistent/server"), "{missing}");
+    assert!(missing.contains("/nonexistent/server") && missing.contains("No such file"), "{missing}");
     assert!(one_line_error(&["replay", "/nonexistent/finding.json", "--", "true"]).contains("finding.json"));
+    // A server that exits before it answers says so, with its status and
+    // the end of its stderr.
+    let quits = ["sh", "-c", "echo 'boom: no API_KEY' >&2; exit 3"];
+    let listing = one_line_error(&[&["fuzz", "--"], &quits[..]].concat());
+    assert!(listing.contains("exited with status 3 before it answered tools/list"), "{listing}");
+    assert!(listing.contains("boom: no API_KEY"), "{listing}");
+    let control =
+        one_line_error(&[&["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--"], &quits[..]].concat());
+    assert!(control.contains("exited with status 3 before stdin closed"), "{control}");
+    assert!(control.contains("boom: no API_KEY"), "{control}");
 }
 
 /// Whether a process with this pid is alive (and not a zombie).

@@ -9,7 +9,7 @@ use crate::attack::Step;
 use crate::campaign::{Finding, HuntConfig, fresh_salt, hunt_by, revision_share, strategy};
 use crate::catalogue::ToolSpec;
 use crate::delta::minimize;
-use crate::process::{ChildTarget, Job, Waits};
+use crate::process::{ChildTarget, Job, Waits, stderr_tail};
 use crate::token::tokens_in;
 use crate::{CheckId, Mix, Policy, Revision, ScriptSpec, report};
 use anyhow::{Result, bail};
@@ -39,8 +39,8 @@ pub struct Args {
     /// have no effect. Repeatable.
     #[arg(long, value_name = "NAME")]
     forbidden_tool: Vec<String>,
-    /// Sessions to run.
-    #[arg(long, default_value_t = 256)]
+    /// Sessions to run (at least 1).
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
     cases: u32,
     /// RNG seed: the same seed draws the same scripts; their tokens are new to each run.
     #[arg(long, default_value_t = 0)]
@@ -226,6 +226,15 @@ fn control(
     // that refuses a second entity of the same name, say) acts on it again.
     let salt = fresh_salt();
     let (script, obs, violations) = job.fresh(&spec, salt)?;
+    if obs.effects.is_empty() && obs.exit_before_eof.ended() {
+        bail!(
+            "positive control failed: the server {} before stdin closed, and a valid call of `{}` caused no \
+             effect; {}",
+            obs.exit_before_eof,
+            tools[0].name,
+            stderr_tail(&obs.stderr)
+        );
+    }
     if obs.effects.is_empty() {
         bail!(
             "positive control failed: a valid call of `{}` caused no observed effect.\n  \

@@ -16,8 +16,8 @@ pub struct Args {
     /// RNG seed: the same seed draws the same scripts.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Sessions per hunt.
-    #[arg(long, default_value_t = 256)]
+    /// Sessions per hunt (at least 1).
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
     cases: u32,
     /// Print one JSON document instead of the table.
     #[arg(long)]

@@ -187,15 +187,15 @@ pub fn choose_tools(
             },
         },
         None => {
-            if let Err(e @ Fault::Spawn { .. }) = &listing {
-                bail!("{}", super::told(e));
-            }
-            if let Err(e) = &listing {
-                bail!(
-                    "could not list the server's tools ({}); if it is slow to start the first time \
-                     (npx -y and uvx download it then), raise --timeout-ms; else pass --tool and --args",
-                    super::told(e)
-                );
+            match &listing {
+                Err(e @ Fault::Spawn { .. }) => bail!("{}", super::told(e)),
+                Err(Fault::Config { what }) => bail!("{what}; pass --tool and --args to skip tools/list"),
+                Err(Fault::Timeout { what }) => bail!(
+                    "{what}; if it is slow to start the first time (npx -y and uvx download it then), raise \
+                     --timeout-ms; else pass --tool and --args"
+                ),
+                Err(e) => bail!("could not list the server's tools ({})", super::told(e)),
+                Ok(_) => {}
             }
             let ranked = listed.iter().filter_map(|l| Some((call_template::rank(l.raw, l.call.as_ref()?), l)));
             match ranked.min_by_key(|(rank, _)| *rank) {

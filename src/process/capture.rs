@@ -100,3 +100,14 @@ impl Capture {
         self.with(|s| s.closed)
     }
 }
+
+/// What a server's stderr said last, for a message: its last 400
+/// characters, or that it wrote nothing.
+pub(crate) fn stderr_tail(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let tail: Vec<char> = text.trim_end().chars().rev().take(400).collect();
+    match tail.is_empty() {
+        true => "it wrote nothing on stderr".to_owned(),
+        false => format!("its stderr ends: {:?}", tail.into_iter().rev().collect::<String>()),
+    }
+}

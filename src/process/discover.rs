@@ -3,7 +3,7 @@
 use super::ChildTarget;
 use crate::protocol::{Id, Policy, Revision};
 use crate::script::Script;
-use crate::seam::{Fault, Gateway, Recorder, Session, Target};
+use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Target};
 use serde_json::Value;
 
 /// The `tools` array of the server's `tools/list` result.
@@ -20,10 +20,11 @@ pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>
             .cloned()
             .ok_or_else(|| Fault::config(format!("tools/list answered without a tools array: {v}")));
     }
-    let stderr = String::from_utf8_lossy(&child.take_stderr()).chars().take(400).collect::<String>();
-    let ended = match child.exit() {
-        crate::seam::Exit::Running => format!("did not answer tools/list within {} ms", bound.as_millis()),
-        exit => format!("ended ({exit:?}) before it answered tools/list"),
-    };
-    Err(Fault::config(format!("the server {ended} (stderr: {stderr:?})")))
+    let said = super::capture::stderr_tail(&child.take_stderr());
+    match child.exit() {
+        Exit::Running => {
+            Err(Fault::timeout(format!("the server did not answer tools/list within {} ms; {said}", bound.as_millis())))
+        }
+        ended => Err(Fault::config(format!("the server {ended} before it answered tools/list; {said}"))),
+    }
 }

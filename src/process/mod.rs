@@ -29,6 +29,7 @@ mod session;
 mod spawn;
 mod waits;
 
+pub(crate) use capture::stderr_tail;
 pub(crate) use discover::list_tools;
 pub use job::Job;
 pub use session::ChildGateway;
