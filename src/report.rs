@@ -41,7 +41,7 @@ pub fn finding(f: &Finding, reproduce: Option<&str>) -> String {
     let _ = writeln!(out, "──── portcullis finding: {} ────", f.check);
     let _ = writeln!(
         out,
-        "seed: {}  policy: {}  revision: {}  cases until caught: {}",
+        "seed: {}  policy: {}  revision: {}  caught at session {}",
         f.seed, f.policy, f.script.revision, f.cases_until_caught
     );
     if let Some(late) = f.late {
@@ -58,8 +58,9 @@ pub fn finding(f: &Finding, reproduce: Option<&str>) -> String {
     if !f.history.is_empty() {
         let _ = writeln!(
             out,
-            "state-dependent: a process shared between sessions showed it after {} earlier scripts              (saved with the finding), and a fresh session did not repeat it",
-            f.history.len()
+            "state-dependent: a process shared between sessions showed it after {} (saved with the finding), \
+             and a fresh session did not repeat it",
+            counted(f.history.len(), "earlier script")
         );
     }
     out.push_str(&session(&f.script, &f.observation, &f.violations));
@@ -74,8 +75,8 @@ pub fn finding(f: &Finding, reproduce: Option<&str>) -> String {
 pub fn session(script: &Script, obs: &Observation, violations: &[Violation]) -> String {
     let mut out = String::new();
     let eof = if script.eof { ", then EOF" } else { "" };
-    let _ =
-        writeln!(out, "\nMinimized script ({} frames, {} writes{eof}):", script.frames.len(), script.write_ends.len());
+    let (frames, writes) = (counted(script.frames.len(), "frame"), counted(script.write_ends.len(), "write"));
+    let _ = writeln!(out, "\nMinimized script ({frames}, {writes}{eof}):");
     for (i, frame) in script.frames.iter().enumerate() {
         let _ = writeln!(out, "  #{i:<2} {}/{}  {}", frame.family, frame.kind, label(&frame.expect));
         let _ = writeln!(out, "      b\"{}\"", escape(&frame.bytes, SHOWN));
@@ -97,4 +98,12 @@ pub fn session(script: &Script, obs: &Observation, violations: &[Violation]) -> 
     }
     let _ = writeln!(out, "exit: {:?}", obs.exit);
     out
+}
+
+/// `n` and the noun, in the plural unless `n` is one: "1 frame", "3 frames".
+pub(crate) fn counted(n: usize, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        _ => format!("{n} {noun}s"),
+    }
 }

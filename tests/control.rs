@@ -41,7 +41,7 @@ fn a_request_without_a_token_fails_the_control_with_a_way_out() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("carries no token the suite sent"), "{}", text(&o));
     assert!(stdout.contains("\"path\":\"/robots.txt\""), "{}", text(&o));
-    assert!(stdout.contains("1 finding (no-effect-on-reject) in 1 sessions"), "the control's: {}", text(&o));
+    assert!(stdout.contains("1 finding (no-effect-on-reject) in 1 session"), "the control's: {}", text(&o));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains("`--sink-ignore /robots.txt` leaves them out"), "{}", text(&o));
 }

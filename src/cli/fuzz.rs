@@ -10,8 +10,9 @@ use crate::campaign::{Finding, HuntConfig, fresh_salt, hunt_by, revision_share, 
 use crate::catalogue::ToolSpec;
 use crate::delta::minimize;
 use crate::process::{ChildTarget, Job, Waits, stderr_tail};
+use crate::report::{self, counted};
 use crate::token::tokens_in;
-use crate::{CheckId, Mix, Policy, Revision, ScriptSpec, report};
+use crate::{CheckId, Mix, Policy, Revision, ScriptSpec};
 use anyhow::{Result, bail};
 use std::cell::RefCell;
 use std::io::IsTerminal;
@@ -149,7 +150,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             );
             println!("{}", report::finding(f, Some(&replay)));
             println!("Saved: {}", path.display());
-            println!("1 finding ({}) in {} sessions", f.check, outcome.sessions);
+            println!("1 finding ({}) in {}", f.check, counted(outcome.sessions as usize, "session"));
             if f.shrink_ran_out {
                 eprintln!(
                     "portcullis: shrinking stopped at --shrink-ms ({} ms); the script may cut down further \
@@ -163,7 +164,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             Ok(ExitCode::from(1))
         }
         None if interrupt::stopped().is_some() => {
-            println!("no finding in {} sessions before portcullis was stopped", outcome.sessions);
+            println!("no finding in {} before portcullis was stopped", counted(outcome.sessions as usize, "session"));
             Ok(ExitCode::SUCCESS)
         }
         None => {
@@ -171,7 +172,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 0 => String::new(),
                 n => format!(" ({n} sink requests left out by --sink-ignore)"),
             };
-            println!("no finding in {} sessions against `{}`{aside}", outcome.sessions, args.child.command.join(" "));
+            let sessions = counted(outcome.sessions as usize, "session");
+            println!("no finding in {sessions} against `{}`{aside}", args.child.command.join(" "));
             Ok(ExitCode::SUCCESS)
         }
     }

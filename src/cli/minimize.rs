@@ -10,7 +10,7 @@ use crate::Script;
 use crate::campaign::run_fresh;
 use crate::delta::minimize_on;
 use crate::finding::Finding;
-use crate::report;
+use crate::report::{self, counted};
 use anyhow::{Result, anyhow, bail};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -83,12 +83,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let replay = args.child.command_line("replay", &path);
     println!("{}", report::finding(&finding, Some(&replay)));
     println!(
-        "minimized {} frames / {} bytes to {} frames / {} bytes in {} sessions, {} ms{}{}",
-        before.0,
-        before.1,
-        after.0,
-        after.1,
-        m.runs,
+        "minimized {} / {} to {} / {} in {}, {} ms{}{}",
+        counted(before.0, "frame"),
+        counted(before.1, "byte"),
+        counted(after.0, "frame"),
+        counted(after.1, "byte"),
+        counted(m.runs, "session"),
         started.elapsed().as_millis(),
         if m.oracle { "" } else { " (frames only: the reference disagreed with the labels)" },
         if m.out_of_time { " (budget ran out)" } else { "" },

@@ -66,9 +66,13 @@ pub struct Setup {
 impl ChildFlags {
     /// `portcullis SUBCOMMAND ARTIFACT`, then these flags where they differ
     /// from the defaults, then `-- COMMAND`: a line a user can paste into a
-    /// shell to run the same child with the same probes.
+    /// shell, from any folder, to run the same child with the same probes.
+    /// Paths are absolute: the artifact, this program, watched paths, and
+    /// each word of the command that names a file here.
     pub fn command_line(&self, subcommand: &str, artifact: &std::path::Path) -> String {
-        let mut words = vec![super::me(), subcommand.to_owned(), artifact.display().to_string()];
+        let me = super::me();
+        let me = if me.contains('/') { absolute(&me) } else { me };
+        let mut words = vec![me, subcommand.to_owned(), absolute(&artifact.display().to_string())];
         let mut flag = |name: &str, value: String| words.extend([format!("--{name}"), value]);
         if self.timeout_ms != TIMEOUT_MS {
             flag("timeout-ms", self.timeout_ms.to_string());
@@ -79,15 +83,16 @@ impl ChildFlags {
         if self.exit_grace_ms != EXIT_GRACE_MS {
             flag("exit-grace-ms", self.exit_grace_ms.to_string());
         }
-        self.watch_dir.iter().for_each(|d| flag("watch-dir", d.display().to_string()));
-        self.watch_file.iter().for_each(|f| flag("watch-file", f.display().to_string()));
+        self.watch_dir.iter().for_each(|d| flag("watch-dir", absolute(&d.display().to_string())));
+        self.watch_file.iter().for_each(|f| flag("watch-file", absolute(&f.display().to_string())));
         self.env.iter().for_each(|e| flag("env", e.clone()));
         self.sink_ignore.iter().for_each(|p| flag("sink-ignore", p.clone()));
         if self.tcp_sink {
             words.push("--tcp-sink".into());
         }
         words.push("--".into());
-        words.extend(self.command.iter().cloned());
+        let here = |w: &String| !w.starts_with('-') && std::path::Path::new(w).exists();
+        words.extend(self.command.iter().map(|w| if here(w) { absolute(w) } else { w.clone() }));
         shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
     }
 
@@ -128,6 +133,11 @@ impl Setup {
     pub fn target(&self, tools: Vec<ToolSpec>) -> ChildTarget {
         ChildTarget::new(self.command.clone(), self.waits, tools, self.probes.clone())
     }
+}
+
+/// `path` made absolute against the current folder, as given otherwise.
+fn absolute(path: &str) -> String {
+    std::path::absolute(path).map_or_else(|_| path.to_owned(), |p| p.display().to_string())
 }
 
 /// Reads a `--sink-ignore` path: it names what follows the sink's host.
