@@ -339,6 +339,17 @@ impl Mix {
     }
 }
 
+impl Mix {
+    /// Every mix.
+    pub const ALL: [Mix; 2] = [Mix::Full, Mix::Lean];
+}
+
+impl std::fmt::Display for Mix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl FromStr for Mix {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {

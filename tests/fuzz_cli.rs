@@ -185,8 +185,11 @@ fn a_control_without_effect_stops_with_exit_2_and_says_what_to_fix() {
 fn bad_input_is_a_one_line_error() {
     assert!(one_line_error(&["fuzz", "--args", "{", "--", "true"]).contains("--args is not JSON"));
     assert!(one_line_error(&["fuzz", "--args", r#"{"url":"x"}"#, "--", "true"]).contains("{canary}"));
-    assert!(one_line_error(&["fuzz", "--policy", "sometimes", "--", "true"]).contains("unknown policy"));
-    assert!(one_line_error(&["fuzz", "--mix", "most", "--", "true"]).contains("unknown mix"));
+    assert!(
+        one_line_error(&["fuzz", "--policy", "sometimes", "--", "true"])
+            .contains("[possible values: close, keep-open]")
+    );
+    assert!(one_line_error(&["fuzz", "--mix", "most", "--", "true"]).contains("[possible values: full, lean]"));
     assert!(one_line_error(&["fuzz", "--cases", "0", "--", "true"]).contains("'0' for '--cases"));
     let missing = one_line_error(&["fuzz", "--tool", "fetch", "--", "/nonexistent/server"]);
     assert!(missing.contains("/nonexistent/server") && missing.contains("No such file"), "{missing}");

@@ -33,8 +33,9 @@ pub struct Args {
     /// sink URL per frame, "{token}" the bare token.
     #[arg(long, value_name = "JSON")]
     args: Option<String>,
-    /// What the server must do after a malformed or invalid frame.
-    #[arg(long, default_value = "close")]
+    /// What the server must do after a malformed or invalid frame: end the
+    /// session (close), or answer with an error and go on (keep-open).
+    #[arg(long, default_value = "close", value_parser = super::one_of(&Policy::ALL))]
     policy: Policy,
     /// A listed tool the client is not authorized to run: calls of it must
     /// have no effect. Repeatable.
@@ -50,7 +51,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     jobs: usize,
     /// Hunt for this check only (default: every check).
-    #[arg(long, value_name = "ID", value_parser = parse_check)]
+    #[arg(long, value_name = "ID", value_parser = super::one_of(&CheckId::ALL))]
     check: Option<CheckId>,
     /// Under keep-open, start a process for every session instead of
     /// running scripts one after another in a persistent process (faster;
@@ -61,7 +62,7 @@ pub struct Args {
     /// call before `initialize`, a frame cut at EOF): full, about one in
     /// seven; lean, 16 times fewer, for a server slow to start under
     /// keep-open. The same seed and mix draw the same scripts (with tokens new to each run).
-    #[arg(long, default_value = "full")]
+    #[arg(long, default_value = "full", value_parser = super::one_of(&Mix::ALL))]
     mix: Mix,
     /// Start each session's process only as the session begins, rather
     /// than keep one started ahead: for a server of which only one instance
@@ -73,7 +74,7 @@ pub struct Args {
     #[arg(long, default_value_t = 30_000, value_name = "N")]
     shrink_ms: u32,
     /// Only this protocol revision (default: every one).
-    #[arg(long)]
+    #[arg(long, value_parser = super::one_of(&Revision::ALL))]
     revision: Option<Revision>,
     /// Write the findings as JSON here.
     #[arg(long, value_name = "FILE.json")]
@@ -86,13 +87,6 @@ pub struct Args {
     artifacts: PathBuf,
     #[command(flatten)]
     child: ChildFlags,
-}
-
-fn parse_check(id: &str) -> Result<CheckId, String> {
-    CheckId::from_id(id).ok_or_else(|| {
-        let known: Vec<&str> = CheckId::ALL.iter().map(|c| c.id()).collect();
-        format!("unknown check {id:?} (known: {})", known.join(", "))
-    })
 }
 
 /// What a campaign ended with.

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 /// Property-based fuzzing of the stdio boundary of MCP servers and gateways.
 #[derive(Parser)]
-#[command(name = "portcullis", version, about)]
+#[command(name = "portcullis", version, about, after_help = EXAMPLES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -27,10 +27,18 @@ enum Command {
     /// Write a seed corpus for the raw-bytes fuzz target: `portcullis corpus --out DIR`.
     Corpus(corpus::Args),
     /// Fuzz a stdio MCP server: `portcullis fuzz [FLAGS] -- COMMAND [ARG]...`.
+    #[command(after_help = FUZZ_EXAMPLES)]
     Fuzz(fuzz::Args),
     /// Run a saved finding again: `portcullis replay FILE -- COMMAND`.
+    #[command(
+        after_help = "Example:\n  portcullis replay portcullis-findings/finding-policy-seed0-1a2b3c4d.json -- python3 server.py"
+    )]
     Replay(replay::Args),
     /// Cut a saved finding down to its smallest failing script: `portcullis minimize FILE -- COMMAND`.
+    #[command(
+        after_help = "Example:\n  portcullis minimize --budget-ms 20000 portcullis-findings/finding-policy-seed0-1a2b3c4d.json \
+                      -- python3 server.py"
+    )]
     Minimize(minimize::Args),
     /// Turn a fuzz crash or a saved finding into a regression test under tests/regression/.
     Promote(promote::Args),
@@ -38,6 +46,40 @@ enum Command {
     Mutants(mutants::Args),
     /// Serve the reference gateway (or a mutant) on stdio; `fetch` makes a real HTTP GET.
     ReferenceGateway(reference_gateway::Args),
+}
+
+const EXAMPLES: &str = "Examples:
+  portcullis fuzz --tool fetch --args '{\"url\":\"{canary}\"}' -- python3 server.py
+  portcullis fuzz --policy keep-open --jobs 2 -- npx -y @scope/some-mcp-server
+  portcullis replay portcullis-findings/FINDING.json -- python3 server.py
+  portcullis mutants";
+
+const FUZZ_EXAMPLES: &str = "Examples:
+  Let portcullis list the tools and pick one that can carry a canary:
+    portcullis fuzz -- python3 server.py
+  Name the tool, and where its argument must carry the canary URL:
+    portcullis fuzz --tool fetch --args '{\"url\":\"{canary}\"}' -- python3 server.py
+  An SDK-built server that answers bad frames with errors and goes on:
+    portcullis fuzz --policy keep-open --cases 2000 --jobs 2 -- uvx some-mcp-server
+  A tool that writes files instead of fetching URLs:
+    portcullis fuzz --tool write --args '{\"path\":\"/tmp/out/{token}\"}' --watch-dir /tmp/out -- node server.js
+  For CI, with reports:
+    portcullis fuzz --report findings.json --junit junit.xml -- ./my-server";
+
+/// A flag's parser over `values`, each named as it displays, so that
+/// `--help` lists them and a wrong one is told what would do.
+pub(crate) fn one_of<T: ToString + Clone + Send + Sync + 'static>(
+    values: &[T],
+) -> impl clap::builder::TypedValueParser<Value = T> {
+    let values = values.to_vec();
+    let names: Vec<String> = values.iter().map(T::to_string).collect();
+    clap::builder::TypedValueParser::map(
+        clap::builder::PossibleValuesParser::new(names.clone()),
+        move |chosen: String| {
+            let at = names.iter().position(|n| *n == chosen).expect("clap accepts only these names");
+            values[at].clone()
+        },
+    )
 }
 
 /// An error and every error beneath it, on one line.

@@ -19,7 +19,7 @@ use std::time::Duration;
 #[derive(clap::Args)]
 pub struct Args {
     /// What to do after a malformed or invalid frame: close or keep-open.
-    #[arg(long, default_value = "close")]
+    #[arg(long, default_value = "close", value_parser = crate::cli::one_of(&Policy::ALL))]
     policy: Policy,
     /// Plant one of the built-in bugs (see `portcullis mutants`).
     #[arg(long, value_name = "NAME")]
