@@ -19,7 +19,8 @@ pub struct Finding {
     pub script: Script,
     /// What the minimized session showed.
     pub observation: Observation,
-    /// How many sessions ran until the first failure.
+    /// How many sessions ran until the first failure, the failing one
+    /// included; 0 when it was not found by a hunt (a minimized artifact).
     pub cases_until_caught: u32,
     /// The salt of the minimized session's tokens.
     pub salt: u32,

@@ -41,8 +41,14 @@ pub fn finding(f: &Finding, reproduce: Option<&str>) -> String {
     let _ = writeln!(out, "──── portcullis finding: {} ────", f.check);
     let _ = writeln!(
         out,
-        "seed: {}  policy: {}  revision: {}  caught at session {}",
-        f.seed, f.policy, f.script.revision, f.cases_until_caught
+        "seed: {}  policy: {}  revision: {}{}",
+        f.seed,
+        f.policy,
+        f.script.revision,
+        match f.cases_until_caught {
+            0 => String::new(),
+            n => format!("  caught at session {n}"),
+        }
     );
     if let Some(late) = f.late {
         let _ = writeln!(

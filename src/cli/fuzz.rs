@@ -265,7 +265,7 @@ fn control(
         spec,
         script,
         observation: obs,
-        cases_until_caught: 0,
+        cases_until_caught: 1,
         seed: args.seed,
         policy: args.policy,
         salt,
