@@ -49,8 +49,10 @@ fn caught(m: Mutant) {
     let check = m.expected().id();
     let report = dir.path().join("report.json");
     let junit = dir.path().join("junit.xml");
-    let (report_s, junit_s) = (report.to_str().unwrap(), junit.to_str().unwrap());
-    let extra = ["--cases", "256", "--check", check, "--report", report_s, "--junit", junit_s, "--"];
+    let sarif = dir.path().join("findings.sarif");
+    let (report_s, junit_s, sarif_s) = (report.to_str().unwrap(), junit.to_str().unwrap(), sarif.to_str().unwrap());
+    let extra =
+        ["--cases", "256", "--check", check, "--report", report_s, "--junit", junit_s, "--sarif", sarif_s, "--"];
     let mut args = fuzz_args(policy, &extra);
     args.extend([BIN, "reference-gateway", "--policy", policy, "--mutant", m.name()]);
     let o = portcullis(&args, dir.path());
@@ -67,6 +69,17 @@ fn caught(m: Mutant) {
     assert_eq!(json["findings"][0]["check"], check);
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("<failure") && xml.contains(check), "{xml}");
+    // The other checks were not hunted: skipped, not passed.
+    assert_eq!(xml.matches("<skipped").count(), 5, "{xml}");
+    let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&sarif).unwrap()).unwrap();
+    assert_eq!(log["version"], "2.1.0");
+    let rules = log["runs"][0]["tool"]["driver"]["rules"].as_array().expect("rules");
+    assert_eq!(rules.len(), 6, "one rule per check");
+    let result = &log["runs"][0]["results"][0];
+    assert_eq!(result["ruleId"], check, "{log}");
+    assert_eq!(result["level"], "error", "{log}");
+    let uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str().unwrap();
+    assert!(uri.ends_with(".json"), "located at its artifact: {uri}");
     let artifact = json["findings"][0]["artifact"].as_str().unwrap().to_owned();
     assert!(dir.path().join(&artifact).is_file(), "artifact {artifact} saved");
 

@@ -79,6 +79,9 @@ pub struct Args {
     /// Write the findings as JSON here.
     #[arg(long, value_name = "FILE.json")]
     report: Option<PathBuf>,
+    /// Write the findings as SARIF 2.1.0 here, for code-scanning dashboards.
+    #[arg(long, value_name = "FILE.sarif")]
+    sarif: Option<PathBuf>,
     /// Write the findings as JUnit XML here.
     #[arg(long, value_name = "FILE.xml")]
     junit: Option<PathBuf>,
@@ -134,7 +137,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         }
         None => campaign(args, first, &tools, &revisions)?,
     };
-    outputs::write(args.report.as_deref(), args.junit.as_deref(), &outcome, &args.child)?;
+    let paths =
+        outputs::Paths { json: args.report.as_deref(), junit: args.junit.as_deref(), sarif: args.sarif.as_deref() };
+    outputs::write(paths, &outcome, &args.child, args.check)?;
     match &outcome.finding {
         Some((f, path)) => {
             let replay = format!(

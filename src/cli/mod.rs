@@ -9,6 +9,7 @@ mod outputs;
 mod promote;
 mod reference_gateway;
 mod replay;
+mod sarif;
 mod setup;
 
 use clap::{Parser, Subcommand};

@@ -1,5 +1,6 @@
-//! The machine-readable outputs of `portcullis fuzz`: a JSON report and a
-//! JUnit XML file with one test case per check, written atomically.
+//! The machine-readable outputs of `portcullis fuzz`: a JSON report, a
+//! JUnit XML file with one test case per check, and a SARIF log, each
+//! written atomically.
 
 use super::fuzz::Outcome;
 use super::setup::ChildFlags;
@@ -11,12 +12,24 @@ use serde_json::json;
 use std::io::Write;
 use std::path::Path;
 
-pub fn write(json_path: Option<&Path>, junit_path: Option<&Path>, outcome: &Outcome, child: &ChildFlags) -> Result<()> {
+/// Where each output goes, when asked for.
+pub struct Paths<'a> {
+    pub json: Option<&'a Path>,
+    pub junit: Option<&'a Path>,
+    pub sarif: Option<&'a Path>,
+}
+
+pub fn write(paths: Paths, outcome: &Outcome, child: &ChildFlags, focus: Option<CheckId>) -> Result<()> {
+    let Paths { json: json_path, junit: junit_path, sarif: sarif_path } = paths;
+    if let Some(p) = sarif_path {
+        let log = super::sarif::log(outcome, child);
+        atomic_write(p, serde_json::to_string_pretty(&log).expect("SARIF serializes").as_bytes())?;
+    }
     if let Some(p) = json_path {
         atomic_write(p, serde_json::to_string_pretty(&json(outcome, child)).expect("JSON serializes").as_bytes())?;
     }
     if let Some(p) = junit_path {
-        atomic_write(p, junit(outcome, child).to_string().context("rendering JUnit XML")?.as_bytes())?;
+        atomic_write(p, junit(outcome, child, focus).to_string().context("rendering JUnit XML")?.as_bytes())?;
     }
     Ok(())
 }
@@ -60,7 +73,9 @@ fn json(outcome: &Outcome, child: &ChildFlags) -> serde_json::Value {
     })
 }
 
-fn junit(outcome: &Outcome, child: &ChildFlags) -> Report {
+/// One test case per check: failed where a finding broke it, skipped
+/// where the run hunted another check alone, passed otherwise.
+fn junit(outcome: &Outcome, child: &ChildFlags, focus: Option<CheckId>) -> Report {
     let mut suite = TestSuite::new("portcullis fuzz");
     for check in CheckId::ALL {
         let status = match &outcome.finding {
@@ -74,6 +89,11 @@ fn junit(outcome: &Outcome, child: &ChildFlags) -> Report {
                     details.join("\n"),
                     path.display()
                 ));
+                s
+            }
+            _ if focus.is_some_and(|only| only != check) => {
+                let mut s = TestCaseStatus::skipped();
+                s.set_message(format!("not hunted: the run hunted {} alone", focus.expect("a focus")));
                 s
             }
             _ => TestCaseStatus::success(),

@@ -1,0 +1,65 @@
+//! `portcullis fuzz --sarif FILE`: the findings as SARIF 2.1.0, for
+//! code-scanning dashboards: one rule per check, one result per finding,
+//! located at its saved artifact.
+
+use super::fuzz::Outcome;
+use super::setup::ChildFlags;
+use crate::CheckId;
+use serde_sarif::sarif::{
+    ArtifactLocation, Location, Message, MultiformatMessageString, PhysicalLocation, ReportingDescriptor,
+    Result as SarifResult, ResultLevel, Run, Sarif, Tool, ToolComponent,
+};
+use std::collections::BTreeMap;
+
+/// The outcome as a SARIF log.
+pub fn log(outcome: &Outcome, child: &ChildFlags) -> Sarif {
+    let rules: Vec<ReportingDescriptor> = CheckId::ALL
+        .iter()
+        .map(|c| {
+            ReportingDescriptor::builder()
+                .id(c.id())
+                .short_description(MultiformatMessageString::builder().text(c.failure()).build())
+                .build()
+        })
+        .collect();
+    let driver = ToolComponent::builder()
+        .name("portcullis")
+        .version(env!("CARGO_PKG_VERSION"))
+        .information_uri("https://github.com/portcullis-fuzz/portcullis")
+        .rules(rules)
+        .build();
+    let results: Vec<SarifResult> = outcome
+        .finding
+        .iter()
+        .map(|(f, path)| {
+            let text = format!(
+                "{}: {}\nReproduce with: {}",
+                f.check.failure(),
+                f.violations.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("; "),
+                child.command_line("replay", path)
+            );
+            let at = ArtifactLocation::builder().uri(path.display().to_string()).build();
+            let location = Location::builder()
+                .physical_location(PhysicalLocation::builder().artifact_location(at).build())
+                .build();
+            // The same bug found again fingerprints the same: its check and
+            // the attack of the frame it first shows at.
+            let first = f.violations.iter().find_map(|v| f.script.frames.get(v.frame?));
+            let kind = first.map_or_else(String::new, |fr| format!("{}/{}", fr.family, fr.kind));
+            let fingerprint = BTreeMap::from([("portcullis/v1".to_owned(), format!("{}:{kind}", f.check.id()))]);
+            SarifResult::builder()
+                .rule_id(f.check.id())
+                .level(ResultLevel::Error)
+                .message(Message::builder().text(text).build())
+                .locations(vec![location])
+                .partial_fingerprints(fingerprint)
+                .build()
+        })
+        .collect();
+    let run = Run::builder().tool(Tool::builder().driver(driver).build()).results(results).build();
+    Sarif::builder()
+        .version(serde_json::json!("2.1.0"))
+        .schema("https://json.schemastore.org/sarif-2.1.0.json")
+        .runs(vec![run])
+        .build()
+}
