@@ -69,7 +69,6 @@ macro_rules! setters {
 pub mod adapter;
 pub mod artifact;
 pub mod attack;
-mod call_template;
 pub mod campaign;
 pub mod catalogue;
 pub mod check;

@@ -2,11 +2,12 @@
 //! attack scripts against a real child process, findings minimized, saved as
 //! replayable artifacts, and reported for a human, as JSON and as JUnit.
 
+use super::jobs::revision_share;
 use super::setup::{ChildFlags, Setup, choose_tools, parse_args};
 use super::{interrupt, outputs};
 use crate::artifact::Artifact;
 use crate::attack::Step;
-use crate::campaign::{Finding, HuntConfig, fresh_salt, hunt_by, revision_share, strategy};
+use crate::campaign::{Finding, HuntConfig, fresh_salt, hunt_by, strategy};
 use crate::catalogue::ToolSpec;
 use crate::delta::minimize;
 use crate::process::{ChildTarget, Job, Waits, stderr_tail};

@@ -1,8 +1,10 @@
 //! The `portcullis` command line: its subcommands, one module each.
 
+mod call_template;
 mod corpus;
 mod fuzz;
 mod interrupt;
+mod jobs;
 mod minimize;
 mod mutants;
 mod outputs;

@@ -2,10 +2,11 @@
 //! scrubbed environment, and the tool to call (given, or found by
 //! tools/list).
 
+use super::call_template;
 use crate::catalogue::{ArgKind, ArgSpec, ToolSpec, template_carries_token};
 use crate::probe::{ProbeConfig, Probes};
 use crate::process::{ChildTarget, Command, Waits, list_tools};
-use crate::{Fault, Revision, call_template};
+use crate::{Fault, Revision};
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
