@@ -16,8 +16,9 @@
 //! 4. reads [`Gateway::exit`] after every call, and calls
 //!    [`Gateway::settle`] after the last write and after EOF, so a gateway
 //!    that runs apart (a child process) can catch up before it is judged.
-//!    `settle` names the answers a client waits for; a child process's
-//!    driver uses them, an in-process gateway ignores them.
+//!    `settle` names the answers a client waits for; a gateway that runs
+//!    apart (a child process, a loop on a thread) uses them, a synchronous one
+//!    ignores them.
 //!
 //! The gateway must route every external action through
 //! [`Recorder::record`] instead of performing it, as one typed [`Action`]

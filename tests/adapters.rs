@@ -118,3 +118,58 @@ fn answers_written_after_the_loop_reads_on_are_awaited() {
     });
     assert_holds(&delayed, &HuntConfig::default().policy(Policy::KeepOpen).cases(32));
 }
+
+#[test]
+fn a_loop_with_a_reader_thread_is_judged_when_it_has_caught_up() {
+    // A reader thread hands stdin to the loop over a channel, as a
+    // reader-task/handler-task gateway does: the loop ends, and writes its
+    // errors, a little after its stdin is read.
+    let threaded = |policy: Policy| {
+        StreamTarget::new(Catalogue::reference(), move |recorder, mut stdin, mut stdout| {
+            let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n @ 1..) = stdin.read(&mut buf) {
+                    if tx.send(buf[..n].to_vec()).is_err() {
+                        break;
+                    }
+                }
+            });
+            let mut gateway = ReferenceGateway::new(Arc::new(Catalogue::reference()), policy, None, recorder);
+            while !gateway.exit().ended() {
+                match rx.recv() {
+                    Ok(chunk) => gateway.write_stdin(&chunk).expect("in memory"),
+                    Err(_) => gateway.close_stdin().expect("in memory"),
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                stdout.write_all(&gateway.take_stdout())?;
+            }
+            Ok(())
+        })
+    };
+    for policy in [Policy::Close, Policy::KeepOpen] {
+        assert_holds(&threaded(policy), &HuntConfig::default().policy(policy).cases(32));
+    }
+}
+
+#[test]
+fn a_loop_that_ignores_eof_is_a_liveness_finding() {
+    let deaf = StreamTarget::new(Catalogue::reference(), |recorder, mut stdin, mut stdout| {
+        let mut gateway = ReferenceGateway::new(Arc::new(Catalogue::reference()), Policy::KeepOpen, None, recorder);
+        let mut buf = [0u8; 4096];
+        loop {
+            match stdin.read(&mut buf)? {
+                // EOF: it should return, and polls on instead.
+                0 => std::thread::sleep(std::time::Duration::from_millis(5)),
+                n => gateway.write_stdin(&buf[..n]).expect("in memory"),
+            }
+            // Its writes fail once the session is let go, which ends it.
+            stdout.write_all(&gateway.take_stdout())?;
+            stdout.flush()?;
+        }
+    })
+    .bound(std::time::Duration::from_millis(200));
+    let cfg = HuntConfig::default().policy(Policy::KeepOpen).cases(4).max_shrink_iters(8);
+    let f = hunt(&deaf, &cfg).unwrap().expect("caught");
+    assert_eq!(f.check, CheckId::Liveness, "{}", portcullis::report::finding(&f, None));
+}

@@ -13,9 +13,10 @@ use std::time::Duration;
 /// A target whose gateway is an async loop over an
 /// [`AsyncRead`](tokio::io::AsyncRead) and an
 /// [`AsyncWrite`](tokio::io::AsyncWrite), run per session on a
-/// current-thread tokio runtime with that session's recorder. The loop's
-/// result is its exit: `Ok` is status 0, an error status 1, a panic a
-/// crash.
+/// current-thread tokio runtime with that session's recorder (so a loop
+/// that calls `block_in_place` panics, which is reported as a crash). The
+/// loop's result is its exit: `Ok` is status 0, an error status 1, a panic
+/// a crash.
 pub struct AsyncTarget<F> {
     catalogue: Catalogue,
     serve: Arc<F>,
@@ -53,12 +54,12 @@ where
 
     fn start(&self, _: &Session, recorder: Recorder) -> Result<LoopGateway, Fault> {
         let serve = self.serve.clone();
-        LoopGateway::start(
-            move |stdin, stdout| {
-                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-                runtime.block_on(serve(recorder, stdin, stdout))
-            },
-            self.bound,
-        )
+        // Built here, so a runtime that cannot start is a harness fault,
+        // never the gateway's exit.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Fault::spawn("the gateway's tokio runtime", e))?;
+        LoopGateway::start(move |stdin, stdout| runtime.block_on(serve(recorder, stdin, stdout)), self.bound)
     }
 }

@@ -16,6 +16,15 @@ use std::time::{Duration, Instant};
 /// to end once its stdin is closed.
 pub(crate) const BOUND: Duration = Duration::from_secs(5);
 
+/// How long a loop's stdout stays still, once it waits for input with
+/// every owed answer written, before the driver goes on: output its other
+/// threads or tasks still write (an error without an id, say) comes first.
+pub(crate) const QUIET: Duration = Duration::from_millis(10);
+
+/// The most stdout bytes kept per session; a loop that writes more is
+/// flooding, which the first bytes already show.
+const KEPT: usize = 16 << 20;
+
 #[derive(Default)]
 pub(crate) struct Pipe {
     state: Mutex<State>,
@@ -33,8 +42,16 @@ pub(crate) struct State {
     stdout: Vec<u8>,
     /// How much of `stdout` the driver has taken.
     taken: usize,
+    /// How much of `stdout` was read for answers, and the owed ids still
+    /// unanswered then.
+    scanned: usize,
+    /// When stdout last grew.
+    wrote: Option<Instant>,
     stderr: Vec<u8>,
     exit: Option<Exit>,
+    /// The driver has let the session go: writes fail as on a pipe whose
+    /// reader is gone.
+    gone: bool,
 }
 
 impl Pipe {
@@ -60,7 +77,7 @@ impl State {
     /// Moves what stdin holds into `buf`: `Some(n)` when the read can
     /// return (input, EOF, or an empty `buf`), `None` when it must wait.
     fn read_into(&mut self, buf: &mut [u8]) -> Option<usize> {
-        if self.stdin.is_empty() && !self.closed && !buf.is_empty() {
+        if self.stdin.is_empty() && !self.closed && !self.gone && !buf.is_empty() {
             self.waiting = true;
             return None;
         }
@@ -93,10 +110,24 @@ impl Read for Stdin {
 /// The loop's stdout: everything written is kept, in order.
 pub struct Stdout(pub(crate) Arc<Pipe>);
 
+impl State {
+    /// Keeps what the loop wrote, or fails as a pipe whose reader is gone.
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.gone {
+            return Err(io::Error::from(io::ErrorKind::BrokenPipe));
+        }
+        let room = KEPT.saturating_sub(self.stdout.len());
+        self.stdout.extend_from_slice(&buf[..buf.len().min(room)]);
+        self.wrote = Some(Instant::now());
+        Ok(buf.len())
+    }
+}
+
 impl Write for Stdout {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.update(|s| s.stdout.extend_from_slice(buf));
-        Ok(buf.len())
+        let mut written = Ok(0);
+        self.0.update(|s| written = s.write(buf));
+        written
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -133,8 +164,9 @@ mod io_async {
 
     impl AsyncWrite for Stdout {
         fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-            self.0.update(|s| s.stdout.extend_from_slice(buf));
-            Poll::Ready(Ok(buf.len()))
+            let mut written = Ok(0);
+            self.0.update(|s| written = s.write(buf));
+            Poll::Ready(written)
         }
 
         fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -153,6 +185,9 @@ mod io_async {
 pub struct LoopGateway {
     pipe: Arc<Pipe>,
     bound: Duration,
+    /// A wait for the exit ran out: the loop did not end on EOF, and the
+    /// session's end need not wait for it again.
+    stuck: bool,
 }
 
 impl LoopGateway {
@@ -177,19 +212,25 @@ impl LoopGateway {
                 done.update(|s| s.exit = Some(exit));
             })
             .map_err(|e| Fault::spawn("the gateway's thread", e))?;
-        Ok(LoopGateway { pipe, bound })
+        Ok(LoopGateway { pipe, bound, stuck: false })
     }
 
-    /// Waits, bounded, until the loop has ended or `until` holds.
-    fn wait(&self, until: impl Fn(&State) -> bool) {
+    /// Waits, bounded, until the loop has ended or `until` says how long
+    /// is left to wait is nothing; whether it ended.
+    fn wait(&self, mut until: impl FnMut(&mut State) -> Option<Duration>) -> bool {
         let deadline = Instant::now() + self.bound;
         let mut s = self.pipe.lock();
-        while s.exit.is_none() && !until(&s) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
+        loop {
+            if s.exit.is_some() {
+                return true;
             }
-            s = self.pipe.changed.wait_timeout(s, left).unwrap_or_else(PoisonError::into_inner).0;
+            let left = deadline.saturating_duration_since(Instant::now());
+            let more = until(&mut s);
+            if left.is_zero() || more == Some(Duration::ZERO) {
+                return false;
+            }
+            let nap = more.map_or(left, |m| m.min(left));
+            s = self.pipe.changed.wait_timeout(s, nap).unwrap_or_else(PoisonError::into_inner).0;
         }
     }
 }
@@ -225,24 +266,39 @@ impl Gateway for LoopGateway {
     }
 
     /// Waits until the loop has read everything and waits for more, with
-    /// every owed answer written; or, once stdin is closed, until it ends.
+    /// every owed answer written and stdout still for the quiet wait; or,
+    /// when it should have ended (stdin closed, or a frame that ends the
+    /// session), until it has.
     fn settle(&mut self, settle: &Settle) -> Result<(), Fault> {
-        self.wait(|s| {
-            let whole = s.stdout.iter().rposition(|b| *b == b'\n').map_or(0, |end| end + 1);
-            let mut owed = settle.owed.clone();
-            strike_answered(&mut owed, &s.stdout[..whole]);
-            // Once stdin is closed, only the loop's end will do.
-            owed.is_empty() && s.waiting && s.stdin.is_empty() && !s.closed
+        let mut owed = settle.owed.clone();
+        let ended = self.wait(|s| {
+            if settle.expect_exit || s.closed {
+                return None;
+            }
+            let whole = s.stdout[s.scanned..].iter().rposition(|b| *b == b'\n').map_or(0, |end| end + 1);
+            strike_answered(&mut owed, &s.stdout[s.scanned..s.scanned + whole]);
+            s.scanned += whole;
+            if !(owed.is_empty() && s.waiting && s.stdin.is_empty()) {
+                return None;
+            }
+            let still = s.wrote.map_or(QUIET, |w| w.elapsed());
+            Some(QUIET.saturating_sub(still))
         });
+        self.stuck = !ended && (settle.expect_exit || self.pipe.lock().closed);
         Ok(())
     }
 }
 
 impl Drop for LoopGateway {
-    /// Closes stdin and gives the loop its bound to end; a loop that does
-    /// not is left to itself (a thread cannot be ended from outside).
+    /// Closes stdin and gives the loop its bound to end, unless a wait for
+    /// its exit already ran out; then lets it go: its reads see EOF and its
+    /// writes fail, as on a pipe whose reader is gone, which ends most
+    /// loops (a thread cannot be ended from outside).
     fn drop(&mut self) {
         let _ = self.close_stdin();
-        self.wait(|_| false);
+        if !self.stuck {
+            self.wait(|_| None);
+        }
+        self.pipe.update(|s| s.gone = true);
     }
 }
