@@ -161,11 +161,23 @@ pub(crate) struct FreshRun {
 /// server has seen ([`fresh_salt`], [`Script::resalt`]): a replay against a
 /// server that remembers the first run's calls must not meet them again.
 pub(crate) fn run_fresh<T: Target>(target: &T, policy: Policy, script: &Script, salt: u32) -> Result<FreshRun, Fault> {
+    let (script, fresh) = resalted(script, salt);
+    let (observation, violations) = run_script(target, policy, &script, fresh)?;
+    Ok(FreshRun { script, salt: fresh, observation, violations })
+}
+
+/// `script` with tokens no run has used, and the new salt of those that
+/// had `salt`. Tokens of other salts (a replayed history's) are made new
+/// as well: a server that remembers earlier calls meets every call as new,
+/// and a late effect of an earlier run is told from this one's.
+pub(crate) fn resalted(script: &Script, salt: u32) -> (Script, u32) {
     let mut script = script.clone();
     let fresh = fresh_salt();
     script.resalt(salt, fresh);
-    let (observation, violations) = run_script(target, policy, &script, fresh)?;
-    Ok(FreshRun { script, salt: fresh, observation, violations })
+    for other in script.salts().into_iter().filter(|s| *s != fresh) {
+        script.resalt(other, fresh_salt());
+    }
+    (script, fresh)
 }
 
 /// The scripts a hunt draws for `cfg`.

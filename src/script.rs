@@ -245,26 +245,50 @@ impl Script {
     }
 
     /// One session that replays what a persistent process ran: the
-    /// handshake, each script of `history` in order, then this one; every
-    /// one of them a script without its handshake (as the process ran
-    /// them), and with its own write boundaries. The frames keep their
+    /// handshake, each script of `history` in order, then this one, each
+    /// followed by the `ping` marker the process was sent after it (the
+    /// last one too: the process ran this script's marker before it was
+    /// judged). Every part is a script without its handshake, as the
+    /// process ran it, with its own write boundaries; frames keep their
     /// labels, and stdin is closed after the last only if this script
     /// closes it.
     pub fn with_history(&self, history: &[Script]) -> Script {
         let mut whole = Script::handshake(self.revision);
-        for part in history.iter().chain([self]) {
+        for (n, part) in history.iter().chain([self]).enumerate() {
+            let mark = Frame {
+                bytes: line(format!(r#"{{"jsonrpc":"2.0","id":"portcullis-mark-{}","method":"ping"}}"#, n + 1)),
+                expect: Expect::Inert { request: true },
+                id: Some(Id::Str(format!("portcullis-mark-{}", n + 1))),
+                tokens: vec![],
+                family: "marker".into(),
+                kind: "ping".into(),
+            };
             let at = whole.write_ends.last().copied().unwrap_or(0);
             whole.write_ends.extend(part.write_ends.iter().map(|e| e + at));
             whole.frames.extend(part.frames.iter().cloned());
+            whole.write_ends.push(whole.write_ends.last().copied().unwrap_or(0) + mark.bytes.len());
+            whole.frames.push(mark);
         }
         whole.eof = self.eof;
         whole
     }
 
-    /// The salt of the script's canary tokens, if it carries any.
-    pub fn salt(&self) -> Option<u32> {
-        let tokens = self.frames.iter().flat_map(|f| f.tokens.iter());
-        tokens.filter_map(|t| crate::token::salt_of(t)).next()
+    /// Whether the script holds the handshake (after calls made before it,
+    /// if any); a script a persistent process ran does not, the process
+    /// having been initialized once.
+    pub fn has_handshake(&self) -> bool {
+        self.frames.iter().any(|f| f.family == "handshake")
+    }
+
+    /// Every salt of the script's canary tokens, each once, in order.
+    pub fn salts(&self) -> Vec<u32> {
+        let mut salts = Vec::new();
+        for salt in self.frames.iter().flat_map(|f| f.tokens.iter()).filter_map(|t| crate::token::salt_of(t)) {
+            if !salts.contains(&salt) {
+                salts.push(salt);
+            }
+        }
+        salts
     }
 
     /// The script without its handshake, for a session that is already
@@ -403,4 +427,31 @@ pub fn scripts(revision: BoxedStrategy<Revision>, step: BoxedStrategy<Step>) -> 
             ScriptSpec { revision, steps, splits, joins, eof }
         })
         .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_history_replays_as_one_session_with_its_markers() {
+        let catalogue = Catalogue::reference();
+        let body = |salt| {
+            let spec = ScriptSpec::whole(Revision::R2025_06_18, vec![Step::Control(0)]);
+            spec.render(&catalogue, salt).after_handshake().expect("a body")
+        };
+        let (first, last) = (body(1), body(2));
+        assert!(!last.has_handshake());
+        let whole = last.with_history(std::slice::from_ref(&first));
+        assert!(whole.has_handshake());
+        let kinds: Vec<&str> = whole.frames.iter().map(|f| &*f.kind).collect();
+        assert_eq!(kinds, ["initialize", "initialized", "valid_call", "ping", "valid_call", "ping"]);
+        assert_eq!(whole.frames[5].id, Some(Id::Str("portcullis-mark-2".into())));
+        assert_eq!(*whole.write_ends.last().unwrap(), whole.stdin().len());
+        assert!(whole.write_ends.windows(2).all(|w| w[0] < w[1]), "{:?}", whole.write_ends);
+        assert_eq!(whole.eof, last.eof);
+        // The first script a process ran has no history, and still its handshake.
+        let alone: Vec<String> = first.with_history(&[]).frames.iter().map(|f| f.kind.to_string()).collect();
+        assert_eq!(alone, ["initialize", "initialized", "valid_call", "ping"]);
+    }
 }

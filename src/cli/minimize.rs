@@ -78,6 +78,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         artifact.command.clone(),
     );
     saved.spec = artifact.spec.clone();
+    // A replay of the cut finding waits as long as the campaign's did.
+    saved.waits_ms = artifact.waits_ms;
     let dir = args.artifact.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let path = saved.save(dir)?;
     let replay = args.child.command_line("replay", &path);

@@ -104,10 +104,19 @@ fn finding_test(name: &str, artifact: &Artifact, source: &Path) -> String {
     let _ = writeln!(t, "        program = env!(\"CARGO_BIN_EXE_portcullis\").to_owned();\n    }}");
     let _ = writeln!(t, "    let args = COMMAND[1..].iter().map(|a| a.to_string());");
     let _ = writeln!(t, "    let command = Command::new(program, args);");
-    let _ = writeln!(t, "    let target = ChildTarget::new(command, Waits::default(), tools, probes);");
+    let waits = match artifact.waits_ms {
+        Some([answer, quiet, exit_grace]) => format!("Waits::from_ms({answer}, {quiet}, {exit_grace})"),
+        None => "Waits::default()".to_owned(),
+    };
+    let _ = writeln!(t, "    // As long as the campaign that found it waited.");
+    let _ = writeln!(t, "    let target = ChildTarget::new(command, {waits}, tools, probes);");
+    let _ = writeln!(t, "    // Tokens of its own, so a server that remembers earlier runs meets them as new.");
+    let _ = writeln!(t, "    let mut salt = std::time::SystemTime::UNIX_EPOCH.elapsed().unwrap().subsec_nanos();");
+    let _ = writeln!(t, "    for old in script.salts() {{");
+    let _ = writeln!(t, "        salt = salt.wrapping_mul(0x9e37_79b9).wrapping_add(1);");
+    let _ = writeln!(t, "        script.resalt(old, salt);\n    }}");
     let policy = if artifact.policy == crate::Policy::Close { "Policy::Close" } else { "Policy::KeepOpen" };
-    let _ =
-        writeln!(t, "    let (_, violations) = run_script(&target, {policy}, &script, {}).unwrap();", artifact.salt);
+    let _ = writeln!(t, "    let (_, violations) = run_script(&target, {policy}, &script, salt).unwrap();");
     let _ = writeln!(
         t,
         "    let back: Vec<_> = violations.iter().filter(|v| v.check.id() == {:?}).collect();",
@@ -123,6 +132,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let json = args.artifact.extension().is_some_and(|e| e == "json");
     let text = if json {
         let artifact = Artifact::load(&args.artifact)?;
+        if !artifact.script.has_handshake() {
+            bail!(
+                "{} is a finding a shared process showed after earlier scripts: run `portcullis minimize` on it \
+                 and promote the artifact it saves, whose one session holds them",
+                args.artifact.display()
+            );
+        }
         finding_test(&name, &artifact, &args.artifact)
     } else {
         let from_dir = args.artifact.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());

@@ -6,7 +6,7 @@
 
 use super::setup::{ChildFlags, Setup};
 use crate::artifact::Artifact;
-use crate::campaign::{FreshRun, fresh_salt, run_fresh};
+use crate::campaign::resalted;
 use crate::check::check;
 use crate::process::{ChildTarget, Waits};
 use crate::seam::Session;
@@ -33,14 +33,16 @@ pub struct Loaded {
     /// The finding's script, moved onto this run's sink.
     pub script: Script,
     /// The scripts its process ran before it (a state-dependent finding),
-    /// moved onto this run's sink with tokens of their own.
+    /// moved onto this run's sink.
     pub history: Vec<Script>,
 }
 
 impl Loaded {
-    /// The session to run: the script, after `history` when there is one.
+    /// The session to run: the script, or, when a persistent process ran
+    /// it (it holds no handshake of its own), the script after `history` in
+    /// one session, as the process ran them.
     pub fn session(&self, history: &[Script]) -> Script {
-        match self.artifact.history.is_empty() {
+        match self.script.has_handshake() {
             true => self.script.clone(),
             false => self.script.with_history(history),
         }
@@ -67,13 +69,8 @@ pub fn load(path: &std::path::Path, child: &ChildFlags) -> Result<Loaded> {
         script
     };
     let script = onto_sink(&artifact.script);
-    let history = artifact.history.iter().map(onto_sink).map(|mut h| {
-        if let Some(salt) = h.salt() {
-            h.resalt(salt, fresh_salt());
-        }
-        h
-    });
-    let history = history.collect();
+    // Each run makes every token new (run_fresh), the history's too.
+    let history = artifact.history.iter().map(onto_sink).collect();
     Ok(Loaded { artifact, setup, target, script, history })
 }
 
@@ -88,16 +85,17 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     // Tokens of its own: a server that remembers the calls of the run that
     // saved the artifact must meet this one's as new.
-    let FreshRun { script, salt, observation: mut obs, mut violations } =
-        run_fresh(target, artifact.policy, &script, artifact.salt)?;
-    // What the server did after the session ended is still the session's.
+    let (script, salt) = resalted(&script, artifact.salt);
+    let session = Session { policy: artifact.policy, revision: script.revision, salt };
+    // Run to its end: what the server writes and does while the session
+    // ends, and what it does after, is the session's.
+    let mut obs = target.run_whole(&session, &script)?;
     let late = target.late_effects(salt);
     if !late.is_empty() {
         println!("late: {} effects came after the session ended, and count", late.len());
         obs.effects.extend(late);
-        let session = Session { policy: artifact.policy, revision: script.revision, salt };
-        violations = check(&script, &obs, &session);
     }
+    let violations = check(&script, &obs, &session);
     let still: Vec<_> = violations.iter().filter(|v| v.check.id() == artifact.check).cloned().collect();
     println!(
         "seed: {}  salt: {salt:08x} (saved: {:08x})  policy: {}  check: {}",

@@ -20,8 +20,11 @@ pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>
             .cloned()
             .ok_or_else(|| Fault::config(format!("tools/list answered without a tools array: {v}")));
     }
-    let said = super::capture::stderr_tail(&child.take_stderr());
-    match child.exit() {
+    let exit = child.exit();
+    // Ended, its stderr is read to the end before it is quoted.
+    let (_, stderr) = child.finish();
+    let said = super::capture::stderr_tail(&stderr);
+    match exit {
         Exit::Running => {
             Err(Fault::timeout(format!("the server did not answer tools/list within {} ms; {said}", bound.as_millis())))
         }

@@ -21,9 +21,8 @@ use super::persistent::Persistent;
 use crate::campaign::{Finding, SessionRun, fresh_salt};
 use crate::check::CheckId;
 use crate::protocol::{Id, Policy};
-use crate::run::drive;
 use crate::script::ScriptSpec;
-use crate::seam::{Fault, Recorder, Session, Target};
+use crate::seam::{Fault, Session};
 use std::time::Instant;
 
 /// One job's sessions against a server process.
@@ -79,14 +78,7 @@ impl<'a> Job<'a> {
     pub fn fresh(&mut self, spec: &ScriptSpec, salt: u32) -> Result<SessionRun, Fault> {
         let script = spec.render(&self.target.catalogue, salt);
         let session = Session { policy: self.policy, revision: spec.revision, salt };
-        let recorder = Recorder::new();
-        let mut gateway = self.target.start(&session, recorder.clone())?;
-        let mut obs = drive(&mut gateway, &recorder, &session, &script)?;
-        obs.cut = gateway.cut();
-        let (out, err) = gateway.finish();
-        obs.stdout.extend(out);
-        obs.stderr.extend(err);
-        obs.effects = recorder.actions();
+        let obs = self.target.run_whole(&session, &script)?;
         let entry = Entry::new(session, spec, script, obs);
         let run = (entry.script.clone(), entry.obs.clone(), entry.violations.clone());
         self.target.shared.ledger.record(entry);

@@ -97,9 +97,9 @@ impl Ledger {
     /// tokens of no session kept (which its checks then report). `None`:
     /// it carries only an earlier session's tokens and was added to that
     /// session, to be judged again.
-    pub(crate) fn route(&self, action: Action, at: Instant, current: Option<u32>) -> Option<Action> {
+    pub(crate) fn route(&self, action: Action, at: Instant, current: &[u32]) -> Option<Action> {
         let salts: Vec<u32> = tokens_in(&action.arguments_text()).filter_map(salt_of).collect();
-        if salts.is_empty() || current.is_some_and(|c| salts.contains(&c)) {
+        if salts.is_empty() || current.iter().any(|c| salts.contains(c)) {
             return Some(action);
         }
         let mut entries = self.entries();
@@ -131,7 +131,7 @@ impl Ledger {
     /// Adds an effect that came while no session ran: to the session whose
     /// tokens it carries, else to the latest, where it is judged.
     pub(crate) fn arrived_between(&self, action: Action, at: Instant) {
-        if let Some(unclaimed) = self.route(action, at, None) {
+        if let Some(unclaimed) = self.route(action, at, &[]) {
             self.late_effect(None, unclaimed, at);
         }
     }

@@ -38,7 +38,10 @@ pub(crate) use spawn::end_everything;
 pub use waits::Waits;
 
 use crate::catalogue::{Catalogue, ToolSpec};
+use crate::observation::Observation;
 use crate::probe::Probes;
+use crate::run::drive;
+use crate::script::Script;
 use crate::seam::{Action, Fault, Recorder, Session, Target};
 use ledger::Ledger;
 use spawn::Home;
@@ -98,6 +101,21 @@ impl ChildTarget {
         self.shared.grown.now()
     }
 
+    /// Runs `script` in a process of its own, as a client does, to its
+    /// end: what the server writes and does while the session ends (its
+    /// stdin closed, the exit grace, the group ended) is the session's.
+    pub(crate) fn run_whole(&self, session: &Session, script: &Script) -> Result<Observation, Fault> {
+        let recorder = Recorder::new();
+        let mut gateway = self.start(session, recorder.clone())?;
+        let mut obs = drive(&mut gateway, &recorder, session, script)?;
+        obs.cut = gateway.cut();
+        let (out, err) = gateway.finish();
+        obs.stdout.extend(out);
+        obs.stderr.extend(err);
+        obs.effects = recorder.actions();
+        Ok(obs)
+    }
+
     /// Grows the waits to cover evidence that came `late` after its
     /// session (a saved finding's), as a job's do once it has seen it.
     pub fn cover(&self, late: Duration) {
@@ -118,7 +136,7 @@ impl ChildTarget {
         let waits = self.waits();
         let ledger = &self.shared.ledger;
         let settled = self.shared.probes.settle(waits.quiet, waits.answer);
-        let mut late: Vec<Action> = settled.into_iter().filter_map(|a| ledger.route(a, Instant::now(), None)).collect();
+        let mut late: Vec<Action> = settled.into_iter().filter_map(|a| ledger.route(a, Instant::now(), &[])).collect();
         late.extend(ledger.take_strays(salt));
         late
     }

@@ -21,6 +21,7 @@ use super::{ChildTarget, Shared};
 use crate::json_line::{answers, strike_answered};
 use crate::protocol::Id;
 use crate::seam::{Exit, Fault, Gateway, Recorder, Settle};
+use crate::token::{salt_of, tokens_in};
 use serde_json::Value;
 use std::os::fd::AsFd;
 use std::os::unix::process::ExitStatusExt;
@@ -58,7 +59,9 @@ pub struct ChildGateway {
     closed_at: Option<Instant>,
     shared: Arc<Shared>,
     recorder: Recorder,
-    salt: u32,
+    /// The salts of the tokens of the session it serves: the session's own,
+    /// and those of every token written to it since (a replayed history's).
+    salts: Vec<u32>,
     /// Whether it has served a session: a process started ahead and never
     /// used has no effects of its own to collect when it ends.
     served: bool,
@@ -109,7 +112,7 @@ impl ChildGateway {
             closed_at: None,
             shared: target.shared.clone(),
             recorder,
-            salt,
+            salts: vec![salt],
             served: true,
             ended: false,
             quiet_since_exit: None,
@@ -127,7 +130,7 @@ impl ChildGateway {
     /// Points the process at another session: its recorder and its tokens.
     pub(crate) fn rebind(&mut self, recorder: Recorder, salt: u32) {
         self.recorder = recorder;
-        self.salt = salt;
+        self.salts = vec![salt];
         self.served = true;
         self.shared.ledger.serves(salt);
     }
@@ -172,7 +175,7 @@ impl ChildGateway {
             return;
         }
         for (at, action) in self.shared.probes.take() {
-            if let Some(own) = self.shared.ledger.route(action, at, Some(self.salt)) {
+            if let Some(own) = self.shared.ledger.route(action, at, &self.salts) {
                 self.recorder.record(own);
                 self.last_effect = Some(self.last_effect.map_or(at, |e| e.max(at)));
             }
@@ -282,6 +285,14 @@ impl ChildGateway {
 impl Gateway for ChildGateway {
     fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
         self.last_write = Instant::now();
+        // Tokens of other salts written here are this session's too: their
+        // effects are its own, and, late, no later session's.
+        for salt in tokens_in(&String::from_utf8_lossy(bytes)).filter_map(salt_of) {
+            if !self.salts.contains(&salt) {
+                self.salts.push(salt);
+                self.shared.ledger.serves(salt);
+            }
+        }
         let Some(w) = &self.writer else { return Ok(()) };
         if self.backlog.broken.load(Ordering::Relaxed) {
             return Ok(());
