@@ -73,6 +73,7 @@ pub mod campaign;
 pub mod catalogue;
 pub mod check;
 #[cfg(all(feature = "cli", target_os = "linux"))]
+#[doc(hidden)]
 pub mod cli;
 pub mod delta;
 mod escape;

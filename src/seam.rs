@@ -197,6 +197,7 @@ pub type Cause = Arc<dyn std::error::Error + Send + Sync>;
 #[non_exhaustive]
 pub enum Fault {
     /// The gateway could not be started.
+    #[non_exhaustive]
     Spawn {
         /// What was being started.
         what: String,
@@ -204,6 +205,7 @@ pub enum Fault {
         source: Option<Cause>,
     },
     /// Reading from or writing to the gateway failed in the harness.
+    #[non_exhaustive]
     Io {
         /// What was being read or written.
         what: String,
@@ -211,11 +213,13 @@ pub enum Fault {
         source: Option<Cause>,
     },
     /// A harness wait ran out (not the gateway hanging: that is a finding).
+    #[non_exhaustive]
     Timeout {
         /// What was awaited.
         what: String,
     },
     /// The target is set up wrongly (no runnable tool, say).
+    #[non_exhaustive]
     Config {
         /// What is wrong.
         what: String,

@@ -19,12 +19,46 @@ fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
+/// The items `lib.rs` re-exports at the crate root, by the module each
+/// comes from: `pub use module::{A, B};` or `pub use module::A;`.
+fn root_items() -> BTreeMap<String, String> {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).expect("lib.rs");
+    let mut items = BTreeMap::new();
+    for line in lib.lines().filter_map(|l| l.trim().strip_prefix("pub use ")) {
+        let Some((module, names)) = line.trim_end_matches(';').split_once("::") else { continue };
+        for name in names.trim_matches(|c| c == '{' || c == '}').split(',') {
+            items.insert(name.trim().to_owned(), module.to_owned());
+        }
+    }
+    items
+}
+
+/// The names a file uses after `crate::`: `crate::x`, and each of
+/// `crate::{x, y}`.
+fn named_after_crate(text: &str) -> Vec<String> {
+    let ident = |s: &str| s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>();
+    let mut names = Vec::new();
+    for (at, _) in text.match_indices("crate::") {
+        let rest = &text[at + 7..];
+        match rest.strip_prefix('{') {
+            Some(group) => {
+                let group = &group[..group.find('}').unwrap_or(group.len())];
+                names.extend(group.split(',').map(|n| ident(n.trim())));
+            }
+            None => names.push(ident(rest)),
+        }
+    }
+    names
+}
+
 /// The top-level module a file belongs to, and the ones it names as
-/// `crate::<module>`. The command line (`cli`) sits on top of everything
-/// and is left out.
+/// `crate::<module>`, `crate::{..}` or through an item the crate root
+/// re-exports. The command line (`cli`) sits on top of everything and is
+/// left out.
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
     let mut files = Vec::new();
     rust_files(&src(), &mut files);
+    let root = root_items();
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in files {
         let rel = file.strip_prefix(src()).expect("under src/");
@@ -33,11 +67,14 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
             continue;
         }
         let text = std::fs::read_to_string(&file).expect("a readable source file");
+        // Code only: a doc link names an item, it does not depend on it.
+        let code: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect();
+        let text = code.join("\n");
         let uses = graph.entry(top.clone()).or_default();
-        for (at, _) in text.match_indices("crate::") {
-            let name: String = text[at + 7..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
-            if !name.is_empty() && name != top {
-                uses.insert(name);
+        for name in named_after_crate(&text) {
+            let module = root.get(&name).cloned().unwrap_or(name);
+            if !module.is_empty() && module != top && module.starts_with(|c: char| c.is_ascii_lowercase()) {
+                uses.insert(module);
             }
         }
     }
@@ -79,6 +116,7 @@ fn the_library_modules_form_no_cycle() {
     let graph = graph();
     assert!(graph.len() > 10, "the scan found the modules: {graph:?}");
     assert!(graph["report"].contains("finding"), "the scan reads `crate::` paths: {graph:?}");
+    assert!(graph["reference"].contains("seam"), "and root re-exports in groups: {graph:?}");
     assert_eq!(cycle(&graph), None, "a module cycle");
 }
 

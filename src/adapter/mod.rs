@@ -66,7 +66,7 @@
 //! assert_holds(&target, &HuntConfig::default().policy(Policy::KeepOpen).cases(32));
 //! ```
 //!
-//! With the `tokio` feature, [`AsyncTarget`] does the same for an async
+//! With the `tokio` feature, `AsyncTarget` does the same for an async
 //! loop over `AsyncRead` and `AsyncWrite`:
 //!
 //! ```

@@ -200,7 +200,7 @@ pub fn choose_tools(
         None => {
             match &listing {
                 Err(e @ Fault::Spawn { .. }) => bail!("{}", super::told(e)),
-                Err(Fault::Config { what }) => bail!("{what}; pass --tool and --args to skip tools/list"),
+                Err(Fault::Config { what }) => bail!("{what}"),
                 Err(Fault::Timeout { what }) => bail!(
                     "{what}; if it is slow to start the first time (npx -y and uvx download it then), raise \
                      --timeout-ms; else pass --tool and --args"

@@ -67,8 +67,8 @@ pub struct ChildGateway {
     served: bool,
     /// Whether [`ChildGateway::end`] has run.
     ended: bool,
-    /// When effects had last been quiet for the quiet wait, once the
-    /// server had exited.
+    /// Once the server had exited, when the last wait for quiet effects
+    /// ended (quiet, or at its deadline): a later wait counts from there.
     quiet_since_exit: Option<Instant>,
     _home: Home,
 }
