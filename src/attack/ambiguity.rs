@@ -93,7 +93,7 @@ impl Ambiguity {
     }
 
     /// The frames.
-    pub fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
+    pub(crate) fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
         let kind = self.kind.name();
         let parts = ctx.parts(self.tool);
         let args = parts.args_json();

@@ -64,7 +64,7 @@ impl Concat {
     }
 
     /// The frames.
-    pub fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
+    pub(crate) fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
         if self.kind == Kind::Valid {
             return vec![ctx.valid_call(self.tool, FAMILY)];
         }

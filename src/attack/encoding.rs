@@ -59,7 +59,7 @@ impl Encoding {
     }
 
     /// The frames.
-    pub fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
+    pub(crate) fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
         let kind = self.kind.name();
         let mut parts = ctx.parts(self.tool);
         let valid = |ctx: &Ctx, text: String, parts: &super::CallParts| {

@@ -79,7 +79,7 @@ impl JsonRpc {
     }
 
     /// The frames.
-    pub fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
+    pub(crate) fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
         let kind = self.kind.name();
         let parts = ctx.parts(self.tool);
         let params = parts.params_with(&parts.args_json());

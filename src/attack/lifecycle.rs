@@ -57,7 +57,7 @@ impl Lifecycle {
     }
 
     /// The frames.
-    pub fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
+    pub(crate) fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
         let kind = self.kind.name();
         let request = |ctx: &mut Ctx, method: &str| {
             let id = ctx.id();

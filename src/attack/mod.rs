@@ -162,7 +162,7 @@ pub enum Step {
 
 impl Step {
     /// The frames this step writes, in order.
-    pub fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
+    pub(crate) fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
         match self {
             Step::Control(tool) => vec![ctx.valid_call(*tool, "control")],
             Step::Noise(s) => s.render(ctx),

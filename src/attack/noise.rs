@@ -68,7 +68,7 @@ impl Noise {
     }
 
     /// The frames.
-    pub fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
+    pub(crate) fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
         let text = self.text.text();
         match self.kind {
             Kind::Valid => vec![ctx.valid_call(self.tool, FAMILY)],

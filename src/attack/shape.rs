@@ -67,7 +67,7 @@ impl Shape {
     }
 
     /// The frames.
-    pub fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
+    pub(crate) fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
         let kind = self.kind.name();
         let mut parts = match self.kind {
             Kind::Unauthorized => match ctx.forbidden_tool() {

@@ -61,7 +61,7 @@ impl Terminator {
     }
 
     /// The frames.
-    pub fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
+    pub(crate) fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
         let kind = self.kind.name();
         let inert = |bytes: &[u8]| Frame {
             bytes: bytes.to_vec(),

@@ -42,7 +42,7 @@ impl Truncate {
     }
 
     /// The frames.
-    pub fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
+    pub(crate) fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
         let kind = self.kind.name();
         let parts = ctx.parts(self.tool);
         let text = parts.request();

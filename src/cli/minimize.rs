@@ -99,20 +99,36 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The history of a state-dependent finding without each earlier script
-/// the failure does not need, tried one at a time from the first, within
-/// `deadline`: whole scripts go before frames and bytes.
+/// The history of a state-dependent finding without the earlier scripts
+/// the failure does not need, within `deadline`: whole scripts go before
+/// frames and bytes. Runs of scripts are dropped together first, halves,
+/// then quarters, down to one at a time, each drop kept when the session
+/// still fails the check; nothing is dropped unless the whole session
+/// fails it first.
 fn fewer_scripts(loaded: &Loaded, check: CheckId, deadline: Instant) -> Result<Vec<Script>> {
-    let (mut history, mut at) = (loaded.history.clone(), 0);
-    while at < history.len() && Instant::now() < deadline {
-        let mut fewer = history.clone();
-        fewer.remove(at);
-        let policy = loaded.artifact.policy;
-        let run = run_fresh(&loaded.target, policy, &loaded.session(&fewer), loaded.artifact.salt)?;
-        match run.violations.iter().any(|v| v.check == check) {
-            true => history = fewer,
-            false => at += 1,
+    let fails = |history: &[Script]| -> Result<bool> {
+        let run = run_fresh(&loaded.target, loaded.artifact.policy, &loaded.session(history), loaded.artifact.salt)?;
+        Ok(run.violations.iter().any(|v| v.check == check))
+    };
+    let mut history = loaded.history.clone();
+    if history.is_empty() || !fails(&history)? {
+        return Ok(history);
+    }
+    let mut run = history.len().div_ceil(2);
+    while run >= 1 && Instant::now() < deadline {
+        let mut at = 0;
+        while at < history.len() && Instant::now() < deadline {
+            let mut fewer = history.clone();
+            fewer.drain(at..(at + run).min(history.len()));
+            match fails(&fewer)? {
+                true => history = fewer,
+                false => at += run,
+            }
         }
+        if run == 1 {
+            break;
+        }
+        run = run.div_ceil(2);
     }
     Ok(history)
 }
