@@ -261,9 +261,14 @@ pub fn hunt_by(
         if fault.borrow().is_some() {
             return Err(TestCaseError::fail("harness fault"));
         }
-        // Once stopped, or out of shrinking time, every candidate passes
-        // unrun: proptest then ends with the last failing one.
-        if stopped.get() || out_of_time() {
+        // Once stopped before a failure, every case is rejected unrun, so
+        // proptest gives up after its reject limit instead of drawing every
+        // case left; out of shrinking time, every candidate passes unrun and
+        // proptest ends with the last failing one.
+        if stopped.get() {
+            return Err(TestCaseError::reject("stopped"));
+        }
+        if out_of_time() {
             return Ok(());
         }
         if caught.get().is_none() {
@@ -304,6 +309,7 @@ pub fn hunt_by(
     }
     let spec = match result {
         Ok(()) => return Ok(None),
+        Err(TestError::Abort(_)) if stopped.get() => return Ok(None),
         Err(TestError::Fail(_, spec)) => spec,
         Err(TestError::Abort(why)) => return Err(Fault::config(format!("proptest aborted: {why}"))),
     };

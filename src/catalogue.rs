@@ -211,29 +211,36 @@ pub struct Catalogue {
 }
 
 impl Catalogue {
+    /// The tools of an in-process gateway: URL arguments carry canaries
+    /// under a port nothing listens on, since its recorder, not a sink,
+    /// sees what it does.
+    ///
+    /// ```
+    /// use portcullis::{ArgKind, ArgSpec, Catalogue, ToolSpec};
+    /// let tools = Catalogue::new(vec![ToolSpec::new("fetch", vec![ArgSpec::required("url", ArgKind::Url)])]);
+    /// assert_eq!(tools.tools[0].name, "fetch");
+    /// ```
+    pub fn new(tools: Vec<ToolSpec>) -> Self {
+        Catalogue { tools, canary_base: "http://127.0.0.1:9".to_owned() }
+    }
+
     /// The reference gateway's tools: `fetch` (HTTP GET of a URL),
     /// `write_note` (a file write) and `rotate_keys` (a POST to its
     /// `webhook`), which it lists but the
     /// test client may not run.
     pub fn reference() -> Self {
         let method = ArgKind::Enum(vec!["GET".into(), "HEAD".into()]);
-        Catalogue {
-            tools: vec![
-                ToolSpec::new(
-                    "fetch",
-                    vec![ArgSpec::required("url", ArgKind::Url), ArgSpec::optional("method", method)],
-                ),
-                ToolSpec::new(
-                    "write_note",
-                    vec![ArgSpec::required("path", ArgKind::Path), ArgSpec::required("text", ArgKind::Text)],
-                ),
-                ToolSpec {
-                    authorized: false,
-                    ..ToolSpec::new("rotate_keys", vec![ArgSpec::required("webhook", ArgKind::Url)])
-                },
-            ],
-            canary_base: "http://127.0.0.1:9".to_owned(),
-        }
+        Catalogue::new(vec![
+            ToolSpec::new("fetch", vec![ArgSpec::required("url", ArgKind::Url), ArgSpec::optional("method", method)]),
+            ToolSpec::new(
+                "write_note",
+                vec![ArgSpec::required("path", ArgKind::Path), ArgSpec::required("text", ArgKind::Text)],
+            ),
+            ToolSpec {
+                authorized: false,
+                ..ToolSpec::new("rotate_keys", vec![ArgSpec::required("webhook", ArgKind::Url)])
+            },
+        ])
     }
 
     /// The tool named `name`.

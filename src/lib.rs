@@ -75,6 +75,7 @@ pub mod check;
 #[cfg(all(feature = "cli", target_os = "linux"))]
 #[doc(hidden)]
 pub mod cli;
+mod counted;
 pub mod delta;
 mod escape;
 mod finding;

@@ -3,6 +3,7 @@
 //! and its violations, stderr apart, then commands to reproduce.
 
 use crate::check::{Stream, Violation};
+pub(crate) use crate::counted::counted;
 use crate::escape::{SHOWN, escape};
 use crate::finding::Finding;
 use crate::frame::Expect;
@@ -69,7 +70,7 @@ pub fn finding(f: &Finding, reproduce: Option<&str>) -> String {
             counted(f.history.len(), "earlier script")
         );
     }
-    out.push_str(&session(&f.script, &f.observation, &f.violations));
+    out.push_str(&titled("Minimized script", &f.script, &f.observation, &f.violations));
     if let Some(cmd) = reproduce {
         let _ = writeln!(out, "\nReproduce with:\n  {cmd}");
     }
@@ -79,10 +80,15 @@ pub fn finding(f: &Finding, reproduce: Option<&str>) -> String {
 /// One session for a human: the script, the first offending bytes, the
 /// violations, stdout, stderr apart, and how the gateway ended.
 pub fn session(script: &Script, obs: &Observation, violations: &[Violation]) -> String {
+    titled("Script", script, obs, violations)
+}
+
+/// [`session`] under `title`.
+fn titled(title: &str, script: &Script, obs: &Observation, violations: &[Violation]) -> String {
     let mut out = String::new();
     let eof = if script.eof { ", then EOF" } else { "" };
     let (frames, writes) = (counted(script.frames.len(), "frame"), counted(script.write_ends.len(), "write"));
-    let _ = writeln!(out, "\nMinimized script ({frames}, {writes}{eof}):");
+    let _ = writeln!(out, "\n{title} ({frames}, {writes}{eof}):");
     for (i, frame) in script.frames.iter().enumerate() {
         let _ = writeln!(out, "  #{i:<2} {}/{}  {}", frame.family, frame.kind, label(&frame.expect));
         let _ = writeln!(out, "      b\"{}\"", escape(&frame.bytes, SHOWN));
@@ -102,14 +108,6 @@ pub fn session(script: &Script, obs: &Observation, violations: &[Violation]) -> 
     if obs.cut != (0, 0) {
         let _ = writeln!(out, "cut: {} stdout and {} stderr bytes beyond the capture bound", obs.cut.0, obs.cut.1);
     }
-    let _ = writeln!(out, "exit: {:?}", obs.exit);
+    let _ = writeln!(out, "exit: the gateway {}", obs.exit);
     out
-}
-
-/// `n` and the noun, in the plural unless `n` is one: "1 frame", "3 frames".
-pub(crate) fn counted(n: usize, noun: &str) -> String {
-    match n {
-        1 => format!("1 {noun}"),
-        _ => format!("{n} {noun}s"),
-    }
 }

@@ -34,7 +34,7 @@ where
     }
 
     /// How long the loop gets to catch up with what it was sent, or to end
-    /// once stdin is closed (5 s by default).
+    /// once stdin is closed (1 s by default; a gateway that owes an answer it never writes costs that much a session, shrinking included).
     pub fn bound(mut self, bound: Duration) -> Self {
         self.bound = bound;
         self

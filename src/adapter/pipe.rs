@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 /// How long a loop gets by default to catch up with what it was sent, or
 /// to end once its stdin is closed.
-pub(crate) const BOUND: Duration = Duration::from_secs(5);
+pub(crate) const BOUND: Duration = Duration::from_secs(1);
 
 /// How long a loop's stdout stays still, once it waits for input with
 /// every owed answer written, before the driver goes on: output its other

@@ -44,7 +44,11 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
                 (Owed::Error { codes, .. }, true)
                     if !codes.is_empty() && !r.code.is_some_and(|c| codes.contains(&c)) =>
                 {
-                    Some(format!("error code {:?} for a {} frame; expected one of {codes:?}", r.code, rule.id()))
+                    Some(format!(
+                        "error code {:?} for a frame that breaks {}; expected one of {codes:?}",
+                        r.code,
+                        rule.id()
+                    ))
                 }
                 (_, true) => None,
                 (Owed::Error { tool_error_ok: true, .. }, false)
@@ -52,7 +56,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
                 {
                     None
                 }
-                (_, false) => Some(format!("a {} frame was answered with a success result", rule.id())),
+                (_, false) => Some(format!("a frame that breaks {} was answered with a success result", rule.id())),
             },
             _ => None,
         };
@@ -95,8 +99,8 @@ fn owed_replies(facts: &Facts, per_id: &HashMap<Id, usize>, null_errors: usize, 
     if null_errors < anonymous.len() {
         let first = anonymous[null_errors];
         let detail = format!(
-            "{} rejected frames needed an error response that could not carry their id; {null_errors} came",
-            anonymous.len()
+            "{} needed an error response that could not carry an id; {null_errors} came",
+            crate::counted::counted(anonymous.len(), "rejected frame")
         );
         out.push(Violation::at_frame(CheckId::Correlation, facts, first, detail));
     }

@@ -5,12 +5,12 @@
 
 use super::replay::{Loaded, load};
 use super::setup::ChildFlags;
-use crate::CheckId;
 use crate::Script;
 use crate::campaign::run_fresh;
 use crate::delta::minimize_on;
 use crate::finding::Finding;
 use crate::report::{self, counted};
+use crate::{CheckId, Fault};
 use anyhow::{Result, anyhow, bail};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,7 +51,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     // campaign's session had.
     let candidates = target.clone().started_ahead(args.ahead);
     let left = budget.saturating_sub(started.elapsed());
-    let m = minimize_on(&candidates, target, artifact.policy, script, check, artifact.salt, left)?;
+    let m = match minimize_on(&candidates, target, artifact.policy, script, check, artifact.salt, left) {
+        Ok(m) => m,
+        // The saved session no longer fails: fixed, or it failed once.
+        Err(Fault::Config { what }) => bail!("nothing to minimize: {what} now (replay it to see it FIXED)"),
+        Err(e) => return Err(e.into()),
+    };
     if !m.violations.iter().any(|v| v.check == check) {
         bail!("the minimized script failed {check} as a candidate but not when run again: the finding is flaky");
     }
