@@ -28,7 +28,11 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
         // A frame cut short only ends at EOF; the gateway cannot close on it sooner.
         let complete = facts.script.frames[c].bytes.ends_with(b"\n");
         if complete && !obs.exit_before_eof.ended() {
-            let detail = "still running after a malformed or invalid frame under the close policy".to_owned();
+            let later = match obs.exit.ended() {
+                true => format!("; it {} only once stdin closed", obs.exit),
+                false => String::new(),
+            };
+            let detail = format!("still running after a malformed or invalid frame under the close policy{later}");
             out.push(Violation::at_frame(CheckId::Policy, facts, c, detail));
         }
     }
