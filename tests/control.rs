@@ -11,7 +11,9 @@
 //! - one that acts some time after it answers
 //!   (`tests/servers/acts_after_answer.py`), ended after stdin closed before
 //!   it acted: the control fails and says to raise `--exit-grace-ms`, which
-//!   then lets it pass.
+//!   then lets it pass;
+//! - one whose stdout is dirty from the start (a banner) and never answers:
+//!   that is a `stdout-clean` finding, not a harness error about --tool.
 
 use crate::cli;
 
@@ -99,4 +101,16 @@ fn a_server_ended_before_it_acted_is_told_to_raise_the_exit_grace() {
     let o = run("3000");
     assert!(!String::from_utf8_lossy(&o.stderr).contains("positive control failed"), "{}", text(&o));
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
+}
+
+#[test]
+fn a_banner_before_any_answer_is_a_stdout_clean_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--timeout-ms", "500", "--"];
+    let server = ["sh", "-c", "echo 'Server starting on stdio...'; cat > /dev/null"];
+    let o = portcullis(&[&args[..], &server[..]].concat(), dir.path());
+    assert_eq!(o.status.code(), Some(1), "a finding, not a harness error: {}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("1 finding (stdout-clean) in 1 session"), "{}", text(&o));
+    assert!(stdout.contains("Check stdout-clean:"), "{}", text(&o));
 }

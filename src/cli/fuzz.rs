@@ -237,7 +237,10 @@ fn control(
             stderr_tail(&obs.stderr)
         );
     }
-    if obs.effects.is_empty() {
+    // Output that is no protocol message is the finding, whatever else the
+    // control showed: a client cannot read a banner or a flood as answers.
+    let dirty = violations.iter().any(|v| v.check == CheckId::StdoutClean);
+    if obs.effects.is_empty() && !dirty {
         bail!(
             "positive control failed: a valid call of `{}` caused no observed effect.\n  \
              Check that --tool names a tool that acts{}, that --args puts \"{{canary}}\" where the server \
@@ -264,7 +267,9 @@ fn control(
     if violations.is_empty() {
         return Ok(None);
     }
-    let check = violations[0].check;
+    let check = if dirty { CheckId::StdoutClean } else { violations[0].check };
+    let mut violations = violations;
+    violations.sort_by_key(|v| v.check != check);
     Ok(Some(Finding {
         check,
         violations,
