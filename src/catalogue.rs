@@ -36,8 +36,14 @@ pub struct ArgSpec {
 pub struct ToolSpec {
     /// The tool name.
     pub name: String,
-    /// The arguments; the schema allows no other property.
+    /// The arguments the schema names.
     pub args: Vec<ArgSpec>,
+    /// Whether the schema allows no other property
+    /// (`"additionalProperties": false`): only then must a call with an
+    /// extra argument be refused. A tool read from a listing is closed
+    /// only when its schema says so.
+    #[serde(default)]
+    pub closed: bool,
     /// Whether the test client may run it.
     pub authorized: bool,
     /// The arguments of a valid call, when the user gave them: every
@@ -47,9 +53,10 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
-    /// A tool with the given arguments, authorized.
+    /// A tool with the given arguments and no other (its schema closed),
+    /// authorized.
     pub fn new(name: &str, args: Vec<ArgSpec>) -> Self {
-        ToolSpec { name: name.to_owned(), args, authorized: true, template: None }
+        ToolSpec { name: name.to_owned(), args, closed: true, authorized: true, template: None }
     }
 
     /// Reads one entry of a `tools/list` result: its name and the
@@ -78,7 +85,8 @@ impl ToolSpec {
                 ArgSpec { name: key.clone(), kind, required: required.contains(&key.as_str()) }
             })
             .collect();
-        Some(ToolSpec::new(name, args))
+        let closed = schema.and_then(|s| s.get("additionalProperties")) == Some(&Value::Bool(false));
+        Some(ToolSpec { closed, ..ToolSpec::new(name, args) })
     }
 
     /// The arguments of a valid call that carries `token`.

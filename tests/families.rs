@@ -224,3 +224,41 @@ fn reject_oracle(script: &Script, index: usize, frame: &Frame, rule: Rule) -> Re
     };
     holds.then_some(()).ok_or_else(|| format!("the bytes do not show {}", rule.id()))
 }
+
+/// The frame a shape attack of `kind` renders for `tool`, after the handshake.
+fn shape_frame(tool: portcullis::ToolSpec, kind: portcullis::attack::shape::Kind) -> Frame {
+    use portcullis::attack::{Step, shape::Shape};
+    let catalogue = Catalogue::new(vec![tool]);
+    let spec =
+        portcullis::ScriptSpec::whole(portcullis::Revision::R2025_06_18, vec![Step::Shape(Shape { kind, tool: 0 })]);
+    spec.render(&catalogue, 3).frames[2].clone()
+}
+
+#[test]
+fn labels_follow_the_tools_own_schema() {
+    use portcullis::attack::shape::Kind;
+    use portcullis::{ArgKind, ArgSpec, ToolSpec};
+    let listed =
+        |schema: Value| ToolSpec::from_listing(&serde_json::json!({"name": "get", "inputSchema": schema})).unwrap();
+    let url = serde_json::json!({"url": {"type": "string", "format": "uri"}});
+    let open = listed(serde_json::json!({"type": "object", "properties": url, "required": ["url"]}));
+    let closed = listed(
+        serde_json::json!({"type": "object", "properties": url, "required": ["url"], "additionalProperties": false}),
+    );
+    assert!(!open.closed && closed.closed);
+    // An extra argument is must-reject only where the schema forbids it.
+    assert!(matches!(shape_frame(open.clone(), Kind::UnknownArgument).expect, Expect::Act(_)));
+    assert_eq!(shape_frame(closed, Kind::UnknownArgument).expect, Expect::Reject(Rule::UnknownArgument));
+    // A missing argument needs a required one to leave out.
+    assert_eq!(shape_frame(open, Kind::MissingArgument).expect, Expect::Reject(Rule::MissingArgument));
+    let all_optional =
+        ToolSpec::new("get", vec![ArgSpec::optional("url", ArgKind::Url), ArgSpec::required("q", ArgKind::Text)]);
+    let missing = shape_frame(all_optional.clone(), Kind::MissingArgument);
+    let valid = shape_frame(all_optional, Kind::Valid);
+    assert_ne!(missing.bytes, valid.bytes, "a missing argument is never the valid call");
+    // Nothing required; the user's template puts the canary in `url`.
+    let template = serde_json::json!({"url": "{canary}"}).as_object().cloned();
+    let nothing_required = ToolSpec { template, ..ToolSpec::new("get", vec![ArgSpec::optional("url", ArgKind::Url)]) };
+    let kept = shape_frame(nothing_required, Kind::MissingArgument);
+    assert!(matches!(kept.expect, Expect::Act(_)), "with nothing to leave out it is a valid call: {kept:?}");
+}

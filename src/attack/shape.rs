@@ -105,6 +105,11 @@ impl Shape {
             Kind::ArgumentsString => (parts.params_with(&json_str(&args)), Rule::BadArguments),
             Kind::ArgumentsArray => (parts.params_with(&format!("[{args}]")), Rule::BadArguments),
             Kind::ArgumentsNull => (parts.params_with("null"), Rule::BadArguments),
+            // An extra argument is refused only where the schema forbids it;
+            // elsewhere the call is a valid one.
+            Kind::UnknownArgument if !parts.tool.closed => {
+                return vec![ctx.acting(line(parts.request()), vec![parts.call()], FAMILY, Kind::Valid.name())];
+            }
             Kind::UnknownArgument => (replace(&parts, "x_extra", json_str(&parts.token)), Rule::UnknownArgument),
             Kind::MistypedArray => {
                 let v = parts.arguments[&token_key].to_string();
@@ -119,9 +124,13 @@ impl Shape {
                 None => (replace(&parts, &token_key, "7".into()), Rule::MistypedArgument),
             },
             Kind::MissingArgument => {
-                let missing = parts.tool.args.iter().rev().find(|a| a.required).map(|a| a.name.clone());
+                // Only a required argument the call carries can go missing:
+                // without one the call stays a valid one.
+                let required = parts.tool.args.iter().rev().filter(|a| a.required);
                 let mut a = parts.arguments.clone();
-                missing.map(|m| a.remove(&m));
+                if !required.into_iter().any(|r| a.remove(&r.name).is_some()) {
+                    return vec![ctx.acting(line(parts.request()), vec![parts.call()], FAMILY, Kind::Valid.name())];
+                }
                 (parts.params_with(&Value::Object(a).to_string()), Rule::MissingArgument)
             }
             Kind::UnknownTool => (

@@ -189,7 +189,9 @@ pub fn choose_tools(
             None if args.is_some() => {
                 // Not listed (or no listing): the arguments are the schema.
                 let keys = args.iter().flat_map(|a| a.keys());
-                (ToolSpec::new(n, keys.map(|k| ArgSpec::required(k, ArgKind::Text)).collect()), None)
+                // Its schema unknown, nothing says it refuses other arguments.
+                let args = keys.map(|k| ArgSpec::required(k, ArgKind::Text)).collect();
+                (ToolSpec { closed: false, ..ToolSpec::new(n, args) }, None)
             }
             None => match &listing {
                 Ok(_) => bail!("the server lists no tool {n:?}; it has: {}", names(&specs)),
