@@ -7,7 +7,7 @@
 use crate::cli;
 
 use cli::{BIN, portcullis, saved, text};
-use portcullis::reference::Mutant;
+use portcullis::reference::{Mutant, Reference};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -328,6 +328,34 @@ fn promote_writes_a_regression_test_for_a_crash_and_for_a_finding() {
     assert_eq!(std::fs::read_to_string(suite.join("main.rs")).unwrap(), "mod crash_0123abcd;\n");
     let again = portcullis(&["promote", "artifacts/raw_stdin/crash-0123abcd", "--dir", suite_s], dir.path());
     assert_eq!(again.status.code(), Some(2), "never overwrites: {}", text(&again));
+
+    // A crash of a planted bug is promoted against that bug: the test's call
+    // fails on the code that crashed, and holds on the strict reference.
+    std::fs::write(crashes.join("crash-banner"), b"x").unwrap();
+    let crash = "artifacts/raw_stdin/crash-banner";
+    let o = portcullis(&["promote", crash, "--mutant", "startup-banner", "--dir", suite_s], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let test = std::fs::read_to_string(suite.join("crash_banner.rs")).unwrap();
+    let call = r#"check_raw_stdin(&Reference::mutant(portcullis::reference::Mutant::from_name("startup-banner").unwrap()), INPUT)"#;
+    assert!(test.contains(call), "{test}");
+    let planted = Reference::mutant(Mutant::from_name("startup-banner").unwrap());
+    let crashes_there = std::panic::catch_unwind(|| portcullis::libfuzzer::check_raw_stdin(&planted, b"x"));
+    assert!(crashes_there.is_err(), "the promoted call fails on the planted bug");
+    portcullis::libfuzzer::check_raw_stdin(&Reference::strict(), b"x");
+    // A template target's crash runs the gateway the template names.
+    let targets = dir.path().join("targets");
+    std::fs::create_dir(&targets).unwrap();
+    std::fs::write(
+        targets.join("my_gateway.rs"),
+        "#![no_main]\nportcullis::fuzz_gateway!(my_crate::MyTarget::new());\n",
+    )
+    .unwrap();
+    std::fs::write(crashes.join("crash-mine"), b"y").unwrap();
+    let args = ["promote", "artifacts/raw_stdin/crash-mine", "--target", "my_gateway", "--targets", "targets"];
+    let o = portcullis(&[&args[..], &["--dir", suite_s]].concat(), dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let test = std::fs::read_to_string(suite.join("crash_mine.rs")).unwrap();
+    assert!(test.contains("check_script(&my_crate::MyTarget::new(), INPUT)"), "{test}");
 
     let mut args = fuzz_args("close", &["--check", "stdout-clean", "--"]);
     args.extend([BIN, "reference-gateway", "--mutant", "startup-banner"]);

@@ -4,6 +4,7 @@
 //! `cargo test` from then on and fails if the bug comes back.
 
 use crate::artifact::Artifact;
+use crate::reference::Mutant;
 use anyhow::{Context, Result, bail};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,36 @@ pub struct Args {
     /// The regression folder, with its main.rs.
     #[arg(long, default_value = "tests/regression", value_name = "DIR")]
     dir: PathBuf,
+    /// The planted bug the fuzz target ran with (its PORTCULLIS_FUZZ_MUTANT;
+    /// taken from the environment when not given): the test runs the same.
+    #[arg(long, value_name = "NAME")]
+    mutant: Option<String>,
+    /// The fuzz targets' folder, where a `my_gateway`-style target names the
+    /// gateway the test must run.
+    #[arg(long, default_value = "fuzz/fuzz_targets", value_name = "DIR")]
+    targets: PathBuf,
+}
+
+/// The target a crash came from, as a Rust expression: the gateway a
+/// template target names in `fuzz_gateway!(...)`, the planted mutant of a
+/// mutant run, else the strict reference.
+fn crash_target(args: &Args, target: &str) -> Result<String> {
+    let source = args.targets.join(format!("{target}.rs"));
+    if let Ok(text) = std::fs::read_to_string(&source)
+        && let Some(at) = text.find("fuzz_gateway!(")
+    {
+        let rest = &text[at + "fuzz_gateway!(".len()..];
+        let end = rest.rfind(");").context("an unclosed fuzz_gateway!")?;
+        return Ok(rest[..end].trim().to_owned());
+    }
+    let mutant = args.mutant.clone().or_else(|| std::env::var("PORTCULLIS_FUZZ_MUTANT").ok());
+    match mutant {
+        Some(name) => {
+            let m = Mutant::from_name(&name).with_context(|| format!("no built-in mutant {name:?}"))?;
+            Ok(format!("Reference::mutant(portcullis::reference::Mutant::from_name({:?}).unwrap())", m.name()))
+        }
+        None => Ok("Reference::strict()".to_owned()),
+    }
 }
 
 /// A Rust identifier from any file name.
@@ -55,11 +86,11 @@ fn literal(bytes: &[u8]) -> String {
     out
 }
 
-fn crash_test(name: &str, target: &str, source: &Path, bytes: &[u8]) -> Result<String> {
+fn crash_test(name: &str, target: &str, gateway: &str, source: &Path, bytes: &[u8]) -> Result<String> {
     let call = match target {
-        "raw_stdin" => "portcullis::libfuzzer::check_raw_stdin(&Reference::strict(), INPUT)",
-        "script" | "my_gateway" => "portcullis::libfuzzer::check_script(&Reference::strict(), INPUT)",
-        "oracle" => "portcullis::libfuzzer::check_oracle(INPUT)",
+        "raw_stdin" => format!("portcullis::libfuzzer::check_raw_stdin(&{gateway}, INPUT)"),
+        "script" | "my_gateway" => format!("portcullis::libfuzzer::check_script(&{gateway}, INPUT)"),
+        "oracle" => "portcullis::libfuzzer::check_oracle(INPUT)".to_owned(),
         other => {
             bail!("no regression template for fuzz target {other:?} (known: raw_stdin, script, oracle, my_gateway)")
         }
@@ -144,7 +175,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         let from_dir = args.artifact.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
         let target = args.target.clone().or(from_dir).context("say which fuzz target with --target")?;
         let bytes = std::fs::read(&args.artifact).with_context(|| format!("reading {}", args.artifact.display()))?;
-        crash_test(&name, &target, &args.artifact, &bytes)?
+        crash_test(&name, &target, &crash_target(args, &target)?, &args.artifact, &bytes)?
     };
     let main = args.dir.join("main.rs");
     if !main.is_file() {
