@@ -87,6 +87,23 @@ fn watchers_see_tokens_in_new_files_and_appended_content() {
 }
 
 #[test]
+fn each_appended_record_is_an_effect_of_its_own() {
+    // A rejected call and a valid one whose log lines land in one poll are
+    // two effects, each with its own token, never one that holds both.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("actions.log");
+    std::fs::write(&log, "").unwrap();
+    let probes = Probes::start(&ProbeConfig::default().watch_files(vec![log.clone()])).unwrap();
+    assert!(probes.settle(QUIET, BOUND).is_empty());
+    let (first, second) = ("pc0000abcdt00001", "pc0000abcdt00002");
+    let records = format!("ran {first}\nno token\nran {second}\npartial {first}");
+    std::fs::OpenOptions::new().append(true).open(&log).unwrap().write_all(records.as_bytes()).unwrap();
+    let effects = probes.settle(QUIET, BOUND);
+    let contents: Vec<String> = effects.iter().map(|e| e.arguments["content"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(contents, [format!("ran {first}\n"), format!("ran {second}\n"), format!("partial {first}")]);
+}
+
+#[test]
 fn a_watched_directory_sees_directories_named_by_a_token_once_with_what_is_beneath() {
     let token = |n: u32| format!("pc0000abcdt{n:05}");
     let dir = tempfile::tempdir().unwrap();

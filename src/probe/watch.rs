@@ -119,12 +119,12 @@ impl Watch {
                             let content = if dir { vec![] } else { read_range(&p, 0, KEEP as u64) };
                             let text = text_of(&content);
                             let above = inherited(root, &p);
-                            effects.extend(match &before {
+                            match &before {
                                 // New: its name and content.
-                                None => new_entry_effect(&p, dir, &text, &above),
-                                // Changed: the lines of the tokens it did not hold.
-                                Some(b) => new_lines(&text, &b.tokens).map(|l| file_effect_text(&p, l)),
-                            });
+                                None => effects.extend(new_entry_effect(&p, dir, &text, &above)),
+                                // Changed: each line of a token it did not hold.
+                                Some(b) => effects.extend(new_lines(&text, &b.tokens).map(|l| file_effect_text(&p, l))),
+                            }
                             Seen { stamp, tokens: held(&p, &text) }
                         }
                     };
@@ -133,7 +133,7 @@ impl Watch {
                 *seen = now;
                 effects
             }
-            Watch::File(w) => w.poll().into_iter().collect(),
+            Watch::File(w) => w.poll(),
         }
     }
 }
@@ -145,36 +145,40 @@ impl WatchedFile {
         self.seen = Some(Seen { stamp, tokens });
     }
 
-    fn poll(&mut self) -> Option<Action> {
+    /// What was added since the last poll, one effect a record: each line
+    /// (or the unfinished rest) that holds a token, so that two calls whose
+    /// records land in one poll are two effects, each its own frame's.
+    fn poll(&mut self) -> Vec<Action> {
         let Ok(meta) = fs::metadata(&self.path) else {
             // Gone: whatever comes back is new.
             self.seen = None;
-            return None;
+            return Vec::new();
         };
         let stamp = Stamp::of(&meta);
         let before = match self.seen.take() {
             Some(b) if b.stamp == stamp => {
                 self.seen = Some(b);
-                return None;
+                return Vec::new();
             }
             before => before,
         };
         if let Some(b) = before.as_ref().filter(|b| self.appended(&b.stamp, &stamp)) {
             // Appended: every token in what was added, up to the length
             // stamped (what comes after is the next poll's).
-            let added = read_range(&self.path, b.stamp.len, (stamp.len - b.stamp.len).min(KEEP as u64));
+            let added = text_of(&read_range(&self.path, b.stamp.len, (stamp.len - b.stamp.len).min(KEEP as u64)));
             let mut tokens = b.tokens.clone();
-            tokens.extend(owned_tokens(&text_of(&added)));
+            tokens.extend(owned_tokens(&added));
             self.remember(stamp, tokens);
-            return new_entry_effect(&self.path, false, &text_of(&added), &HashSet::new());
+            let records = added.split_inclusive('\n').filter(|r| tokens_in(r).next().is_some());
+            return records.map(|r| file_effect_text(&self.path, text(r.as_bytes()))).collect();
         }
         // Rewritten, or there since the last poll: the lines of the tokens
         // it did not hold before.
         let content = text_of(&read_range(&self.path, 0, MAX_REREAD));
         let held_before = before.map(|b| b.tokens).unwrap_or_default();
-        let effect = new_lines(&content, &held_before).map(|l| file_effect_text(&self.path, l));
+        let effects = new_lines(&content, &held_before).map(|l| file_effect_text(&self.path, l)).collect();
         self.remember(stamp, owned_tokens(&content));
-        effect
+        effects
     }
 
     /// Whether the file went from `before` to `now` by growing only: the
@@ -249,18 +253,14 @@ fn held(path: &Path, content: &str) -> HashSet<String> {
     tokens
 }
 
-/// The lines of `content` holding a token not in `before`, every token that
-/// was in `before` masked (it is no new effect), within what a probe keeps;
-/// `None` when there is none.
-fn new_lines(content: &str, before: &HashSet<String>) -> Option<String> {
-    let lines: Vec<String> = content
-        .lines()
-        .filter(|l| tokens_in(l).any(|t| !before.contains(t)))
-        .map(|l| {
-            before.iter().filter(|t| l.contains(t.as_str())).fold(l.to_owned(), |l, t| l.replace(t, "[seen before]"))
-        })
-        .collect();
-    (!lines.is_empty()).then(|| text(lines.join("\n").as_bytes()))
+/// Each line of `content` holding a token not in `before`, every token that
+/// was in `before` masked (it is no new effect), within what a probe keeps.
+fn new_lines<'a>(content: &'a str, before: &'a HashSet<String>) -> impl Iterator<Item = String> + 'a {
+    content.lines().filter(|l| tokens_in(l).any(|t| !before.contains(t))).map(|l| {
+        let masked =
+            before.iter().filter(|t| l.contains(t.as_str())).fold(l.to_owned(), |l, t| l.replace(t, "[seen before]"));
+        text(masked.as_bytes())
+    })
 }
 
 /// The effect of a new file or directory: when its name or content holds a
