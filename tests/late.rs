@@ -149,3 +149,36 @@ fn a_late_effect_after_the_server_exited_is_found_and_replays() {
     let replay = cli(&["replay", saved.to_str().unwrap(), "--", "python3", &server], dir.path());
     assert_eq!(replay.0, Some(1), "its delay grows the replay's waits: {}", replay.1);
 }
+
+#[test]
+fn a_success_result_is_the_action_under_effect_answer() {
+    use portcullis::catalogue::{ArgKind, ArgSpec, ToolSpec};
+    use portcullis::probe::{ProbeConfig, Probes};
+    use portcullis::process::{ChildTarget, Command};
+    // A clock has no effect a probe can see: a success result is its action.
+    let server = format!("{}/tests/servers/clock.py", env!("CARGO_MANIFEST_DIR"));
+    let clock = |lax: bool| {
+        let args = [server.clone()].into_iter().chain(lax.then(|| "--lax-ids".to_owned()));
+        let probes = std::sync::Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
+        let tool = ToolSpec::new("get_time", vec![ArgSpec::required("timezone", ArgKind::Text)]);
+        ChildTarget::new(Command::new("python3".to_owned(), args), Waits::default(), vec![tool], probes)
+            .effects_from_answers(true)
+    };
+    let bad = ScriptSpec::whole(REVISION, vec![Step::JsonRpc(JsonRpc { kind: Kind::IdBool, tool: 0 })]);
+    for (lax, acts) in [(false, false), (true, true)] {
+        let target = clock(lax);
+        let mut job = Job::new(&target, Policy::KeepOpen, false, 0);
+        let (_, obs, v) = job.session(&call(), 1, false).expect("the harness runs");
+        assert_eq!(obs.effects.len(), 1, "the valid call's success is its action: {:?}", obs.effects);
+        assert!(v.is_empty(), "{v:?}");
+        let (_, obs, v) = job.session(&bad, 2, false).expect("the harness runs");
+        let broke = v.iter().any(|v| v.check == CheckId::NoEffectOnReject);
+        assert_eq!(broke, acts, "lax ids {lax}: {v:?} {:?}", obs.effects);
+    }
+    // Without --effect answer the positive control sees no effect.
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["fuzz", "--tool", "get_time", "--args", r#"{"timezone":"{token}"}"#, "--", "python3", &server];
+    let without = cli(&args, dir.path());
+    assert_eq!(without.0, Some(2), "{}", without.1);
+    assert!(without.1.contains("caused no observed effect"), "{}", without.1);
+}

@@ -52,6 +52,11 @@ pub struct ChildFlags {
     /// Also run a raw TCP sink; its address replaces {tcp-sink}.
     #[arg(long)]
     pub tcp_sink: bool,
+    /// What counts as a call's action: what a probe sees (probe), or also a
+    /// success result, for a tool with no effect a probe can see, such as a
+    /// clock (answer).
+    #[arg(long, default_value = "probe", value_parser = ["probe", "answer"], value_name = "EFFECT")]
+    pub effect: String,
     /// The server to fuzz and its arguments ({sink} expands to the HTTP sink's URL).
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -62,6 +67,8 @@ pub struct Setup {
     pub probes: Arc<Probes>,
     pub command: Command,
     pub waits: Waits,
+    /// Whether a success result counts as the action (`--effect answer`).
+    pub answers: bool,
 }
 
 impl ChildFlags {
@@ -88,6 +95,9 @@ impl ChildFlags {
         self.watch_file.iter().for_each(|f| flag("watch-file", absolute(&f.display().to_string())));
         self.env.iter().for_each(|e| flag("env", e.clone()));
         self.sink_ignore.iter().for_each(|p| flag("sink-ignore", p.clone()));
+        if self.effect != "probe" {
+            flag("effect", self.effect.clone());
+        }
         if self.tcp_sink {
             words.push("--tcp-sink".into());
         }
@@ -125,7 +135,7 @@ impl ChildFlags {
             .collect();
         let command = Command::new(expand(program), args.iter().map(|a| expand(a))).with_env(env);
         let waits = Waits::from_ms(self.timeout_ms, self.quiet_ms, self.exit_grace_ms);
-        Ok(Setup { probes, command, waits })
+        Ok(Setup { probes, command, waits, answers: self.effect == "answer" })
     }
 }
 
@@ -133,6 +143,7 @@ impl Setup {
     /// A target calling `tools`, its canary URLs on this job's sink.
     pub fn target(&self, tools: Vec<ToolSpec>) -> ChildTarget {
         ChildTarget::new(self.command.clone(), self.waits, tools, self.probes.clone())
+            .effects_from_answers(self.answers)
     }
 }
 

@@ -19,6 +19,7 @@
 //!
 //! Effect probes (an HTTP sink, file watchers) play the executor recorder.
 
+mod answered;
 mod capture;
 mod discover;
 mod group;
@@ -76,6 +77,8 @@ pub struct ChildTarget {
     pub catalogue: Catalogue,
     shared: Arc<Shared>,
     ahead: bool,
+    /// Whether a success result counts as the action (`--effect answer`).
+    answers: bool,
     spare: Arc<Mutex<Option<ChildGateway>>>,
 }
 
@@ -85,7 +88,14 @@ impl ChildTarget {
     pub fn new(command: Command, waits: Waits, tools: Vec<ToolSpec>, probes: Arc<Probes>) -> ChildTarget {
         let catalogue = Catalogue { tools, canary_base: probes.http_base() };
         let shared = Shared { probes, ledger: Ledger::default(), grown: Grown::new(waits), cache: OnceLock::new() };
-        ChildTarget { command, catalogue, shared: Arc::new(shared), ahead: false, spare: Arc::default() }
+        ChildTarget {
+            command,
+            catalogue,
+            shared: Arc::new(shared),
+            ahead: false,
+            answers: false,
+            spare: Arc::default(),
+        }
     }
 
     /// Keeps one process started ahead of the next session, so that its
@@ -93,6 +103,14 @@ impl ChildTarget {
     /// one instance may run at a time.
     pub fn started_ahead(mut self, ahead: bool) -> ChildTarget {
         self.ahead = ahead;
+        self
+    }
+
+    /// Counts each success result as the action of the request it
+    /// answers (`--effect answer`), for a tool with no effect a probe can
+    /// see; a request whose tokens a probe saw is not counted twice.
+    pub fn effects_from_answers(mut self, answers: bool) -> ChildTarget {
+        self.answers = answers;
         self
     }
 

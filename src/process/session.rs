@@ -14,6 +14,7 @@
 //! Its effects until then are the session's: a run reads the recorder only
 //! once the gateway is gone.
 
+use super::answered::Answered;
 use super::capture::Capture;
 use super::group;
 use super::spawn::{Home, spawn};
@@ -67,6 +68,8 @@ pub struct ChildGateway {
     served: bool,
     /// Whether [`ChildGateway::end`] has run.
     ended: bool,
+    /// Under `--effect answer`, the requests sent and the answers read.
+    answered: Option<Answered>,
     /// Once the server had exited, when the last wait for quiet effects
     /// ended (quiet, or at its deadline): a later wait counts from there.
     quiet_since_exit: Option<Instant>,
@@ -115,6 +118,7 @@ impl ChildGateway {
             salts: vec![salt],
             served: true,
             ended: false,
+            answered: target.answers.then(Answered::default),
             quiet_since_exit: None,
             _home: spawned.home,
         })
@@ -169,10 +173,18 @@ impl ChildGateway {
     }
 
     /// Takes the probes' effects: this session's to its recorder, an
-    /// earlier one's to the ledger.
+    /// earlier one's to the ledger; and, under `--effect answer`, the
+    /// success results read since.
     pub(crate) fn collect_effects(&mut self) {
         if !self.served {
             return;
+        }
+        if let Some(answered) = &mut self.answered {
+            let new = self.stdout.since(answered.read_from());
+            for action in answered.effects(&new, &self.recorder.actions()) {
+                self.recorder.record(action);
+                self.last_effect = Some(Instant::now());
+            }
         }
         for (at, action) in self.shared.probes.take() {
             if let Some(own) = self.shared.ledger.route(action, at, &self.salts) {
@@ -285,6 +297,9 @@ impl ChildGateway {
 impl Gateway for ChildGateway {
     fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
         self.last_write = Instant::now();
+        if let Some(answered) = &mut self.answered {
+            answered.written(bytes);
+        }
         // Tokens of other salts written here are this session's too: their
         // effects are its own, and, late, no later session's.
         for salt in tokens_in(&String::from_utf8_lossy(bytes)).filter_map(salt_of) {

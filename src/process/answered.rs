@@ -1,0 +1,76 @@
+//! `--effect answer`: for a tool with no effect a probe can see (a clock, a
+//! calculator), a success result counts as the action. The requests a
+//! session was sent are read for their ids and tokens; each success result
+//! on stdout then becomes an observed effect that carries the tokens of
+//! the request it answers, unless an effect with those tokens was seen.
+
+use crate::json_line;
+use crate::seam::Action;
+use crate::token::tokens_in;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// The requests written so far, by the JSON text of their id, and the
+/// stdin and stdout read up to where.
+#[derive(Debug, Default)]
+pub(crate) struct Answered {
+    tokens_by_id: HashMap<String, Vec<String>>,
+    stdin: Vec<u8>,
+    stdout_read: usize,
+}
+
+impl Answered {
+    /// Reads the whole lines of what was written for request ids and the
+    /// tokens each line carries.
+    pub(crate) fn written(&mut self, bytes: &[u8]) {
+        self.stdin.extend_from_slice(bytes);
+        let Some(end) = self.stdin.iter().rposition(|b| *b == b'\n') else { return };
+        for line in self.stdin[..end].split(|b| *b == b'\n') {
+            let Some(v) = json_line::parse(line) else { continue };
+            let requests = v.as_array().map_or(std::slice::from_ref(&v), Vec::as_slice);
+            for r in requests {
+                if let Some(id) = r.get("id") {
+                    let tokens: Vec<String> = tokens_in(&r.to_string()).map(str::to_owned).collect();
+                    if !tokens.is_empty() {
+                        self.tokens_by_id.insert(id.to_string(), tokens);
+                    }
+                }
+            }
+        }
+        self.stdin.drain(..=end);
+    }
+
+    /// Where the stdout not read yet begins.
+    pub(crate) fn read_from(&self) -> usize {
+        self.stdout_read
+    }
+
+    /// The effects the success results among the whole lines of `new` (the
+    /// stdout from [`Answered::read_from`] on) stand for, leaving out those
+    /// whose tokens `seen` holds.
+    pub(crate) fn effects(&mut self, new: &[u8], seen: &[Action]) -> Vec<Action> {
+        let Some(end) = new.iter().rposition(|b| *b == b'\n') else { return Vec::new() };
+        self.stdout_read += end + 1;
+        let seen: Vec<String> = seen.iter().map(Action::arguments_text).collect();
+        let mut out = Vec::new();
+        for v in new[..end].split(|b| *b == b'\n').filter_map(json_line::parse) {
+            let responses = v.as_array().map_or(std::slice::from_ref(&v), Vec::as_slice);
+            for r in responses {
+                let success = r.get("result").is_some_and(|res| res.get("isError") != Some(&Value::Bool(true)));
+                let Some(tokens) =
+                    r.get("id").filter(|_| success).and_then(|id| self.tokens_by_id.get(&id.to_string()))
+                else {
+                    continue;
+                };
+                if tokens.iter().any(|t| seen.iter().any(|s| s.contains(t.as_str()))) {
+                    continue;
+                }
+                let mut what = Map::new();
+                what.insert("id".into(), r["id"].clone());
+                what.insert("tokens".into(), Value::from(tokens.clone()));
+                out.push(Action::observed("answer", what));
+            }
+        }
+        out
+    }
+}
