@@ -42,9 +42,6 @@ pub(crate) struct State {
     stdout: Vec<u8>,
     /// How much of `stdout` the driver has taken.
     taken: usize,
-    /// How much of `stdout` was read for answers, and the owed ids still
-    /// unanswered then.
-    scanned: usize,
     /// When stdout last grew.
     wrote: Option<Instant>,
     stderr: Vec<u8>,
@@ -270,14 +267,16 @@ impl Gateway for LoopGateway {
     /// when it should have ended (stdin closed, or a frame that ends the
     /// session), until it has.
     fn settle(&mut self, settle: &Settle) -> Result<(), Fault> {
-        let mut owed = settle.owed.clone();
+        // Each settle reads all of stdout once for its owed answers (one may
+        // have come before), then only what is new.
+        let (mut owed, mut scanned) = (settle.owed.clone(), 0);
         let ended = self.wait(|s| {
             if settle.expect_exit || s.closed {
                 return None;
             }
-            let whole = s.stdout[s.scanned..].iter().rposition(|b| *b == b'\n').map_or(0, |end| end + 1);
-            strike_answered(&mut owed, &s.stdout[s.scanned..s.scanned + whole]);
-            s.scanned += whole;
+            let whole = s.stdout[scanned..].iter().rposition(|b| *b == b'\n').map_or(0, |end| end + 1);
+            strike_answered(&mut owed, &s.stdout[scanned..scanned + whole]);
+            scanned += whole;
             if !(owed.is_empty() && s.waiting && s.stdin.is_empty()) {
                 return None;
             }
