@@ -347,7 +347,7 @@ fn promote_writes_a_regression_test_for_a_crash_and_for_a_finding() {
     std::fs::create_dir(&targets).unwrap();
     std::fs::write(
         targets.join("my_gateway.rs"),
-        "#![no_main]\nportcullis::fuzz_gateway!(my_crate::MyTarget::new());\n",
+        "#![no_main]\nportcullis::fuzz_gateway!(my_crate::MyTarget::new());\nfn unused() { drop(()); }\n",
     )
     .unwrap();
     std::fs::write(crashes.join("crash-mine"), b"y").unwrap();

@@ -42,8 +42,18 @@ fn crash_target(args: &Args, target: &str) -> Result<String> {
     if let Ok(text) = std::fs::read_to_string(&source)
         && let Some(at) = text.find("fuzz_gateway!(")
     {
+        // The macro's argument: up to the parenthesis that closes it.
         let rest = &text[at + "fuzz_gateway!(".len()..];
-        let end = rest.rfind(");").context("an unclosed fuzz_gateway!")?;
+        let mut depth = 1;
+        let end = rest.find(|c| {
+            depth += match c {
+                '(' | '[' | '{' => 1,
+                ')' | ']' | '}' => -1,
+                _ => 0,
+            };
+            depth == 0
+        });
+        let end = end.with_context(|| format!("an unclosed fuzz_gateway! in {}", source.display()))?;
         return Ok(rest[..end].trim().to_owned());
     }
     let mutant = args.mutant.clone().or_else(|| std::env::var("PORTCULLIS_FUZZ_MUTANT").ok());
