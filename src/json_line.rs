@@ -60,10 +60,26 @@ fn without_lone_surrogates(line: &[u8]) -> Option<Vec<u8>> {
     changed.then_some(out)
 }
 
+/// How many bytes of `bytes` its whole lines take: up to its last LF, as
+/// what follows is not a line yet.
+pub(crate) fn whole(bytes: &[u8]) -> usize {
+    memchr::memrchr(b'\n', bytes).map_or(0, |end| end + 1)
+}
+
+/// The JSON value of each LF-separated line of `lines` that is one.
+pub(crate) fn values(lines: &[u8]) -> impl Iterator<Item = Value> + '_ {
+    lines.split(|b| *b == b'\n').filter_map(parse)
+}
+
+/// The messages a value holds: each of a batch's, or the value itself.
+pub(crate) fn messages(v: &Value) -> &[Value] {
+    v.as_array().map_or(std::slice::from_ref(v), Vec::as_slice)
+}
+
 /// Forgets each `owed` id that a response among the lines of `lines` (whole
 /// lines, LF-separated) answers.
 pub(crate) fn strike_answered(owed: &mut Vec<Id>, lines: &[u8]) {
-    for v in lines.split(|b| *b == b'\n').filter_map(parse) {
+    for v in values(lines) {
         owed.retain(|o| !answers(&v, o));
     }
 }
@@ -75,8 +91,7 @@ pub(crate) fn answers(v: &Value, id: &Id) -> bool {
 
 /// The ids a response carries: one object's, or each of a batch's.
 fn answered_ids(v: &Value) -> impl Iterator<Item = Id> + '_ {
-    let responses = v.as_array().map_or(std::slice::from_ref(v), Vec::as_slice);
-    responses.iter().filter_map(|r| r.get("id")).filter_map(Id::from_value)
+    messages(v).iter().filter_map(|r| r.get("id")).filter_map(Id::from_value)
 }
 
 /// Whether an answer with id `got` shows the server done with request

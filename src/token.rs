@@ -22,15 +22,23 @@ pub fn salt_of(token: &str) -> Option<u32> {
 
 /// Every canary-token-shaped substring of `s`, in order.
 pub fn tokens_in(s: &str) -> impl Iterator<Item = &str> {
-    let b = s.as_bytes();
-    (0..b.len().saturating_sub(TOKEN_LEN - 1)).filter_map(move |i| {
-        let t = &b[i..i + TOKEN_LEN];
-        let shaped = t.starts_with(b"pc")
-            && t[2..10].iter().all(u8::is_ascii_hexdigit)
-            && t[10] == b't'
-            && t[11..].iter().all(u8::is_ascii_digit);
-        // Safe to slice: a token is all ASCII.
-        shaped.then(|| &s[i..i + TOKEN_LEN])
+    // Safe to slice: a token is all ASCII.
+    starts(s.as_bytes()).map(move |i| &s[i..i + TOKEN_LEN])
+}
+
+/// The salt of every canary token in `bytes`, in order (bytes need not be
+/// UTF-8: a token is ASCII).
+pub(crate) fn salts_in(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    starts(bytes).filter_map(|i| std::str::from_utf8(&bytes[i..i + TOKEN_LEN]).ok().and_then(salt_of))
+}
+
+/// Where each token-shaped run of `b` starts: looked for only where `pc`
+/// is, so a megabyte line costs one memchr pass, not a check per byte.
+fn starts(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    memchr::memmem::find_iter(b, b"pc").filter(move |&i| {
+        b.get(i..i + TOKEN_LEN).is_some_and(|t| {
+            t[2..10].iter().all(u8::is_ascii_hexdigit) && t[10] == b't' && t[11..].iter().all(u8::is_ascii_digit)
+        })
     })
 }
 
@@ -43,7 +51,8 @@ mod tests {
         let t = token(0xdead_beef, 7);
         assert_eq!(t.len(), TOKEN_LEN);
         assert_eq!(salt_of(&t), Some(0xdead_beef));
-        let text = format!("x{t}y pc0000000zt00001 pcdeadbeeft1234");
-        assert_eq!(tokens_in(&text).collect::<Vec<_>>(), [t.as_str()]);
+        let text = format!("x{t}y pc0000000zt00001 pcdeadbeeft1234 pc{t}");
+        assert_eq!(tokens_in(&text).collect::<Vec<_>>(), [t.as_str(), t.as_str()]);
+        assert_eq!(salts_in(text.as_bytes()).collect::<Vec<_>>(), [0xdead_beef, 0xdead_beef]);
     }
 }

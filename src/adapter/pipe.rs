@@ -2,7 +2,7 @@
 //! a pipe in memory and writing its stdout to a buffer: the seam under the
 //! `run(reader, writer)` adapters, blocking and async.
 
-use crate::json_line::strike_answered;
+use crate::json_line::{self, strike_answered};
 use crate::run::panic_text;
 use crate::seam::{Exit, Fault, Gateway, Settle};
 use std::collections::VecDeque;
@@ -274,7 +274,7 @@ impl Gateway for LoopGateway {
             if settle.expect_exit || s.closed {
                 return None;
             }
-            let whole = s.stdout[scanned..].iter().rposition(|b| *b == b'\n').map_or(0, |end| end + 1);
+            let whole = json_line::whole(&s.stdout[scanned..]);
             strike_answered(&mut owed, &s.stdout[scanned..scanned + whole]);
             scanned += whole;
             if !(owed.is_empty() && s.waiting && s.stdin.is_empty()) {

@@ -24,20 +24,16 @@ impl Answered {
     /// tokens each line carries.
     pub(crate) fn written(&mut self, bytes: &[u8]) {
         self.stdin.extend_from_slice(bytes);
-        let Some(end) = self.stdin.iter().rposition(|b| *b == b'\n') else { return };
-        for line in self.stdin[..end].split(|b| *b == b'\n') {
-            let Some(v) = json_line::parse(line) else { continue };
-            let requests = v.as_array().map_or(std::slice::from_ref(&v), Vec::as_slice);
-            for r in requests {
-                if let Some(id) = r.get("id") {
-                    let tokens: Vec<String> = tokens_in(&r.to_string()).map(str::to_owned).collect();
-                    if !tokens.is_empty() {
-                        self.tokens_by_id.insert(id.to_string(), tokens);
-                    }
+        let used = json_line::whole(&self.stdin);
+        for v in json_line::values(&self.stdin[..used]) {
+            for r in json_line::messages(&v) {
+                let tokens: Vec<String> = tokens_in(&r.to_string()).map(str::to_owned).collect();
+                if let Some(id) = r.get("id").filter(|_| !tokens.is_empty()) {
+                    self.tokens_by_id.insert(id.to_string(), tokens);
                 }
             }
         }
-        self.stdin.drain(..=end);
+        self.stdin.drain(..used);
     }
 
     /// Where the stdout not read yet begins.
@@ -49,13 +45,12 @@ impl Answered {
     /// stdout from [`Answered::read_from`] on) stand for, leaving out those
     /// whose tokens `seen` holds.
     pub(crate) fn effects(&mut self, new: &[u8], seen: &[Action]) -> Vec<Action> {
-        let Some(end) = new.iter().rposition(|b| *b == b'\n') else { return Vec::new() };
-        self.stdout_read += end + 1;
+        let used = json_line::whole(new);
+        self.stdout_read += used;
         let seen: Vec<String> = seen.iter().map(Action::arguments_text).collect();
         let mut out = Vec::new();
-        for v in new[..end].split(|b| *b == b'\n').filter_map(json_line::parse) {
-            let responses = v.as_array().map_or(std::slice::from_ref(&v), Vec::as_slice);
-            for r in responses {
+        for v in json_line::values(&new[..used]) {
+            for r in json_line::messages(&v) {
                 let success = r.get("result").is_some_and(|res| res.get("isError") != Some(&Value::Bool(true)));
                 let Some(tokens) =
                     r.get("id").filter(|_| success).and_then(|id| self.tokens_by_id.get(&id.to_string()))

@@ -19,10 +19,10 @@ use super::capture::Capture;
 use super::group;
 use super::spawn::{Home, spawn};
 use super::{ChildTarget, Shared};
-use crate::json_line::{answers, strike_answered};
+use crate::json_line::{self, answers, strike_answered};
 use crate::protocol::Id;
 use crate::seam::{Exit, Fault, Gateway, Recorder, Settle};
-use crate::token::{salt_of, tokens_in};
+use crate::token::salts_in;
 use serde_json::Value;
 use std::os::fd::AsFd;
 use std::os::unix::process::ExitStatusExt;
@@ -179,7 +179,7 @@ impl ChildGateway {
         if !self.served {
             return;
         }
-        if let Some(answered) = &mut self.answered {
+        if let Some(answered) = self.answered.as_mut().filter(|a| self.stdout.len() > a.read_from()) {
             let new = self.stdout.since(answered.read_from());
             for action in answered.effects(&new, &self.recorder.actions()) {
                 self.recorder.record(action);
@@ -217,9 +217,9 @@ impl ChildGateway {
     /// owed ids they answer.
     fn read_answers(&mut self, owed: &mut Vec<Id>) {
         let new = self.stdout.since(self.scanned);
-        let Some(end) = memchr::memrchr(b'\n', &new) else { return };
-        strike_answered(owed, &new[..end]);
-        self.scanned += end + 1;
+        let used = json_line::whole(&new);
+        strike_answered(owed, &new[..used]);
+        self.scanned += used;
     }
 
     /// Waits until the answer to request `id` has come (or the bound), and
@@ -229,7 +229,7 @@ impl ChildGateway {
             return None;
         }
         let out = self.stdout.since(self.out_taken);
-        out.split(|b| *b == b'\n').filter_map(crate::json_line::parse).find(|v| answers(v, &id))
+        json_line::values(&out).find(|v| answers(v, &id))
     }
 
     /// Waits until every `owed` answer has come, the server has exited, or
@@ -302,7 +302,7 @@ impl Gateway for ChildGateway {
         }
         // Tokens of other salts written here are this session's too: their
         // effects are its own, and, late, no later session's.
-        for salt in tokens_in(&String::from_utf8_lossy(bytes)).filter_map(salt_of) {
+        for salt in salts_in(bytes) {
             if !self.salts.contains(&salt) {
                 self.salts.push(salt);
                 self.shared.ledger.serves(salt);
