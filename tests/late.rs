@@ -124,7 +124,7 @@ fn a_campaign_reports_the_late_effect_and_exits_1() {
 fn a_late_effect_after_the_server_exited_is_found_and_replays() {
     // The server hands a refused call's URL to a job that escapes its
     // process group and acts 0.3 s later, after the session has ended.
-    let target = python_server("detaches.py", &[], Waits::default());
+    let target = python_server("acts_after_error.py", &["--detach"], Waits::default());
     let mut job = Job::new(&target, Policy::KeepOpen, false, 0);
     let bad = ScriptSpec::whole(REVISION, vec![Step::JsonRpc(JsonRpc { kind: Kind::IdBool, tool: 0 })]);
     let (_, _, first) = job.session(&bad, 7, false).expect("the harness runs");
@@ -142,11 +142,12 @@ fn a_late_effect_after_the_server_exited_is_found_and_replays() {
     let f = found.iter().find(|f| f.check == CheckId::NoEffectOnReject).unwrap_or_else(|| panic!("{found:#?}"));
     assert!(f.late.is_some(), "marked late");
     let dir = tempfile::tempdir().unwrap();
-    let server = format!("{}/tests/servers/detaches.py", env!("CARGO_MANIFEST_DIR"));
+    let server = format!("{}/tests/servers/acts_after_error.py", env!("CARGO_MANIFEST_DIR"));
     let catalogue = target.catalogue();
-    let artifact = Artifact::new(f, catalogue.tools, &catalogue.canary_base, vec!["python3".into(), server.clone()]);
+    let command = vec!["python3".into(), server.clone(), "--detach".into()];
+    let artifact = Artifact::new(f, catalogue.tools, &catalogue.canary_base, command);
     let saved = artifact.save(dir.path()).expect("saved");
-    let replay = cli(&["replay", saved.to_str().unwrap(), "--", "python3", &server], dir.path());
+    let replay = cli(&["replay", saved.to_str().unwrap(), "--", "python3", &server, "--detach"], dir.path());
     assert_eq!(replay.0, Some(1), "its delay grows the replay's waits: {}", replay.1);
 }
 
