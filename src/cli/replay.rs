@@ -90,7 +90,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     // Run to its end: what the server writes and does while the session
     // ends, and what it does after, is the session's.
     let mut obs = target.run_whole(&session, &script)?;
-    let late = target.late_effects(salt);
+    let late = target.late_effects(&script.salts());
     if !late.is_empty() {
         println!("late: {} effects came after the session ended, and count", late.len());
         obs.effects.extend(late);

@@ -119,11 +119,11 @@ impl Ledger {
         }
     }
 
-    /// Takes the late effects of the session with salt `salt`, one run
-    /// apart from a job.
-    pub(crate) fn take_strays(&self, salt: u32) -> Vec<Action> {
+    /// Takes the late effects of a session run apart from a job, whose
+    /// tokens have the salts `salts`.
+    pub(crate) fn take_strays(&self, salts: &[u32]) -> Vec<Action> {
         let mut others = self.others.lock().unwrap_or_else(|e| e.into_inner());
-        let (own, rest) = std::mem::take(&mut others.1).into_iter().partition(|(s, _)| *s == salt);
+        let (own, rest) = std::mem::take(&mut others.1).into_iter().partition(|(s, _)| salts.contains(s));
         others.1 = rest;
         own.into_iter().map(|(_, a)| a).collect()
     }

@@ -145,17 +145,18 @@ impl ChildTarget {
         &self.shared.probes
     }
 
-    /// The effects of the session with salt `salt`, run apart from a job
-    /// (a replay), that came after it ended: once the probes have been
-    /// quiet for the quiet wait, each that carries its tokens, and each
-    /// that carries none of any session's (the latest session's, as in a
-    /// job). Evidence its verdict must still count.
-    pub fn late_effects(&self, salt: u32) -> Vec<Action> {
+    /// The effects of the session whose tokens have the salts `salts` (a
+    /// replayed history has several), run apart from a job (a replay), that
+    /// came after it ended: once the probes have been quiet for the quiet
+    /// wait, each that carries its tokens, and each that carries none of
+    /// any session's (the latest session's, as in a job). Evidence its
+    /// verdict must still count.
+    pub fn late_effects(&self, salts: &[u32]) -> Vec<Action> {
         let waits = self.waits();
         let ledger = &self.shared.ledger;
         let settled = self.shared.probes.settle(waits.quiet, waits.answer);
         let mut late: Vec<Action> = settled.into_iter().filter_map(|a| ledger.route(a, Instant::now(), &[])).collect();
-        late.extend(ledger.take_strays(salt));
+        late.extend(ledger.take_strays(salts));
         late
     }
 }
