@@ -28,6 +28,7 @@ pub fn tokens_in(s: &str) -> impl Iterator<Item = &str> {
 
 /// The salt of every canary token in `bytes`, in order (bytes need not be
 /// UTF-8: a token is ASCII).
+#[cfg(any(test, all(feature = "process", target_os = "linux")))]
 pub(crate) fn salts_in(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
     starts(bytes).filter_map(|i| std::str::from_utf8(&bytes[i..i + TOKEN_LEN]).ok().and_then(salt_of))
 }
