@@ -1,7 +1,7 @@
 //! Frames: the exact bytes the client writes, and what the suite knows about
 //! them by construction.
 
-use crate::protocol::{Id, code};
+use crate::protocol::{Id, Level, code};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -41,28 +41,38 @@ pub enum Expect {
     Act(Vec<Call>),
     /// Must never reach the executor, for the reason `Rule` names.
     Reject(Rule),
+    /// Either reading is fine (the rule is a tolerated one): rejected with
+    /// no effect, or each call acting once with exactly its arguments.
+    Tolerate(Rule, Vec<Call>),
+    /// Breaks a rule above the level the session is judged at: it may be
+    /// rejected, or act at most once, and owes no particular reply.
+    Unjudged(Rule),
 }
 
 impl Frame {
     /// The ids a response must carry: a valid request's, each call's, and a
-    /// rejected request's whose id is readable. A frame whose error cannot
-    /// carry its id (a malformed one) owes an error with a null id instead.
+    /// refused request's. These are what a client waits for.
     pub fn owed_ids(&self) -> Vec<Id> {
         match &self.expect {
             Expect::Inert { request: true } => self.id.iter().cloned().collect(),
             Expect::Act(calls) => calls.iter().map(|c| c.id.clone()).collect(),
-            Expect::Reject(rule) if matches!(rule.reply(), Reply::Error { .. }) && rule.class() != Class::Malformed => {
+            Expect::Reject(rule) if matches!(rule.reply(), Reply::Error { .. }) && rule.class() == Class::Refused => {
                 self.id.iter().cloned().collect()
             }
             _ => vec![],
         }
     }
 
-    /// Whether this must-reject frame owes an error that cannot carry its id
-    /// (none is readable, or the frame is malformed): one with a null id.
+    /// Whether this frame owes a response that may come with its id or, as
+    /// JSON-RPC allows where the id could not be read or the request was
+    /// invalid, with a null id: a malformed or invalid must-reject frame
+    /// owed an error, or a tolerated frame that carries an id.
     pub fn owes_anonymous_error(&self) -> bool {
-        let Expect::Reject(rule) = &self.expect else { return false };
-        matches!(rule.reply(), Reply::Error { .. }) && (self.id.is_none() || rule.class() == Class::Malformed)
+        match &self.expect {
+            Expect::Reject(rule) => matches!(rule.reply(), Reply::Error { .. }) && rule.class() != Class::Refused,
+            Expect::Tolerate(..) => self.id.is_some(),
+            _ => false,
+        }
     }
 }
 
@@ -119,9 +129,10 @@ pub enum Reply {
 }
 
 macro_rules! rules {
-    ($($variant:ident => $id:literal, $class:ident, $codes:expr, $tool_err:literal, $why:literal;)*) => {
-        /// Why a frame must be rejected: a MUST of the spec, or an ambiguity
-        /// rule. Ids are stable.
+    ($($variant:ident => $id:literal, $class:ident, $level:ident, $codes:expr, $tool_err:literal, $cite:expr, $why:literal;)*) => {
+        /// Why a frame must be rejected (or, for a tolerated rule, why it
+        /// may be): a MUST of a specification, or a hardening rule against
+        /// parser differentials. Ids are stable.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
         pub enum Rule {
             $(#[doc = $why] #[serde(rename = $id)] $variant,)*
@@ -139,6 +150,17 @@ macro_rules! rules {
             /// The class, which decides what the policy requires.
             pub fn class(self) -> Class {
                 match self { $(Rule::$variant => Class::$class,)* }
+            }
+
+            /// The level: `spec` (a MUST of a specification), `hardening`
+            /// (stricter than them) or `tolerated` (either reading is fine).
+            pub fn level(self) -> Level {
+                match self { $(Rule::$variant => Level::$level,)* }
+            }
+
+            /// Where the rule comes from: the specification and section.
+            pub fn citation(self) -> &'static str {
+                match self { $(Rule::$variant => $cite,)* }
             }
 
             /// One sentence: why the frame must not act.
@@ -166,47 +188,65 @@ const ARGS: Option<&[i64]> = Some(&[code::INVALID_PARAMS]);
 const ANY: Option<&[i64]> = Some(&[]);
 const NONE: Option<&[i64]> = None;
 
+const RFC_GRAMMAR: &str = "RFC 8259 §2 (JSON-text = ws value ws)";
+const RFC_STRINGS: &str = "RFC 8259 §7 (control characters MUST be escaped)";
+const RFC_LIMITS: &str = "RFC 8259 §9 (a parser may set limits; readers differ)";
+const RPC_REQUEST: &str = "JSON-RPC 2.0 §4 (the Request object)";
+const MCP_STDIO: &str = "MCP transports: stdio (newline-delimited, no embedded newlines)";
+const MCP_TOOLS: &str = "MCP server/tools (servers MUST validate all tool inputs)";
+const MCP_LIFECYCLE: &str = "MCP lifecycle (initialization MUST be the first interaction)";
+
 rules! {
-    StrayText => "stray_text", Malformed, PARSE, false, "text that is not JSON on the line (a banner, debug line, prompt or page)";
-    MultipleValues => "multiple_values", Malformed, PARSE, false, "more than one JSON value on one line";
-    Truncated => "truncated", Malformed, PARSE, false, "a JSON value cut short";
-    BrokenLine => "broken_line", Malformed, PARSE, false, "one value broken across lines by an LF";
-    RawControl => "raw_control", Malformed, PARSE, false, "a raw control character (LF, CR, TAB) inside a string";
-    ForeignTerminator => "foreign_terminator", Malformed, PARSE, false, "a line terminator other than LF";
-    InvalidUtf8 => "invalid_utf8", Malformed, PARSE, false, "bytes that are not UTF-8";
-    ByteOrderMark => "byte_order_mark", Malformed, PARSE, false, "a byte-order mark before the value";
-    NulByte => "nul_byte", Malformed, PARSE, false, "a NUL byte on the line";
-    LoneSurrogate => "lone_surrogate", Malformed, PARSE, false, "an escaped lone UTF-16 surrogate";
-    DuplicateKey => "duplicate_key", Malformed, PARSE, false, "the same key twice in one object (after unescaping)";
-    NonFiniteNumber => "non_finite_number", Malformed, PARSE, false, "NaN or Infinity, which JSON has not";
-    NumberOutOfRange => "number_out_of_range", Malformed, PARSE, false, "a number no IEEE double holds";
-    TooDeep => "too_deep", Malformed, PARSE, false, "nesting deeper than any request needs";
-    NotStrictJson => "not_strict_json", Malformed, PARSE, false, "comments, trailing commas or single quotes";
-    LineTooLong => "line_too_long", Malformed, PARSE, false, "a line longer than the gateway's bound";
-    NotAnObject => "not_an_object", Invalid, INVALID, false, "a JSON value that is not a request object";
-    BadJsonrpc => "bad_jsonrpc", Invalid, INVALID, false, "`jsonrpc` missing or not exactly \"2.0\"";
-    BadId => "bad_id", Invalid, INVALID, false, "an id that is not a string or an integer";
-    BadMethod => "bad_method", Invalid, INVALID, false, "`method` that is not a string";
-    BadParams => "bad_params", Invalid, PARAMS, false, "`params` that is not an object";
-    BatchNotAllowed => "batch_not_allowed", Invalid, INVALID, false, "a batch in a revision without batches";
-    EmptyBatch => "empty_batch", Invalid, INVALID, false, "an empty batch";
-    ClientResponse => "client_response", Invalid, NONE, false, "a response the client sent to no request";
-    BadToolName => "bad_tool_name", Invalid, PARAMS, false, "tools/call `name` missing or not a string";
-    BadArguments => "bad_arguments", Invalid, PARAMS, false, "tools/call `arguments` not an object";
-    BeforeInitialize => "before_initialize", Invalid, ANY, false, "a request before `initialize`";
-    RepeatedInitialize => "repeated_initialize", Invalid, ANY, false, "a second `initialize`";
-    UnknownMethod => "unknown_method", Refused, Some(&[code::METHOD_NOT_FOUND]), false, "a method the server does not have";
-    UnknownTool => "unknown_tool", Refused, ARGS, true, "a tool the gateway does not offer";
-    UnauthorizedTool => "unauthorized_tool", Refused, ANY, true, "a tool the caller may not run";
-    UnknownArgument => "unknown_argument", Refused, ARGS, true, "an argument the tool's schema does not allow";
-    MistypedArgument => "mistyped_argument", Refused, ARGS, true, "an argument of the wrong type";
-    MissingArgument => "missing_argument", Refused, ARGS, true, "a required argument left out";
-    NotificationCall => "notification_call", Refused, NONE, false, "a request method sent as a notification";
+    StrayText => "stray_text", Malformed, Spec, PARSE, false, RFC_GRAMMAR, "text that is not JSON on the line (a banner, debug line, prompt or page)";
+    MultipleValues => "multiple_values", Malformed, Spec, PARSE, false, RFC_GRAMMAR, "more than one JSON value on one line";
+    Truncated => "truncated", Malformed, Spec, PARSE, false, RFC_GRAMMAR, "a JSON value cut short";
+    BrokenLine => "broken_line", Malformed, Spec, PARSE, false, MCP_STDIO, "one value broken across lines by an LF";
+    RawControl => "raw_control", Malformed, Spec, PARSE, false, RFC_STRINGS, "a raw control character (LF, CR, TAB) inside a string";
+    ForeignTerminator => "foreign_terminator", Malformed, Spec, PARSE, false, MCP_STDIO, "a line terminator other than LF";
+    CrBeforeLf => "cr_before_lf", Malformed, Tolerated, PARSE, false, "RFC 8259 §2 (CR is whitespace)", "a CR right before the LF, which JSON reads as whitespace";
+    InvalidUtf8 => "invalid_utf8", Malformed, Spec, PARSE, false, "RFC 8259 §8.1 (UTF-8 MUST be used)", "bytes that are not UTF-8";
+    ByteOrderMark => "byte_order_mark", Malformed, Hardening, ANY, true, "RFC 8259 §8.1 (a BOM MUST NOT be added; a reader MAY ignore it)", "a byte-order mark before the value";
+    NulByte => "nul_byte", Malformed, Spec, PARSE, false, RFC_GRAMMAR, "a NUL byte on the line";
+    LoneSurrogate => "lone_surrogate", Malformed, Hardening, ANY, true, "RFC 8259 §8.2 (readers of lone surrogates differ)", "an escaped lone UTF-16 surrogate";
+    DuplicateKey => "duplicate_key", Malformed, Hardening, ANY, true, "RFC 8259 §4 (names SHOULD be unique; readers differ)", "the same key twice in one object (after unescaping)";
+    NonFiniteNumber => "non_finite_number", Malformed, Spec, PARSE, false, "RFC 8259 §6 (NaN and Infinity are not permitted)", "NaN or Infinity, which JSON has not";
+    NumberOutOfRange => "number_out_of_range", Malformed, Hardening, ANY, true, "RFC 8259 §6 (past IEEE 754 doubles, readers differ)", "a number no IEEE double holds";
+    TooDeep => "too_deep", Malformed, Hardening, ANY, true, RFC_LIMITS, "nesting deeper than any request needs";
+    NotStrictJson => "not_strict_json", Malformed, Spec, PARSE, false, RFC_GRAMMAR, "comments, trailing commas or single quotes";
+    LineTooLong => "line_too_long", Malformed, Spec, PARSE, false, RFC_GRAMMAR, "a line longer than the gateway's bound";
+    NotAnObject => "not_an_object", Invalid, Spec, INVALID, false, RPC_REQUEST, "a JSON value that is not a request object";
+    BadJsonrpc => "bad_jsonrpc", Invalid, Spec, INVALID, false, "JSON-RPC 2.0 §4 (`jsonrpc` MUST be exactly \"2.0\")", "`jsonrpc` missing or not exactly \"2.0\"";
+    BadId => "bad_id", Invalid, Spec, INVALID, false, "MCP basic (request ids MUST be a string or integer, not null)", "an id that is not a string or an integer";
+    BadMethod => "bad_method", Invalid, Spec, INVALID, false, "JSON-RPC 2.0 §4 (`method` is a String)", "`method` that is not a string";
+    BadParams => "bad_params", Invalid, Spec, PARAMS, false, "JSON-RPC 2.0 §4.2 and the MCP schema (params is an object)", "`params` that is not an object";
+    BatchNotAllowed => "batch_not_allowed", Invalid, Spec, INVALID, false, "MCP schema (only 2025-03-26 has JSON-RPC batches)", "a batch in a revision without batches";
+    EmptyBatch => "empty_batch", Invalid, Spec, INVALID, false, "JSON-RPC 2.0 §6 (an empty batch is an invalid request)", "an empty batch";
+    ClientResponse => "client_response", Invalid, Spec, NONE, false, "JSON-RPC 2.0 §5 (a response answers a request the receiver sent)", "a response the client sent to no request";
+    BadToolName => "bad_tool_name", Invalid, Spec, PARAMS, false, "MCP schema (CallToolRequest `name` is a string)", "tools/call `name` missing or not a string";
+    BadArguments => "bad_arguments", Invalid, Spec, PARAMS, false, "MCP schema (CallToolRequest `arguments` is an object)", "tools/call `arguments` not an object";
+    BeforeInitialize => "before_initialize", Invalid, Spec, ANY, false, MCP_LIFECYCLE, "a request before `initialize`";
+    RepeatedInitialize => "repeated_initialize", Invalid, Hardening, ANY, false, "MCP lifecycle (one initialization per session; no MUST refuses a second)", "a second `initialize`";
+    UnknownMethod => "unknown_method", Refused, Spec, Some(&[code::METHOD_NOT_FOUND]), false, "JSON-RPC 2.0 §5.1 (-32601 Method not found)", "a method the server does not have";
+    UnknownTool => "unknown_tool", Refused, Spec, ARGS, true, "MCP server/tools (error handling: unknown tools)", "a tool the gateway does not offer";
+    UnauthorizedTool => "unauthorized_tool", Refused, Spec, ANY, true, "the gateway's own policy (--forbidden-tool)", "a tool the caller may not run";
+    UnknownArgument => "unknown_argument", Refused, Spec, ARGS, true, MCP_TOOLS, "an argument the tool's schema does not allow";
+    MistypedArgument => "mistyped_argument", Refused, Spec, ARGS, true, MCP_TOOLS, "an argument of the wrong type";
+    MissingArgument => "missing_argument", Refused, Spec, ARGS, true, MCP_TOOLS, "a required argument left out";
+    NotificationCall => "notification_call", Refused, Spec, NONE, false, "MCP basic (requests MUST include an id)", "a request method sent as a notification";
 }
 
 impl Class {
     /// Whether this class ends the session under the `close` policy.
     pub fn closes(self) -> bool {
         !matches!(self, Class::Refused)
+    }
+}
+
+impl Rule {
+    /// Whether a frame breaking this rule must end the session under
+    /// `close`: a malformed or invalid frame at the spec level. After any
+    /// other must-reject frame the gateway may end it, or go on.
+    pub fn must_close(self) -> bool {
+        self.class().closes() && self.level() == Level::Spec
     }
 }

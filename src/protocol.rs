@@ -73,22 +73,30 @@ impl FromStr for Revision {
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Policy {
-    /// The safer default: the session ends; nothing after the frame may act.
+    /// The session ends; nothing after the frame may act. A gateway may
+    /// also end it after any other must-reject frame.
     Close,
     /// The session goes on: the frame gets an error response and the next
     /// valid request inherits nothing from it.
     KeepOpen,
+    /// Whichever of the two the gateway shows on the first malformed frame
+    /// of a probe session; a hunt then holds it to that one.
+    Auto,
 }
 
 impl Policy {
-    /// Both policies.
+    /// The two policies a gateway is held to.
     pub const ALL: [Policy; 2] = [Policy::Close, Policy::KeepOpen];
+
+    /// What a user may choose: `auto` and the two policies.
+    pub const CHOICES: [Policy; 3] = [Policy::Auto, Policy::Close, Policy::KeepOpen];
 
     /// The name used on the command line.
     pub fn as_str(self) -> &'static str {
         match self {
             Policy::Close => "close",
             Policy::KeepOpen => "keep-open",
+            Policy::Auto => "auto",
         }
     }
 }
@@ -105,8 +113,59 @@ impl FromStr for Policy {
         match s {
             "close" => Ok(Policy::Close),
             "keep-open" => Ok(Policy::KeepOpen),
-            _ => Err(format!("unknown policy {s:?} (known: close, keep-open)")),
+            "auto" => Ok(Policy::Auto),
+            _ => Err(format!("unknown policy {s:?} (known: auto, close, keep-open)")),
         }
+    }
+}
+
+/// How strictly frames are judged.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    arbitrary::Arbitrary,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Level {
+    /// A rule of this level holds either way: a frame may be rejected with
+    /// no effect, or act once with exactly its arguments. Never a finding.
+    Tolerated,
+    /// The frame breaks a MUST of RFC 8259, JSON-RPC 2.0 or the negotiated
+    /// MCP revision.
+    Spec,
+    /// Stricter than the specifications: a frame parsers read differently
+    /// (duplicate keys, lone surrogates, deep nesting, huge numbers, a BOM).
+    #[default]
+    Hardening,
+}
+
+impl Level {
+    /// The levels a run may judge at, most lenient first.
+    pub const JUDGED: [Level; 2] = [Level::Spec, Level::Hardening];
+
+    /// The stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Tolerated => "tolerated",
+            Level::Spec => "spec",
+            Level::Hardening => "hardening",
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -16,7 +16,9 @@ pub(crate) fn label(expect: &Expect) -> String {
     match expect {
         Expect::Inert { .. } => "valid (no action)".to_owned(),
         Expect::Act(calls) => format!("valid ({} call{})", calls.len(), if calls.len() == 1 { "" } else { "s" }),
-        Expect::Reject(rule) => format!("must-reject: {} ({:?})", rule.id(), rule.class()),
+        Expect::Reject(rule) => format!("must-reject: {} ({}, {:?})", rule.id(), rule.level(), rule.class()),
+        Expect::Tolerate(rule, _) => format!("tolerated: {} (rejected or acted once)", rule.id()),
+        Expect::Unjudged(rule) => format!("not judged: {} ({})", rule.id(), rule.level()),
     }
 }
 

@@ -1,6 +1,6 @@
 //! The driver: writes a script through the seam and records what came back.
 
-use crate::frame::Frame;
+use crate::frame::{Expect, Frame, Rule};
 pub use crate::observation::Observation;
 use crate::protocol::{Id, Policy};
 use crate::script::Script;
@@ -92,14 +92,16 @@ pub(crate) fn drive<G: Gateway>(
 /// `close`, once a complete frame that closes the session was written.
 fn must_close(script: &Script, session: &Session) -> bool {
     session.policy == Policy::Close
-        && script.frames.iter().any(|f| f.expect.rule().is_some_and(|r| r.class().closes()) && f.bytes.ends_with(b"\n"))
+        && script.frames.iter().any(|f| f.expect.rule().is_some_and(Rule::must_close) && f.bytes.ends_with(b"\n"))
 }
 
 /// The answers a client waits for before it goes on: those owed to the
-/// whole frames before the first that closes the session under `close`
-/// (after it, the gateway should be gone), or to every whole frame.
+/// whole frames before the first after which the gateway may end the
+/// session under `close` or `auto` (after it, the gateway may be gone), or
+/// to every whole frame.
 pub(crate) fn owed(script: &Script, session: &Session) -> Vec<Id> {
-    let closes = |f: &&Frame| session.policy == Policy::Close && f.expect.rule().is_some_and(|r| r.class().closes());
+    let may_end = matches!(session.policy, Policy::Close | Policy::Auto);
+    let closes = |f: &&Frame| may_end && !matches!(f.expect, Expect::Act(_) | Expect::Inert { .. });
     let whole = script.frames.iter().filter(|f| f.bytes.ends_with(b"\n"));
     whole.take_while(|f| !closes(f)).flat_map(Frame::owed_ids).collect()
 }

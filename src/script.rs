@@ -8,7 +8,7 @@
 use crate::attack::{self, Ctx, Phase, Step, line};
 use crate::catalogue::{Catalogue, map_strings};
 use crate::frame::{Expect, Frame, Rule};
-use crate::protocol::{Id, Revision};
+use crate::protocol::{Id, Level, Revision};
 use crate::token::salt_prefix;
 use proptest::prelude::*;
 use std::ops::Range;
@@ -28,6 +28,10 @@ pub struct ScriptSpec {
     pub joins: Vec<u8>,
     /// Whether the client closes stdin at the end.
     pub eof: bool,
+    /// The level frames are judged at: a frame breaking only a rule above
+    /// it is labelled [`Expect::Unjudged`].
+    #[serde(default)]
+    pub level: Level,
 }
 
 /// A rendered session.
@@ -47,7 +51,7 @@ impl ScriptSpec {
     /// The handshake at `revision`, then `steps`, each frame a write of its
     /// own, then EOF.
     pub fn whole(revision: Revision, steps: Vec<Step>) -> ScriptSpec {
-        ScriptSpec { revision, steps, splits: vec![], joins: vec![], eof: true }
+        ScriptSpec { revision, steps, splits: vec![], joins: vec![], eof: true, level: Level::default() }
     }
 
     /// Whether the script cannot share a process with others: it calls
@@ -95,6 +99,13 @@ impl ScriptSpec {
                 _ => step.clone(),
             };
             frames.extend(step.render(&mut ctx));
+        }
+        for f in &mut frames {
+            if let Expect::Reject(rule) = f.expect
+                && rule.level() > self.level
+            {
+                f.expect = Expect::Unjudged(rule);
+            }
         }
         let write_ends = self.write_ends(&frames);
         Script { revision: self.revision, frames, write_ends, eof }
@@ -230,7 +241,7 @@ impl Script {
             }
             f.bytes = out;
             f.tokens.iter_mut().for_each(|t| *t = swap(t));
-            if let Expect::Act(calls) = &mut f.expect {
+            if let Expect::Act(calls) | Expect::Tolerate(_, calls) = &mut f.expect {
                 for c in calls.iter_mut() {
                     c.token = swap(&c.token);
                     c.arguments = c.arguments.iter().map(|(k, v)| (k.clone(), map_strings(v, &swap))).collect();
@@ -424,7 +435,7 @@ pub fn scripts(revision: BoxedStrategy<Revision>, step: BoxedStrategy<Step>) -> 
     (revision, proptest::collection::vec(step, 1..8), tail, splits, joins, proptest::bool::weighted(0.9))
         .prop_map(|(revision, mut steps, tail, splits, joins, eof)| {
             steps.extend(tail);
-            ScriptSpec { revision, steps, splits, joins, eof }
+            ScriptSpec { revision, steps, splits, joins, eof, level: Level::default() }
         })
         .boxed()
 }

@@ -143,32 +143,39 @@ fn oracle(script: &Script, index: usize) -> Result<(), String> {
                 .then_some(())
                 .ok_or("inert frame is neither blank nor one JSON line".into())
         }
-        Expect::Act(calls) => {
-            let v = one_strict_line(&frame.bytes).ok_or("a valid frame is not one strict JSON line")?;
-            if has_duplicate_key(&frame.bytes) {
-                return Err("a valid frame has a duplicate key".into());
-            }
-            let messages = match v {
-                Value::Array(items) => items,
-                other => vec![other],
-            };
-            if messages.len() != calls.len() {
-                return Err("message count differs from call count".into());
-            }
-            for (m, c) in messages.iter().zip(calls) {
-                let ok = m["jsonrpc"] == "2.0"
-                    && m["method"] == "tools/call"
-                    && Id::from_value(&m["id"]).as_ref() == Some(&c.id)
-                    && m["params"]["name"] == c.tool.as_str()
-                    && m["params"]["arguments"] == Value::Object(c.arguments.clone());
-                if !ok {
-                    return Err(format!("message {m} is not call {c:?}"));
-                }
-            }
-            Ok(())
+        Expect::Act(calls) => act_oracle(&frame.bytes, calls),
+        Expect::Tolerate(Rule::CrBeforeLf, calls) => {
+            let line = frame.bytes.strip_suffix(b"\r\n").ok_or("a cr_before_lf frame does not end in CRLF")?;
+            act_oracle(&[line, b"\n"].concat(), calls)
         }
-        Expect::Reject(rule) => reject_oracle(script, index, frame, *rule),
+        Expect::Tolerate(rule, _) => Err(format!("{} is not a tolerated rule the oracle knows", rule.id())),
+        Expect::Reject(rule) | Expect::Unjudged(rule) => reject_oracle(script, index, frame, *rule),
     }
+}
+
+fn act_oracle(bytes: &[u8], calls: &[portcullis::Call]) -> Result<(), String> {
+    let v = one_strict_line(bytes).ok_or("a valid frame is not one strict JSON line")?;
+    if has_duplicate_key(bytes) {
+        return Err("a valid frame has a duplicate key".into());
+    }
+    let messages = match v {
+        Value::Array(items) => items,
+        other => vec![other],
+    };
+    if messages.len() != calls.len() {
+        return Err("message count differs from call count".into());
+    }
+    for (m, c) in messages.iter().zip(calls) {
+        let ok = m["jsonrpc"] == "2.0"
+            && m["method"] == "tools/call"
+            && Id::from_value(&m["id"]).as_ref() == Some(&c.id)
+            && m["params"]["name"] == c.tool.as_str()
+            && m["params"]["arguments"] == Value::Object(c.arguments.clone());
+        if !ok {
+            return Err(format!("message {m} is not call {c:?}"));
+        }
+    }
+    Ok(())
 }
 
 fn reject_oracle(script: &Script, index: usize, frame: &Frame, rule: Rule) -> Result<(), String> {

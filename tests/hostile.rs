@@ -75,8 +75,7 @@ fn generated_deep_and_huge_steps_run_clean() {
     ];
     for policy in Policy::ALL {
         for revision in Revision::ALL {
-            let spec =
-                ScriptSpec { revision, steps: steps.clone(), splits: vec![7, 1 << 19], joins: vec![], eof: true };
+            let spec = ScriptSpec { splits: vec![7, 1 << 19], ..ScriptSpec::whole(revision, steps.clone()) };
             let (_, _, v) = session(&Reference::strict(), policy, &spec, 1).unwrap();
             assert!(v.is_empty(), "{v:?}");
         }

@@ -179,6 +179,24 @@ impl<'a> Ctx<'a> {
         Frame { bytes, expect, id, tokens, family: family.into(), kind: kind.into() }
     }
 
+    /// A frame that is valid but for a tolerated rule: each reading either
+    /// rejects it or acts once, unless it lands before the handshake, when
+    /// it must be rejected.
+    pub fn tolerated(
+        &self,
+        bytes: Vec<u8>,
+        rule: Rule,
+        calls: Vec<Call>,
+        family: &'static str,
+        kind: &'static str,
+    ) -> Frame {
+        let mut frame = self.acting(bytes, calls, family, kind);
+        if let Expect::Act(calls) = frame.expect {
+            frame.expect = Expect::Tolerate(rule, calls);
+        }
+        frame
+    }
+
     /// A must-reject frame.
     pub fn rejected(
         &self,

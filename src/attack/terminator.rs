@@ -95,7 +95,10 @@ impl Terminator {
             Kind::RawLf => vec![reject(ctx, line(parts.request_inserting(b"\n/")), Rule::RawControl)],
             Kind::RawCr => vec![reject(ctx, line(parts.request_inserting(b"\r")), Rule::RawControl)],
             Kind::RawTab => vec![reject(ctx, line(parts.request_inserting(b"\t")), Rule::RawControl)],
-            Kind::Crlf => vec![reject(ctx, format!("{}\r\n", parts.request()).into_bytes(), Rule::ForeignTerminator)],
+            Kind::Crlf => {
+                let bytes = format!("{}\r\n", parts.request()).into_bytes();
+                vec![ctx.tolerated(bytes, Rule::CrBeforeLf, vec![parts.call()], FAMILY, kind)]
+            }
             Kind::CrSeparated => {
                 let b = ctx.parts(self.tool);
                 let text = format!("{}\r{}", parts.request(), b.request());

@@ -3,8 +3,9 @@
 //! JSON-RPC prescribes, and `null` ids only on parse and invalid-request
 //! errors.
 
+use super::facts::Judged;
 use super::{CheckId, Facts, Violation};
-use crate::frame::{Expect, Reply as Owed};
+use crate::frame::{Class, Frame, Reply as Owed};
 use crate::protocol::{Id, code};
 use crate::seam::Exit;
 use std::collections::HashMap;
@@ -35,12 +36,11 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
             continue;
         }
         *per_id.entry(id.clone()).or_default() += 1;
-        let frame = &facts.script.frames[i];
-        let problem = match &frame.expect {
-            Expect::Inert { .. } if r.error => {
+        let problem = match &facts.judged[i] {
+            Judged::Inert { .. } if r.error => {
                 Some(format!("the valid request id {id} was answered with error {:?}", r.code))
             }
-            Expect::Reject(rule) => match (rule.reply(), r.error) {
+            Judged::Reject(rule) => match (rule.reply(), r.error) {
                 (Owed::Error { codes, .. }, true)
                     if !codes.is_empty() && !r.code.is_some_and(|c| codes.contains(&c)) =>
                 {
@@ -85,13 +85,14 @@ fn owed_replies(facts: &Facts, per_id: &HashMap<Id, usize>, null_errors: usize, 
         if !facts.reached(i) || facts.closing == Some(i) {
             continue;
         }
-        if frame.owes_anonymous_error() {
+        let (by_id, anonymous_ok) = owed(&facts.judged[i], frame);
+        if anonymous_ok {
             if !frame.id.as_ref().is_some_and(answered) {
                 anonymous.push(i);
             }
             continue;
         }
-        let missing = frame.owed_ids().into_iter().filter(|id| !answered(id));
+        let missing = by_id.into_iter().filter(|id| !answered(id));
         for id in missing {
             out.push(Violation::at_frame(CheckId::Correlation, facts, i, format!("no response to request id {id}")));
         }
@@ -103,5 +104,22 @@ fn owed_replies(facts: &Facts, per_id: &HashMap<Id, usize>, null_errors: usize, 
             crate::counted::counted(anonymous.len(), "rejected frame")
         );
         out.push(Violation::at_frame(CheckId::Correlation, facts, first, detail));
+    }
+}
+
+/// What a frame is owed: responses by id, or (when the flag is set) one
+/// response that may carry its id or, as JSON-RPC allows for a request it
+/// could not read or found invalid, a null id.
+fn owed(judged: &Judged, frame: &Frame) -> (Vec<Id>, bool) {
+    match judged {
+        Judged::Inert { request: true } => (frame.id.iter().cloned().collect(), false),
+        Judged::Act(calls) => (calls.iter().map(|c| c.id.clone()).collect(), false),
+        Judged::Reject(rule) if matches!(rule.reply(), Owed::Error { .. }) => match rule.class() {
+            Class::Refused => (frame.id.iter().cloned().collect(), false),
+            Class::Malformed | Class::Invalid => (vec![], true),
+        },
+        // A tolerated frame is answered either way; one not judged owes nothing.
+        Judged::Either { calls: Some(_), .. } => (vec![], frame.id.is_some()),
+        _ => (vec![], false),
     }
 }

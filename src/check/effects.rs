@@ -8,8 +8,8 @@
 //! - tokens of several valid frames, other arguments than the request's, or
 //!   a count other than one: `exactly-once`.
 
+use super::facts::Judged;
 use super::{CheckId, Facts, Violation};
-use crate::frame::Expect;
 use crate::seam::Action;
 use crate::token::tokens_in;
 use serde_json::Value;
@@ -73,14 +73,27 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
         };
         out.push(v);
     }
-    for (i, frame) in facts.script.frames.iter().enumerate() {
-        let Expect::Act(calls) = &frame.expect else { continue };
+    for (i, judged) in facts.judged.iter().enumerate() {
+        // A frame either way may act once, or not at all.
+        let (calls, least) = match judged {
+            Judged::Act(calls) => (calls, 1),
+            Judged::Either { calls: Some(calls), .. } => (calls, 0),
+            Judged::Either { calls: None, rule } => {
+                for ((f, token), n) in counts.iter().filter(|((f, _), n)| *f == i && **n > 1) {
+                    let detail =
+                        format!("a frame not judged at this level ({}) ran {n} times (token {token})", rule.id());
+                    out.push(Violation::at_frame(CheckId::ExactlyOnce, facts, *f, detail));
+                }
+                continue;
+            }
+            _ => continue,
+        };
         if !facts.reached(i) {
             continue;
         }
         for call in calls {
             let n = counts.get(&(i, call.token.clone())).copied().unwrap_or(0);
-            if n != 1 {
+            if !(least..=1).contains(&n) {
                 let how = if n == 0 {
                     "never reached the executor".to_owned()
                 } else {
@@ -101,7 +114,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
 
 /// Whether frame `i` is one that may act.
 fn acts(facts: &Facts, i: usize) -> bool {
-    matches!(facts.script.frames[i].expect, Expect::Act(_))
+    facts.judged[i].may_act()
 }
 
 /// The frames whose tokens the effect carries, ascending.
@@ -135,8 +148,16 @@ fn answered_with_error(facts: &Facts) -> BTreeSet<usize> {
 /// The token of the call the effect executes, when its tool and arguments
 /// are exactly the request's.
 fn judge_arguments(facts: &Facts, f: usize, effect: &Action) -> Result<String, String> {
-    let Expect::Act(calls) = &facts.script.frames[f].expect else { unreachable!("only acting frames get here") };
     let text = effect.arguments_text();
+    let calls = match &facts.judged[f] {
+        Judged::Act(calls) | Judged::Either { calls: Some(calls), .. } => calls,
+        // Either reading may act, with arguments of its own: count it.
+        _ => {
+            let tokens = &facts.script.frames[f].tokens;
+            let found = tokens.iter().find(|t| text.contains(t.as_str()) || effect.tool.contains(t.as_str()));
+            return found.cloned().ok_or_else(|| "carries the frame's token nowhere".to_owned());
+        }
+    };
     let call = calls
         .iter()
         .find(|c| text.contains(&c.token) || effect.tool.contains(&c.token))

@@ -1,10 +1,10 @@
 //! What every check needs to know about one session, worked out once.
 
-use crate::frame::Expect;
+use crate::frame::{Call, Expect, Frame, Rule};
 use crate::observation::Observation;
 use crate::protocol::{Id, Policy, Revision};
 use crate::script::Script;
-use crate::seam::Session;
+use crate::seam::{Exit, Session};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -33,6 +33,82 @@ pub struct Reply {
     pub tool_error: bool,
 }
 
+/// What a frame is held to, at the revision the session negotiated and the
+/// level its script was labelled at.
+#[derive(Clone, Debug)]
+pub enum Judged {
+    /// Valid, no action; `request` when a success response is owed.
+    Inert {
+        /// Whether a success response is owed.
+        request: bool,
+    },
+    /// Valid: each call acts exactly once with exactly its arguments.
+    Act(Vec<Call>),
+    /// Must not act.
+    Reject(Rule),
+    /// Either reading is fine: rejected with no effect, or acting at most
+    /// once per call; with exactly `calls`' arguments when they are known.
+    Either {
+        /// The tolerated rule, or the one above the judged level.
+        rule: Rule,
+        /// The calls as a reading that accepts the frame must run them.
+        calls: Option<Vec<Call>>,
+    },
+}
+
+impl Judged {
+    fn of(frame: &Frame, revision: Revision) -> Judged {
+        match &frame.expect {
+            Expect::Inert { request } => Judged::Inert { request: *request },
+            Expect::Act(_) if frame.kind == "batch" && !revision.has_batches() => Judged::Reject(Rule::BatchNotAllowed),
+            Expect::Act(calls) => Judged::Act(calls.clone()),
+            // A batch labelled for a revision without batches, in a session
+            // the server negotiated one with them: its calls must act.
+            Expect::Reject(Rule::BatchNotAllowed) if frame.kind == "batch" && revision.has_batches() => {
+                batch_calls(frame).map(Judged::Act).unwrap_or(Judged::Reject(Rule::BatchNotAllowed))
+            }
+            Expect::Reject(rule) => Judged::Reject(*rule),
+            Expect::Tolerate(rule, calls) => Judged::Either { rule: *rule, calls: Some(calls.clone()) },
+            Expect::Unjudged(rule) => Judged::Either { rule: *rule, calls: None },
+        }
+    }
+
+    /// The rule of a must-reject frame.
+    pub fn rule(&self) -> Option<Rule> {
+        match self {
+            Judged::Reject(r) => Some(*r),
+            _ => None,
+        }
+    }
+
+    /// Whether the frame may act: a valid one, or either way.
+    pub fn may_act(&self) -> bool {
+        matches!(self, Judged::Act(_) | Judged::Either { .. })
+    }
+
+    /// Whether a gateway under `close` may end the session after it.
+    fn may_close(&self) -> bool {
+        matches!(self, Judged::Reject(_) | Judged::Either { .. })
+    }
+}
+
+/// The calls of a batch frame, read back from its bytes.
+fn batch_calls(frame: &Frame) -> Option<Vec<Call>> {
+    let end = frame.bytes.len() - usize::from(frame.bytes.ends_with(b"\n"));
+    let Value::Array(items) = crate::json_line::parse(&frame.bytes[..end])? else { return None };
+    let calls = items.iter().zip(&frame.tokens).map(|(item, token)| {
+        let params = item.get("params")?;
+        Some(Call {
+            id: Id::from_value(item.get("id")?)?,
+            token: token.clone(),
+            tool: params.get("name")?.as_str()?.to_owned(),
+            arguments: params.get("arguments")?.as_object()?.clone(),
+        })
+    });
+    let calls: Option<Vec<Call>> = calls.collect();
+    calls.filter(|c| c.len() == items.len())
+}
+
 /// The precomputed facts of one session.
 #[derive(Debug)]
 pub struct Facts<'a> {
@@ -40,13 +116,15 @@ pub struct Facts<'a> {
     pub script: &'a Script,
     /// What came back.
     pub obs: &'a Observation,
-    /// The policy the gateway is held to.
+    /// The policy the gateway is held to (`auto` resolved by what it did).
     pub policy: Policy,
     /// The revision the session runs under.
     pub revision: Revision,
+    /// What each frame is held to.
+    pub judged: Vec<Judged>,
     /// Each frame's span in stdin.
     pub spans: Vec<Range<usize>>,
-    /// Under `close`: the first frame that must end the session.
+    /// Under `close`: the frame after which the session ended, or must have.
     pub closing: Option<usize>,
     /// How many frames were wholly written before the gateway ended.
     pub delivered: usize,
@@ -64,10 +142,6 @@ impl<'a> Facts<'a> {
     /// Works the facts out.
     pub fn new(script: &'a Script, obs: &'a Observation, session: &Session) -> Self {
         let spans = script.frame_spans();
-        let closing = match session.policy {
-            Policy::Close => script.frames.iter().position(|f| f.expect.rule().is_some_and(|r| r.class().closes())),
-            Policy::KeepOpen => None,
-        };
         let delivered = match obs.ended_at {
             Some(end) => spans.iter().take_while(|s| s.end <= end).count(),
             None => spans.len(),
@@ -81,7 +155,7 @@ impl<'a> Facts<'a> {
             if let Some(id) = &f.id {
                 id_owner.insert(id.clone(), i);
             }
-            if let Expect::Act(calls) = &f.expect {
+            if let Expect::Act(calls) | Expect::Tolerate(_, calls) = &f.expect {
                 for c in calls {
                     id_owner.insert(c.id.clone(), i);
                 }
@@ -94,8 +168,9 @@ impl<'a> Facts<'a> {
             obs,
             policy: session.policy,
             revision: script.revision,
+            judged: Vec::new(),
             spans,
-            closing,
+            closing: None,
             delivered,
             owner,
             id_owner,
@@ -103,7 +178,51 @@ impl<'a> Facts<'a> {
             replies,
         };
         facts.revision = facts.negotiated().unwrap_or(script.revision);
+        facts.judged = script.frames.iter().map(|f| Judged::of(f, facts.revision)).collect();
+        if facts.policy == Policy::Auto {
+            facts.policy = seen_policy(&facts).map(|(p, _)| p).unwrap_or(Policy::Close);
+        }
+        if facts.policy == Policy::Close {
+            facts.closing = facts.closing_frame();
+        }
+        // The calls of a batch read back for a revision with batches.
+        for (i, j) in facts.judged.iter().enumerate() {
+            if let Judged::Act(calls) = j {
+                for call in calls {
+                    facts.id_owner.entry(call.id.clone()).or_insert(i);
+                }
+            }
+        }
         facts
+    }
+
+    /// The first frame that must end the session under `close`.
+    fn must_close(&self) -> Option<usize> {
+        self.judged.iter().position(|j| j.rule().is_some_and(|r| r.must_close()))
+    }
+
+    /// Under `close`: the frame that must end the session, or, when the
+    /// gateway ended before stdin closed, the first frame it may have ended
+    /// on at or after the last one it answered or acted for.
+    fn closing_frame(&self) -> Option<usize> {
+        let must = self.must_close();
+        let Some(end) = self.obs.ended_at.filter(|_| self.obs.exit_before_eof.ended()) else { return must };
+        let alive = self.last_alive().unwrap_or(0);
+        let may = (alive..self.judged.len()).find(|i| self.judged[*i].may_close() && self.spans[*i].start < end);
+        match (may, must) {
+            (Some(c), Some(m)) => Some(c.min(m)),
+            (c, m) => c.or(m),
+        }
+    }
+
+    /// The last frame the gateway answered by id or acted for.
+    pub fn last_alive(&self) -> Option<usize> {
+        let answered = self.replies.iter().filter_map(|r| self.frame_of(&r.id));
+        let acted = self.obs.effects.iter().flat_map(|e| {
+            let text = format!("{} {}", e.tool, e.arguments_text());
+            crate::token::tokens_in(&text).filter_map(|t| self.owner.get(t).copied()).collect::<Vec<_>>()
+        });
+        answered.chain(acted).max()
     }
 
     /// The revision the gateway answered `initialize` with, if it is one
@@ -130,6 +249,21 @@ impl<'a> Facts<'a> {
     pub fn reached(&self, i: usize) -> bool {
         i < self.delivered && !self.after_close(i)
     }
+}
+
+/// The policy a gateway showed on the first frame that must end a session
+/// under `close`, and that frame: `close` when it ended before stdin closed
+/// and answered nothing after it, `keep-open` when it went on. `None` when
+/// no such frame was wholly delivered, or the gateway crashed.
+pub(crate) fn seen_policy(facts: &Facts) -> Option<(Policy, usize)> {
+    let m = facts.must_close()?;
+    let obs = facts.obs;
+    if m >= facts.delivered || !facts.script.frames[m].bytes.ends_with(b"\n") || matches!(obs.exit, Exit::Crashed(_)) {
+        return None;
+    }
+    let went_on = facts.last_alive().is_some_and(|a| a > m);
+    let ended = obs.exit_before_eof.ended() && !went_on;
+    Some((if ended { Policy::Close } else { Policy::KeepOpen }, m))
 }
 
 fn split_lines(stdout: &[u8]) -> Vec<Line> {

@@ -2,6 +2,7 @@
 //! invalid frame, or stay open under keep-open) and `liveness` (no crash, no
 //! early exit, exit when stdin closes).
 
+use super::facts::Judged;
 use super::{CheckId, Facts, Violation};
 use crate::protocol::Policy;
 use crate::seam::Exit;
@@ -37,10 +38,11 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
         }
     }
     if let Some(end) = obs.ended_at.filter(|_| obs.exit_before_eof.ended()) {
-        let rejected_before = facts.script.frames[..facts.delivered].iter().any(|f| f.expect.rule().is_some());
+        let rejected_before =
+            facts.judged[..facts.delivered].iter().any(|j| !matches!(j, Judged::Act(_) | Judged::Inert { .. }));
         let frame = last_seen.min(facts.spans.len() - 1);
         match facts.policy {
-            Policy::KeepOpen if rejected_before => out.push(Violation::at_frame(
+            Policy::KeepOpen | Policy::Auto if rejected_before => out.push(Violation::at_frame(
                 CheckId::Policy,
                 facts,
                 frame,

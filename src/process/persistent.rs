@@ -172,7 +172,7 @@ impl Persistent {
 /// The tokens of a script's valid calls.
 fn valid_tokens(script: &Script) -> Vec<String> {
     let calls = script.frames.iter().filter_map(|f| match &f.expect {
-        Expect::Act(calls) => Some(calls),
+        Expect::Act(calls) | Expect::Tolerate(_, calls) => Some(calls),
         _ => None,
     });
     calls.flatten().map(|c| c.token.clone()).collect()

@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+"""A strict, spec-conforming MCP stdio server, used as a test oracle.
+
+Usage: python3 strict.py --log FILE [--policy close|keep-open] [--bug NAME]...
+
+Follows RFC 8259, JSON-RPC 2.0 and the MCP stdio transport (revisions
+2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25). One tool, "record", appends
+one JSON line to the --log file each time it is validly called. Standard
+library only. Planted bugs (off by default): id-true, lenient-args, banner.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+LATEST = "2025-11-25"
+BATCH_REVISION = "2025-03-26"
+MAX_LINE = 4 * 1024 * 1024          # bytes, not counting the terminating LF
+MAX_DEPTH = 64
+MAX_INT = 2 ** 53 - 1
+BOM = b"\xef\xbb\xbf"
+BLANK = b" \t\r"
+BUGS = ("id-true", "lenient-args", "banner")
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+RECORD_TOOL = {
+    "name": "record",
+    "description": "Append a note (and an optional count) to the log.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"note": {"type": "string"},
+                       "count": {"type": "integer"}},
+        "required": ["note"],
+        "additionalProperties": False,
+    },
+}
+
+
+class ParseFailure(ValueError):
+    """Raised when a line is not exactly one acceptable JSON value."""
+
+
+def _reject_constant(name):
+    """parse_constant hook: NaN, Infinity and -Infinity are not JSON."""
+    raise ParseFailure(f"non-finite number {name}")
+
+
+def _checked_int(text):
+    """parse_int hook: reject integers outside the interoperable range."""
+    value = int(text)
+    if abs(value) > MAX_INT:
+        raise ParseFailure("integer magnitude above 2**53-1")
+    return value
+
+
+def _checked_float(text):
+    """parse_float hook: reject numbers that overflow to infinity."""
+    value = float(text)
+    if math.isinf(value):
+        raise ParseFailure("number overflows to infinity")
+    return value
+
+
+def _unique_pairs(pairs):
+    """object_pairs_hook: build a dict, rejecting duplicate keys."""
+    obj = {}
+    for key, value in pairs:
+        if key in obj:
+            raise ParseFailure(f"duplicate key {key!r}")
+        obj[key] = value
+    return obj
+
+
+def _check_string(text):
+    """Reject strings holding lone surrogates (escaped \\uD800..\\uDFFF)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ParseFailure("lone UTF-16 surrogate in string") from None
+
+
+def _check_tree(value):
+    """Walk a parsed value: nesting depth and surrogate-free strings/keys."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, str):
+            _check_string(node)
+        elif isinstance(node, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise ParseFailure(f"nesting deeper than {MAX_DEPTH}")
+            if isinstance(node, dict):
+                for key, item in node.items():
+                    _check_string(key)
+                    stack.append((item, depth + 1))
+            else:
+                stack.extend((item, depth + 1) for item in node)
+
+
+def parse_line(raw):
+    """Parse one line (bytes, LF removed) strictly; raise on any defect."""
+    if b"\x00" in raw:
+        raise ParseFailure("NUL byte in line")
+    if raw.startswith(BOM):
+        raise ParseFailure("UTF-8 byte order mark")
+    text = raw.decode("utf-8")      # strict: invalid UTF-8 raises
+    value = json.loads(text, strict=True, object_pairs_hook=_unique_pairs,
+                       parse_int=_checked_int, parse_float=_checked_float,
+                       parse_constant=_reject_constant)
+    _check_tree(value)
+    return value
+
+
+def error(rid, code, message):
+    """Build a JSON-RPC error response."""
+    return {"jsonrpc": "2.0", "id": rid,
+            "error": {"code": code, "message": message}}
+
+
+def result(rid, value):
+    """Build a JSON-RPC success response."""
+    return {"jsonrpc": "2.0", "id": rid, "result": value}
+
+
+class Server:
+    """Protocol state and message handling for one stdio session."""
+
+    def __init__(self, log_path, bugs):
+        self.log_path = log_path
+        self.bugs = set(bugs)
+        self.version = None         # negotiated revision, None before init
+        self.used_ids = set()       # ids already answered (never reply twice)
+        self.out = sys.stdout.buffer
+
+    def write_raw(self, data):
+        """Write bytes to stdout and flush; survive a closed stdout."""
+        try:
+            self.out.write(data)
+            self.out.flush()
+        except OSError:             # e.g. BrokenPipeError: discard output
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.out.fileno())
+            os.close(devnull)
+
+    def send(self, message):
+        """Write one complete JSON-RPC message (or batch) as one line."""
+        line = json.dumps(message, separators=(",", ":"), ensure_ascii=True)
+        self.write_raw(line.encode("ascii") + b"\n")
+
+    def handle_line(self, raw):
+        """Handle one line; return True if it was a parse/invalid-request error."""
+        if raw.strip(BLANK) == b"":
+            return False
+        try:
+            value = parse_line(raw)
+        except Exception as exc:    # any defect at all is a parse error
+            print(f"strict: parse error: {exc!r}"[:500], file=sys.stderr)
+            self.send(error(None, PARSE_ERROR, "Parse error"))
+            return True
+        reply, fatal = self.handle_value(value)
+        if reply is not None:
+            self.send(reply)
+        return fatal
+
+    def handle_value(self, value):
+        """Handle a parsed value, a single message or a batch."""
+        if not isinstance(value, list):
+            return self.handle_message(value)
+        if self.version != BATCH_REVISION:
+            return error(None, INVALID_REQUEST, "Batches not supported"), True
+        if not value:
+            return error(None, INVALID_REQUEST, "Empty batch"), True
+        replies, fatal = [], False
+        for item in value:
+            reply, bad = self.handle_message(item)
+            fatal = fatal or bad
+            if reply is not None:
+                replies.append(reply)
+        return (replies or None), fatal
+
+    def valid_id(self, rid):
+        """An id must be a string or an integer (bool is neither)."""
+        if type(rid) is bool:
+            return "id-true" in self.bugs
+        return type(rid) in (str, int)
+
+    def handle_message(self, msg):
+        """Validate one message; return (reply or None, fatal)."""
+        invalid = error(None, INVALID_REQUEST, "Invalid Request")
+        if not isinstance(msg, dict):
+            return invalid, True
+        if "method" not in msg and ("result" in msg or "error" in msg):
+            return None, False      # a client response: ignore silently
+        if msg.get("jsonrpc") != "2.0" or not isinstance(msg.get("method"), str):
+            return invalid, True
+        if "id" in msg and not self.valid_id(msg["id"]):
+            return invalid, True
+        if "params" in msg and not isinstance(msg["params"], dict):
+            return invalid, True
+        method, params = msg["method"], msg.get("params", {})
+        if "id" not in msg:
+            return None, False      # notification: never answered, no effect
+        rid = msg["id"]
+        key = (type(rid).__name__, rid)
+        if key in self.used_ids:
+            return error(None, INVALID_REQUEST, "Request id already used"), True
+        self.used_ids.add(key)
+        return self.handle_request(method, params, rid)
+
+    def handle_request(self, method, params, rid):
+        """Dispatch a valid request; return (reply, fatal)."""
+        if method == "initialize":
+            if self.version is not None:
+                return error(rid, INVALID_REQUEST, "Already initialized"), True
+            requested = params.get("protocolVersion")
+            if not isinstance(requested, str):
+                return error(rid, INVALID_PARAMS, "protocolVersion must be a string"), False
+            self.version = requested if requested in REVISIONS else LATEST
+            return result(rid, {"protocolVersion": self.version,
+                                "capabilities": {"tools": {}},
+                                "serverInfo": {"name": "strict", "version": "1.0"}}), False
+        if method == "ping":
+            return result(rid, {}), False
+        if self.version is None:
+            return error(rid, INVALID_REQUEST, "Server not initialized"), True
+        if method == "tools/list":
+            return result(rid, {"tools": [RECORD_TOOL]}), False
+        if method == "tools/call":
+            return self.call_tool(params, rid), False
+        return error(rid, METHOD_NOT_FOUND, "Method not found"), False
+
+    def call_tool(self, params, rid):
+        """Validate a tools/call exactly against the schema, then run it."""
+        name = params.get("name")
+        if not isinstance(name, str):
+            return error(rid, INVALID_PARAMS, "Tool name must be a string")
+        args = params.get("arguments", {})
+        if not isinstance(args, dict):
+            return error(rid, INVALID_PARAMS, "arguments must be an object")
+        if name != RECORD_TOOL["name"]:
+            return error(rid, INVALID_PARAMS, f"Unknown tool: {name}")
+        extra = sorted(set(args) - {"note", "count"})
+        if extra and "lenient-args" not in self.bugs:
+            return error(rid, INVALID_PARAMS, f"Unexpected arguments: {extra}")
+        note = args.get("note")
+        if not isinstance(note, str):
+            return error(rid, INVALID_PARAMS, "note is required and must be a string")
+        count = args.get("count")
+        if "count" in args:
+            # JSON Schema: "integer" is any number with a zero fractional part.
+            if type(count) is float and count.is_integer():
+                count = int(count)
+            elif type(count) is not int:
+                return error(rid, INVALID_PARAMS, "count must be an integer")
+        try:
+            with open(self.log_path, "a", encoding="utf-8") as log:
+                log.write(json.dumps({"note": note, "count": count}) + "\n")
+                log.flush()
+        except OSError as exc:
+            print(f"strict: cannot write log: {exc}", file=sys.stderr)
+            return error(rid, INTERNAL_ERROR, "Cannot write log")
+        return result(rid, {"content": [{"type": "text", "text": "recorded"}]})
+
+
+def discard_rest_of_line(stream):
+    """Skip the remainder of an over-long line, up to and including its LF."""
+    while True:
+        chunk = stream.readline(65536)
+        if not chunk or chunk.endswith(b"\n"):
+            return
+
+
+def main(argv=None):
+    """Parse arguments and serve stdin until EOF (or a fatal error under close)."""
+    parser = argparse.ArgumentParser(description="Strict MCP stdio server")
+    parser.add_argument("--log", required=True)
+    parser.add_argument("--policy", choices=("close", "keep-open"), default="keep-open")
+    parser.add_argument("--bug", action="append", default=[], choices=BUGS)
+    args = parser.parse_args(argv)
+    server = Server(args.log, args.bug)
+    close = args.policy == "close"
+    if "banner" in server.bugs:
+        server.write_raw(b"strict server ready\n")
+    stdin = sys.stdin.buffer
+    while True:
+        line = stdin.readline(MAX_LINE + 1)
+        if not line:
+            return 0
+        if line.endswith(b"\n"):
+            fatal = server.handle_line(line[:-1])
+        elif len(line) > MAX_LINE:
+            print("strict: line longer than 4 MiB", file=sys.stderr)
+            server.send(error(None, PARSE_ERROR, "Parse error: line too long"))
+            if close:
+                return 0
+            discard_rest_of_line(stdin)
+            continue
+        else:                       # last line at EOF, without LF
+            fatal = server.handle_line(line)
+        if fatal and close:
+            return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(0)
