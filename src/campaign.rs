@@ -6,7 +6,8 @@ use crate::attack;
 use crate::check::{self, CheckId, Violation};
 pub use crate::finding::Finding;
 use crate::observation::Observation;
-use crate::protocol::{Policy, Revision};
+use crate::attack::Step;
+use crate::protocol::{Level, Policy, Revision};
 use crate::run;
 use crate::script::{Mix, Script, ScriptSpec, scripts_mixed};
 use crate::seam::{Fault, Session, Target};
@@ -35,8 +36,11 @@ pub struct HuntConfig {
     pub cases: u32,
     /// The RNG seed; the same seed draws the same scripts.
     pub seed: u64,
-    /// The policy the target is held to.
+    /// The policy the target is held to. Default: [`Policy::Auto`], which
+    /// [`hunt`] settles with a probe session before it draws any script.
     pub policy: Policy,
+    /// The level frames are judged at. Default: [`Level::Hardening`].
+    pub level: Level,
     /// The revisions scripts ask for.
     pub revisions: Vec<Revision>,
     /// Where proptest keeps failing seeds (a path from the crate root), if
@@ -64,7 +68,8 @@ impl Default for HuntConfig {
         HuntConfig {
             cases,
             seed: 0,
-            policy: Policy::Close,
+            policy: Policy::Auto,
+            level: Level::Hardening,
             revisions: Revision::ALL.to_vec(),
             persistence: None,
             focus: None,
@@ -84,6 +89,8 @@ setters! {
     seed: u64,
     /// Sets [`HuntConfig::policy`].
     policy: Policy,
+    /// Sets [`HuntConfig::level`].
+    level: Level,
     /// Sets [`HuntConfig::revisions`].
     revisions: Vec<Revision>,
     /// Sets [`HuntConfig::persistence`]: where proptest keeps failing seeds.
@@ -184,12 +191,58 @@ pub(crate) fn resalted(script: &Script, salt: u32) -> (Script, u32) {
 pub fn strategy(cfg: &HuntConfig) -> BoxedStrategy<ScriptSpec> {
     use proptest::strategy::Strategy;
     let revisions = proptest::sample::select(cfg.revisions.clone()).boxed();
-    scripts_mixed(revisions, attack::any_step(), cfg.mix)
+    let level = cfg.level;
+    scripts_mixed(revisions, attack::any_step(), cfg.mix).prop_map(move |spec| ScriptSpec { level, ..spec }).boxed()
 }
 
-/// Hunts for a failing session; `Ok(None)` when every case held.
+/// Hunts for a failing session; `Ok(None)` when every case held. Under
+/// [`Policy::Auto`], a probe session first shows which policy the target
+/// follows, and the hunt holds it to that one.
 pub fn hunt<T: Target>(target: &T, cfg: &HuntConfig) -> Result<Option<Finding>, Fault> {
-    hunt_with(target, cfg, strategy(cfg), &|_| true)
+    let seen = match cfg.policy {
+        Policy::Auto => Some(probe_policy(&|spec, salt| session(target, Policy::Auto, spec, salt), cfg)?),
+        _ => None,
+    };
+    let cfg = &HuntConfig { policy: seen.as_ref().map_or(cfg.policy, |s| s.policy), ..cfg.clone() };
+    let found = hunt_with(target, cfg, strategy(cfg), &|_| true)?;
+    Ok(found.map(|f| Finding { policy_seen: seen.map(|s| s.detail), ..f }))
+}
+
+/// Which policy a gateway follows, as a probe session showed it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicySeen {
+    /// The policy the gateway is held to from now on.
+    pub policy: Policy,
+    /// What it did, and on which frame.
+    pub detail: String,
+}
+
+/// Runs the probe for [`Policy::Auto`]: the handshake, a banner line (a
+/// frame that must end the session under `close`) and a valid call. A
+/// gateway that ends the session there follows `close`; one that answers
+/// and goes on, `keep-open`. One that shows neither (it crashed) is held
+/// to `close`.
+pub(crate) fn probe_policy(
+    run: &dyn Fn(&ScriptSpec, u32) -> Result<SessionRun, Fault>,
+    cfg: &HuntConfig,
+) -> Result<PolicySeen, Fault> {
+    use crate::attack::noise::{Kind, Noise, Text};
+    let revision = cfg.revisions.last().copied().unwrap_or(Revision::R2025_11_25);
+    let banner = Step::Noise(Noise { kind: Kind::LineBefore, text: Text::Banner, tool: 0 });
+    let spec = ScriptSpec { level: cfg.level, ..ScriptSpec::whole(revision, vec![banner, Step::Control(0)]) };
+    let (script, obs, _) = run(&spec, salt(cfg, 0))?;
+    let session = Session { policy: Policy::Auto, revision, salt: 0 };
+    Ok(match check::seen_policy(&script, &obs, &session) {
+        Some((policy, at)) => {
+            let rule = script.frames[at].expect.rule().map_or("", |r| r.id());
+            let what = if policy == Policy::Close { "ended the session after" } else { "went on after" };
+            PolicySeen { policy, detail: format!("the gateway {what} frame #{at} (`{rule}`) of a probe session") }
+        }
+        None => PolicySeen {
+            policy: Policy::Close,
+            detail: format!("the probe session showed no policy (the gateway {}); held to close", obs.exit),
+        },
+    })
 }
 
 /// A distinct salt for each session of a hunt, so no late effect of one
@@ -341,6 +394,7 @@ pub fn hunt_by(
         late: None,
         history: Vec::new(),
         confirmed: true,
+        policy_seen: None,
     }))
 }
 

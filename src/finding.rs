@@ -2,7 +2,8 @@
 
 use crate::check::{CheckId, Violation};
 use crate::observation::Observation;
-use crate::protocol::Policy;
+use crate::frame::Rule;
+use crate::protocol::{Level, Policy};
 use crate::script::{Script, ScriptSpec};
 use std::time::Duration;
 
@@ -42,4 +43,18 @@ pub struct Finding {
     pub history: Vec<Script>,
     /// Whether a session in a process of its own showed it.
     pub confirmed: bool,
+    /// Under `auto`: which policy the gateway showed, and on which frame.
+    pub policy_seen: Option<String>,
+}
+
+impl Finding {
+    /// The level the finding rests on: that of its first violation.
+    pub fn level(&self) -> Level {
+        self.violations.first().map_or(Level::Spec, |v| v.level(&self.script))
+    }
+
+    /// The rule of the frame its first violation concerns, if one.
+    pub fn rule(&self) -> Option<Rule> {
+        self.violations.first().and_then(|v| v.rule(&self.script))
+    }
 }

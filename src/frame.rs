@@ -211,6 +211,7 @@ rules! {
     DuplicateKey => "duplicate_key", Malformed, Hardening, ANY, true, "RFC 8259 §4 (names SHOULD be unique; readers differ)", "the same key twice in one object (after unescaping)";
     NonFiniteNumber => "non_finite_number", Malformed, Spec, PARSE, false, "RFC 8259 §6 (NaN and Infinity are not permitted)", "NaN or Infinity, which JSON has not";
     NumberOutOfRange => "number_out_of_range", Malformed, Hardening, ANY, true, "RFC 8259 §6 (past IEEE 754 doubles, readers differ)", "a number no IEEE double holds";
+    ImpreciseId => "imprecise_id", Invalid, Hardening, ANY, false, "RFC 8259 §6 (integers past 2^53 are read differently)", "an integer id past 2^53, which many readers cannot echo exactly";
     TooDeep => "too_deep", Malformed, Hardening, ANY, true, RFC_LIMITS, "nesting deeper than any request needs";
     NotStrictJson => "not_strict_json", Malformed, Spec, PARSE, false, RFC_GRAMMAR, "comments, trailing commas or single quotes";
     LineTooLong => "line_too_long", Malformed, Spec, PARSE, false, RFC_GRAMMAR, "a line longer than the gateway's bound";
@@ -222,6 +223,7 @@ rules! {
     BatchNotAllowed => "batch_not_allowed", Invalid, Spec, INVALID, false, "MCP schema (only 2025-03-26 has JSON-RPC batches)", "a batch in a revision without batches";
     EmptyBatch => "empty_batch", Invalid, Spec, INVALID, false, "JSON-RPC 2.0 §6 (an empty batch is an invalid request)", "an empty batch";
     ClientResponse => "client_response", Invalid, Spec, NONE, false, "JSON-RPC 2.0 §5 (a response answers a request the receiver sent)", "a response the client sent to no request";
+    AmbiguousMessage => "ambiguous_message", Invalid, Hardening, NONE, false, "JSON-RPC 2.0 §4 and §5 (no member tells a request from a response; readers differ)", "both `method` and `result`: a request to one reader, a response to another";
     BadToolName => "bad_tool_name", Invalid, Spec, PARAMS, false, "MCP schema (CallToolRequest `name` is a string)", "tools/call `name` missing or not a string";
     BadArguments => "bad_arguments", Invalid, Spec, PARAMS, false, "MCP schema (CallToolRequest `arguments` is an object)", "tools/call `arguments` not an object";
     BeforeInitialize => "before_initialize", Invalid, Spec, ANY, false, MCP_LIFECYCLE, "a request before `initialize`";

@@ -96,12 +96,12 @@ pub mod script;
 pub mod seam;
 mod token;
 
-pub use campaign::{HuntConfig, assert_holds, hunt};
+pub use campaign::{HuntConfig, PolicySeen, assert_holds, hunt};
 pub use catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
 pub use check::{CheckId, Violation};
 pub use finding::Finding;
 pub use frame::{Call, Class, Expect, Frame, Rule};
 pub use observation::Observation;
-pub use protocol::{Id, Policy, Revision};
+pub use protocol::{Id, Level, Policy, Revision};
 pub use script::{Mix, Script, ScriptSpec};
 pub use seam::{Action, Exit, Fault, Gateway, Recorder, Session, Settle, Target};

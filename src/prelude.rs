@@ -13,5 +13,5 @@
 pub use crate::campaign::{Finding, HuntConfig, assert_holds, hunt};
 pub use crate::catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
 pub use crate::check::{CheckId, Violation};
-pub use crate::protocol::{Policy, Revision};
+pub use crate::protocol::{Level, Policy, Revision};
 pub use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};

@@ -42,11 +42,16 @@ pub(crate) fn offending<'a>(
 pub fn finding(f: &Finding, reproduce: Option<&str>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "──── portcullis finding: {} ────", f.check);
+    let _ = match f.rule() {
+        Some(rule) => writeln!(out, "level: {}  rule: {} ({})", f.level(), rule.id(), rule.citation()),
+        None => writeln!(out, "level: {}", f.level()),
+    };
     let _ = writeln!(
         out,
-        "seed: {}  policy: {}  revision: {}{}",
+        "seed: {}  policy: {}{}  revision: {}{}",
         f.seed,
         f.policy,
+        f.policy_seen.as_deref().map(|s| format!(" (auto: {s})")).unwrap_or_default(),
         f.script.revision,
         match f.cases_until_caught {
             0 => String::new(),

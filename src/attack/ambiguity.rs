@@ -141,7 +141,7 @@ impl Ambiguity {
             Kind::NanId => (env("NaN", &call(&params)), Rule::NonFiniteNumber, false),
             Kind::InfinityId => (env("Infinity", &call(&params)), Rule::NonFiniteNumber, false),
             Kind::HugeExponentId => (env("1e400", &call(&params)), Rule::NumberOutOfRange, false),
-            Kind::BeyondU64Id => (env("18446744073709551616", &call(&params)), Rule::BadId, false),
+            Kind::BeyondU64Id => (env("18446744073709551616", &call(&params)), Rule::ImpreciseId, false),
             Kind::DeepNesting => {
                 let depth = DEPTHS[self.depth as usize % DEPTHS.len()];
                 let nested = format!("{}{value}{}", "[".repeat(depth), "]".repeat(depth));

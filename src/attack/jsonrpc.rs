@@ -144,7 +144,7 @@ impl JsonRpc {
             Kind::HybridResponse => {
                 let text =
                     format!(r#"{{"jsonrpc":"2.0","id":{n},"result":{{}},"method":"tools/call","params":{params}}}"#);
-                (text, Rule::ClientResponse, None)
+                (text, Rule::AmbiguousMessage, Some(n))
             }
             Kind::Scalar => (serde_json::Value::from(parts.request()).to_string(), Rule::NotAnObject, None),
             Kind::EmptyBatch => {

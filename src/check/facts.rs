@@ -235,9 +235,18 @@ impl<'a> Facts<'a> {
         })
     }
 
-    /// The frame a response id belongs to.
+    /// The frame a response id belongs to: the one that carries it, else a
+    /// frame not judged whose bytes hold it as an id (one of the two ids
+    /// of a duplicate key, say, which a reader may take).
     pub fn frame_of(&self, id: &Value) -> Option<usize> {
-        Id::from_value(id).and_then(|id| self.id_owner.get(&id).copied())
+        let owned = Id::from_value(id).and_then(|id| self.id_owner.get(&id).copied());
+        owned.or_else(|| {
+            let member = format!("\"id\":{id}");
+            let unjudged = |i: &usize| matches!(self.judged[*i], Judged::Either { calls: None, .. });
+            (0..self.judged.len()).filter(unjudged).find(|i| {
+                memchr::memmem::find(&self.script.frames[*i].bytes, member.as_bytes()).is_some()
+            })
+        })
     }
 
     /// Whether frame `i` comes after the frame that closed the session.

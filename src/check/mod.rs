@@ -18,7 +18,15 @@ mod stdout;
 
 pub(crate) use facts::Facts;
 
+/// The policy a gateway showed in one session run under [`Policy::Auto`],
+/// and the frame it showed it on: see [`facts::seen_policy`].
+pub(crate) fn seen_policy(script: &Script, obs: &Observation, session: &Session) -> Option<(Policy, usize)> {
+    facts::seen_policy(&Facts::new(script, obs, session))
+}
+
 use crate::observation::Observation;
+use crate::frame::Rule;
+use crate::protocol::{Level, Policy};
 use crate::script::Script;
 use crate::seam::Session;
 use std::fmt;
@@ -148,6 +156,23 @@ pub fn check(script: &Script, obs: &Observation, session: &Session) -> Vec<Viola
 }
 
 impl Violation {
+    /// The rule of the must-reject frame the violation concerns, if it
+    /// concerns one.
+    pub fn rule(&self, script: &Script) -> Option<Rule> {
+        script.frames.get(self.frame?)?.expect.rule()
+    }
+
+    /// How strict a reading the violation rests on: `hardening` when it is
+    /// about how a frame only a hardening rule rejects was handled (its
+    /// effect, its reply or the session after it), `spec` otherwise.
+    pub fn level(&self, script: &Script) -> Level {
+        let about_rejection = matches!(self.check, CheckId::NoEffectOnReject | CheckId::Correlation | CheckId::Policy);
+        match self.rule(script) {
+            Some(rule) if about_rejection => rule.level(),
+            _ => Level::Spec,
+        }
+    }
+
     fn at_frame(check: CheckId, facts: &Facts, frame: usize, detail: String) -> Self {
         let span = Some(Span { stream: Stream::Stdin, range: facts.spans[frame].clone() });
         Violation { check, frame: Some(frame), span, detail }

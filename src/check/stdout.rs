@@ -82,6 +82,8 @@ fn require_id(o: &Map<String, Value>, null_ok: bool) -> Result<(), String> {
     }
 }
 
+/// A string or an integer: JSON Schema's integer is any number with no
+/// fraction, so an id echoed past 2^64 (read as a float here) is one.
 fn valid_id(id: &Value) -> bool {
-    id.is_string() || id.is_i64() || id.is_u64()
+    id.is_string() || id.is_i64() || id.is_u64() || id.as_f64().is_some_and(|f| f.is_finite() && f.fract() == 0.0)
 }

@@ -13,7 +13,8 @@ use crate::delta::minimize;
 use crate::process::{ChildTarget, Job, Waits, stderr_tail};
 use crate::report::{self, counted};
 use crate::token::tokens_in;
-use crate::{CheckId, Mix, Policy, Revision, ScriptSpec};
+use crate::campaign::{PolicySeen, probe_policy};
+use crate::{CheckId, Level, Mix, Policy, Revision, ScriptSpec};
 use anyhow::{Result, bail};
 use std::cell::RefCell;
 use std::io::IsTerminal;
@@ -35,9 +36,15 @@ pub struct Args {
     #[arg(long, value_name = "JSON")]
     args: Option<String>,
     /// What the server must do after a malformed or invalid frame: end the
-    /// session (close), or answer with an error and go on (keep-open).
-    #[arg(long, default_value = "close", value_parser = super::one_of(&Policy::ALL))]
+    /// session (close), or answer with an error and go on (keep-open);
+    /// auto holds it to whichever it shows on a probe session.
+    #[arg(long, default_value = "auto", value_parser = super::one_of(&Policy::CHOICES))]
     policy: Policy,
+    /// What is judged: spec (the MUSTs of RFC 8259, JSON-RPC 2.0 and MCP)
+    /// or hardening (also parser differentials: duplicate keys, lone
+    /// surrogates, deep nesting, huge numbers, a byte-order mark).
+    #[arg(long, default_value = "hardening", value_parser = super::one_of(&Level::JUDGED))]
+    level: Level,
     /// A listed tool the client is not authorized to run: calls of it must
     /// have no effect. Repeatable.
     #[arg(long, value_name = "NAME")]
@@ -123,6 +130,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         eprintln!("portcullis: calling tool `{}` with --args '{t}'", tools[0].name);
     }
     let control = control(&first, &tools, &listed, args, latest)?;
+    let seen = match (&control, args.policy) {
+        (None, Policy::Auto) => Some(seen_policy(&first, &tools, args, latest)?),
+        _ => None,
+    };
+    let policy = seen.as_ref().map_or(args.policy, |s| s.policy);
+    if let Some(s) = &seen {
+        eprintln!("portcullis: policy auto: {}; holding it to {}", s.detail, s.policy);
+    }
     let outcome = match control {
         Some(finding) => {
             let base = first.probes.http_base();
@@ -136,7 +151,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 mix: args.mix,
             }
         }
-        None => campaign(args, first, &tools, &revisions)?,
+        None => campaign(args, policy, first, &tools, &revisions)?,
+    };
+    let outcome = Outcome {
+        finding: outcome.finding.map(|(f, path)| (Finding { policy_seen: seen.map(|s| s.detail), ..f }, path)),
+        ..outcome
     };
     let paths =
         outputs::Paths { json: args.report.as_deref(), junit: args.junit.as_deref(), sarif: args.sarif.as_deref() };
@@ -221,8 +240,9 @@ fn control(
     args: &Args,
     revision: Revision,
 ) -> Result<Option<Finding>> {
-    let spec = ScriptSpec::whole(revision, vec![Step::Control(0)]);
+    let spec = ScriptSpec { level: args.level, ..ScriptSpec::whole(revision, vec![Step::Control(0)]) };
     let target = setup.target(tools.to_vec());
+    // Under auto nothing is known yet: the control's valid call ends no session either way.
     let mut job = Job::new(&target, args.policy, false, args.seed);
     // Tokens no earlier run used: a server that remembers what it did (one
     // that refuses a second entity of the same name, say) acts on it again.
@@ -284,10 +304,25 @@ fn control(
         late: None,
         history: Vec::new(),
         confirmed: true,
+        policy_seen: None,
     }))
 }
 
-fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision]) -> Result<Outcome> {
+/// Under `--policy auto`: the policy a probe session shows.
+fn seen_policy(setup: &Setup, tools: &[ToolSpec], args: &Args, revision: Revision) -> Result<PolicySeen> {
+    let target = setup.target(tools.to_vec());
+    let job = RefCell::new(Job::new(&target, Policy::Auto, false, args.seed));
+    let cfg = HuntConfig::default().revisions(vec![revision]).level(args.level).salt_base(fresh_salt());
+    Ok(probe_policy(&|spec, salt| job.borrow_mut().fresh(spec, salt), &cfg)?)
+}
+
+fn campaign(
+    args: &Args,
+    policy: Policy,
+    first: Setup,
+    tools: &[ToolSpec],
+    revisions: &[Revision],
+) -> Result<Outcome> {
     let stop = AtomicBool::new(false);
     let done = AtomicU32::new(0);
     let found: Mutex<Option<(Finding, String, Option<Waits>)>> = Mutex::new(None);
@@ -327,7 +362,8 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                 let cfg = HuntConfig {
                     cases,
                     seed: args.seed.wrapping_add(j as u64),
-                    policy: args.policy,
+                    policy,
+                    level: args.level,
                     revisions: revision_share(revisions, j, jobs),
                     max_shrink_iters: 200,
                     max_shrink_ms: args.shrink_ms.max(1),
@@ -336,7 +372,7 @@ fn campaign(args: &Args, first: Setup, tools: &[ToolSpec], revisions: &[Revision
                     salt_base,
                     ..HuntConfig::default()
                 };
-                let job = RefCell::new(Job::new(&target, args.policy, !args.no_share, cfg.seed));
+                let job = RefCell::new(Job::new(&target, policy, !args.no_share, cfg.seed));
                 let focused = |f: &Finding| args.check.is_none_or(|c| c == f.check);
                 let tick = |_| {
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;

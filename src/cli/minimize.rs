@@ -75,6 +75,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         late: artifact.late_ms.map(Duration::from_millis),
         history: Vec::new(),
         confirmed: true,
+        policy_seen: None,
     };
     let mut saved = crate::artifact::Artifact::new(
         &finding,

@@ -95,8 +95,9 @@ impl Watch {
         let mut w = WatchedFile { path, seen: None, tail: vec![] };
         match fs::metadata(&w.path) {
             Ok(meta) => {
-                let content = read_range(&w.path, 0, MAX_REREAD);
-                w.remember(Stamp::of(&meta), owned_tokens(&text_of(&content)));
+                let stamp = Stamp::of(&meta);
+                let content = read_range(&w.path, 0, stamp.len.min(MAX_REREAD));
+                w.remember(stamp, owned_tokens(&text_of(&content)));
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Fault::config(format!("--watch-file {}: {e}", w.path.display()))),
@@ -174,7 +175,9 @@ impl WatchedFile {
         }
         // Rewritten, or there since the last poll: the lines of the tokens
         // it did not hold before.
-        let content = text_of(&read_range(&self.path, 0, MAX_REREAD));
+        // Only up to the length stamped: what comes after is the next
+        // poll's, which reads on from there.
+        let content = text_of(&read_range(&self.path, 0, stamp.len.min(MAX_REREAD)));
         let held_before = before.map(|b| b.tokens).unwrap_or_default();
         let effects = new_lines(&content, &held_before).map(|l| file_effect_text(&self.path, l)).collect();
         self.remember(stamp, owned_tokens(&content));

@@ -176,6 +176,7 @@ impl<'a> Job<'a> {
             late: entry.late,
             history: entry.history.scripts(),
             confirmed,
+            policy_seen: None,
         }
     }
 

@@ -10,8 +10,9 @@ use crate::observation::Observation;
 use crate::script::{Script, ScriptSpec};
 use crate::seam::{Action, Session};
 use crate::token::{salt_of, tokens_in};
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Sessions kept for late evidence. Past it the oldest are forgotten, and
@@ -59,9 +60,20 @@ impl Entry {
     }
 }
 
+/// Which job's ledger each salt of this run belongs to: jobs that watch
+/// the same files each see every record written there, and only the job
+/// that ran the session judges it.
+static OWNERS: Mutex<Option<HashMap<u32, usize>>> = Mutex::new(None);
+
+fn owners() -> std::sync::MutexGuard<'static, Option<HashMap<u32, usize>>> {
+    OWNERS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A job's judged sessions.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Ledger {
+    /// Its place in [`OWNERS`].
+    id: usize,
     entries: Mutex<VecDeque<Entry>>,
     /// The salts of every session a process of the target served, judged
     /// here or not (a run outside a job, a minimization's candidate), and
@@ -72,6 +84,21 @@ pub(crate) struct Ledger {
 /// Sessions served apart from a job, and their late effects.
 type Others = (HashSet<u32>, Vec<(u32, Action)>);
 
+impl Default for Ledger {
+    fn default() -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        Ledger { id: NEXT.fetch_add(1, Ordering::Relaxed), entries: Mutex::default(), others: Mutex::default() }
+    }
+}
+
+impl Drop for Ledger {
+    fn drop(&mut self) {
+        if let Some(map) = owners().as_mut() {
+            map.retain(|_, id| *id != self.id);
+        }
+    }
+}
+
 impl Ledger {
     fn entries(&self) -> std::sync::MutexGuard<'_, VecDeque<Entry>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
@@ -80,6 +107,17 @@ impl Ledger {
     /// Notes that a process serves the session with salt `salt`.
     pub(crate) fn serves(&self, salt: u32) {
         self.others.lock().unwrap_or_else(|e| e.into_inner()).0.insert(salt);
+        owners().get_or_insert_default().insert(salt, self.id);
+    }
+
+    /// Whether `action` is a record in a watched file or directory whose
+    /// tokens are all another job's: that job watches the same place and
+    /// judges it, so here it is no one's.
+    fn siblings(&self, action: &Action, salts: &[u32]) -> bool {
+        let Some(map) = owners().as_ref().map(|m| salts.iter().map(|s| m.get(s).copied()).collect::<Vec<_>>()) else {
+            return false;
+        };
+        action.tool == "probe:file" && map.iter().all(|o| o.is_some_and(|id| id != self.id))
     }
 
     /// Keeps a judged session for late evidence.
@@ -101,6 +139,9 @@ impl Ledger {
         let salts: Vec<u32> = tokens_in(&action.arguments_text()).filter_map(salt_of).collect();
         if salts.is_empty() || current.iter().any(|c| salts.contains(c)) {
             return Some(action);
+        }
+        if self.siblings(&action, &salts) {
+            return None;
         }
         let mut entries = self.entries();
         if let Some(entry) = entries.iter_mut().rev().find(|e| salts.contains(&e.session.salt)) {

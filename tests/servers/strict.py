@@ -43,6 +43,9 @@ RECORD_TOOL = {
 }
 
 
+LENIENT = False
+
+
 class ParseFailure(ValueError):
     """Raised when a line is not exactly one acceptable JSON value."""
 
@@ -104,8 +107,23 @@ def _check_tree(value):
                 stack.extend((item, depth + 1) for item in node)
 
 
+def parse_line_lenient(raw):
+    """Parse one line as the specifications allow and no stricter: a BOM
+    is skipped, duplicate keys keep the last value, lone surrogates,
+    huge numbers and deep nesting are read as Python reads them."""
+    if b"\x00" in raw:
+        raise ParseFailure("NUL byte in line")
+    text = raw.removeprefix(BOM).decode("utf-8")
+    try:
+        return json.loads(text, strict=True, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ParseFailure("nesting too deep for this reader") from None
+
+
 def parse_line(raw):
     """Parse one line (bytes, LF removed) strictly; raise on any defect."""
+    if LENIENT:
+        return parse_line_lenient(raw)
     if b"\x00" in raw:
         raise ParseFailure("NUL byte in line")
     if raw.startswith(BOM):
@@ -198,6 +216,8 @@ class Server:
             return invalid, True
         if "method" not in msg and ("result" in msg or "error" in msg):
             return None, False      # a client response: ignore silently
+        if not LENIENT and "result" in msg:
+            return invalid, True    # request and response at once: ambiguous
         if msg.get("jsonrpc") != "2.0" or not isinstance(msg.get("method"), str):
             return invalid, True
         if "id" in msg and not self.valid_id(msg["id"]):
@@ -283,7 +303,11 @@ def main(argv=None):
     parser.add_argument("--log", required=True)
     parser.add_argument("--policy", choices=("close", "keep-open"), default="keep-open")
     parser.add_argument("--bug", action="append", default=[], choices=BUGS)
+    parser.add_argument("--lenient", action="store_true",
+                        help="parse as the specifications allow, without the hardening checks")
     args = parser.parse_args(argv)
+    global LENIENT
+    LENIENT = args.lenient
     server = Server(args.log, args.bug)
     close = args.policy == "close"
     if "banner" in server.bugs:
