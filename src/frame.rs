@@ -56,7 +56,7 @@ impl Frame {
         match &self.expect {
             Expect::Inert { request: true } => self.id.iter().cloned().collect(),
             Expect::Act(calls) => calls.iter().map(|c| c.id.clone()).collect(),
-            Expect::Reject(rule) if matches!(rule.reply(), Reply::Error { .. }) && rule.class() == Class::Refused => {
+            Expect::Reject(rule) if matches!(rule.reply(), Reply::Error { .. }) && !rule.null_id_ok() => {
                 self.id.iter().cloned().collect()
             }
             _ => vec![],
@@ -69,7 +69,7 @@ impl Frame {
     /// owed an error, or a tolerated frame that carries an id.
     pub fn owes_anonymous_error(&self) -> bool {
         match &self.expect {
-            Expect::Reject(rule) => matches!(rule.reply(), Reply::Error { .. }) && rule.class() != Class::Refused,
+            Expect::Reject(rule) => rule.null_id_ok(),
             Expect::Tolerate(..) => self.id.is_some(),
             _ => false,
         }
@@ -220,12 +220,13 @@ rules! {
     BadId => "bad_id", Invalid, Spec, INVALID, false, "MCP basic (request ids MUST be a string or integer, not null)", "an id that is not a string or an integer";
     BadMethod => "bad_method", Invalid, Spec, INVALID, false, "JSON-RPC 2.0 §4 (`method` is a String)", "`method` that is not a string";
     BadParams => "bad_params", Invalid, Spec, PARAMS, false, "JSON-RPC 2.0 §4.2 and the MCP schema (params is an object)", "`params` that is not an object";
+    PositionalParams => "positional_params", Refused, Spec, PARAMS, false, "MCP schema (params is an object; JSON-RPC 2.0 §4.2 also allows an array)", "`params` given by position, as an array";
     BatchNotAllowed => "batch_not_allowed", Invalid, Spec, INVALID, false, "MCP schema (only 2025-03-26 has JSON-RPC batches)", "a batch in a revision without batches";
     EmptyBatch => "empty_batch", Invalid, Spec, INVALID, false, "JSON-RPC 2.0 §6 (an empty batch is an invalid request)", "an empty batch";
-    ClientResponse => "client_response", Invalid, Spec, NONE, false, "JSON-RPC 2.0 §5 (a response answers a request the receiver sent)", "a response the client sent to no request";
+    ClientResponse => "client_response", Refused, Spec, NONE, false, "JSON-RPC 2.0 §5 (a response answers a request the receiver sent)", "a response the client sent to no request";
     AmbiguousMessage => "ambiguous_message", Invalid, Hardening, NONE, false, "JSON-RPC 2.0 §4 and §5 (no member tells a request from a response; readers differ)", "both `method` and `result`: a request to one reader, a response to another";
-    BadToolName => "bad_tool_name", Invalid, Spec, PARAMS, false, "MCP schema (CallToolRequest `name` is a string)", "tools/call `name` missing or not a string";
-    BadArguments => "bad_arguments", Invalid, Spec, PARAMS, false, "MCP schema (CallToolRequest `arguments` is an object)", "tools/call `arguments` not an object";
+    BadToolName => "bad_tool_name", Refused, Spec, PARAMS, false, "MCP schema (CallToolRequest `name` is a string)", "tools/call `name` missing or not a string";
+    BadArguments => "bad_arguments", Refused, Spec, PARAMS, false, "MCP schema (CallToolRequest `arguments` is an object)", "tools/call `arguments` not an object";
     BeforeInitialize => "before_initialize", Invalid, Spec, ANY, false, MCP_LIFECYCLE, "a request before `initialize`";
     RepeatedInitialize => "repeated_initialize", Invalid, Hardening, ANY, false, "MCP lifecycle (one initialization per session; no MUST refuses a second)", "a second `initialize`";
     UnknownMethod => "unknown_method", Refused, Spec, Some(&[code::METHOD_NOT_FOUND]), false, "JSON-RPC 2.0 §5.1 (-32601 Method not found)", "a method the server does not have";
@@ -250,5 +251,17 @@ impl Rule {
     /// other must-reject frame the gateway may end it, or go on.
     pub fn must_close(self) -> bool {
         self.class().closes() && self.level() == Level::Spec
+    }
+
+    /// Whether the error a frame breaking this rule is owed may come with a
+    /// null id: JSON-RPC gives one to a request it could not read or found
+    /// invalid, so to every rule an Invalid Request (-32600) answers.
+    pub fn null_id_ok(self) -> bool {
+        match self.reply() {
+            Reply::Error { codes, .. } => {
+                self.class() != Class::Refused || codes.is_empty() || codes.contains(&code::INVALID_REQUEST)
+            }
+            Reply::Silent => false,
+        }
     }
 }

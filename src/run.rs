@@ -1,6 +1,6 @@
 //! The driver: writes a script through the seam and records what came back.
 
-use crate::frame::{Expect, Frame, Rule};
+use crate::frame::{Frame, Rule};
 pub use crate::observation::Observation;
 use crate::protocol::{Id, Policy};
 use crate::script::Script;
@@ -96,12 +96,13 @@ fn must_close(script: &Script, session: &Session) -> bool {
 }
 
 /// The answers a client waits for before it goes on: those owed to the
-/// whole frames before the first after which the gateway may end the
-/// session under `close` or `auto` (after it, the gateway may be gone), or
-/// to every whole frame.
+/// whole frames before the first that must end the session under `close`
+/// or `auto` (after it, the gateway should be gone), or to every whole
+/// frame. A gateway that ends the session sooner (after a refused frame,
+/// which it may) ends the wait by exiting.
 pub(crate) fn owed(script: &Script, session: &Session) -> Vec<Id> {
     let may_end = matches!(session.policy, Policy::Close | Policy::Auto);
-    let closes = |f: &&Frame| may_end && !matches!(f.expect, Expect::Act(_) | Expect::Inert { .. });
+    let closes = |f: &&Frame| may_end && f.expect.rule().is_some_and(Rule::must_close);
     let whole = script.frames.iter().filter(|f| f.bytes.ends_with(b"\n"));
     whole.take_while(|f| !closes(f)).flat_map(Frame::owed_ids).collect()
 }

@@ -202,6 +202,7 @@ fn reject_oracle(script: &Script, index: usize, frame: &Frame, rule: Rule) -> Re
                 Rule::ImpreciseId => v.get("id").is_some_and(|id| id.as_f64().is_some_and(|f| f.abs() > 9007199254740991.0)),
                 Rule::BadMethod => !v["method"].is_string(),
                 Rule::BadParams => !params.is_object(),
+                Rule::PositionalParams => params.is_array(),
                 Rule::BatchNotAllowed => v.is_array() && !script.revision.has_batches(),
                 Rule::EmptyBatch => v == &Value::Array(vec![]),
                 Rule::ClientResponse => v.get("result").is_some() || v.get("error").is_some(),

@@ -200,8 +200,9 @@ fn bad_input_is_a_one_line_error() {
     assert!(one_line_error(&["fuzz", "--args", r#"{"url":"x"}"#, "--", "true"]).contains("{canary}"));
     assert!(
         one_line_error(&["fuzz", "--policy", "sometimes", "--", "true"])
-            .contains("[possible values: close, keep-open]")
+            .contains("[possible values: auto, close, keep-open]")
     );
+    assert!(one_line_error(&["fuzz", "--level", "lax", "--", "true"]).contains("[possible values: spec, hardening]"));
     assert!(one_line_error(&["fuzz", "--mix", "most", "--", "true"]).contains("[possible values: full, lean]"));
     assert!(one_line_error(&["fuzz", "--cases", "0", "--", "true"]).contains("'0' for '--cases"));
     let missing = one_line_error(&["fuzz", "--tool", "fetch", "--", "/nonexistent/server"]);

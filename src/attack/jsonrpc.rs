@@ -131,7 +131,7 @@ impl JsonRpc {
                 let p = serde_json::Value::from(params.as_str()).to_string();
                 (env(v2, Some(&num), call, &p), Rule::BadParams, Some(n))
             }
-            Kind::ParamsArray => (env(v2, Some(&num), call, &format!("[{params}]")), Rule::BadParams, Some(n)),
+            Kind::ParamsArray => (env(v2, Some(&num), call, &format!("[{params}]")), Rule::PositionalParams, Some(n)),
             Kind::ParamsNull => (env(v2, Some(&num), call, "null"), Rule::BadParams, Some(n)),
             Kind::AsNotification => (env(v2, None, call, &params), Rule::NotificationCall, None),
             Kind::ClientResponse => {

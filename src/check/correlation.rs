@@ -5,7 +5,7 @@
 
 use super::facts::Judged;
 use super::{CheckId, Facts, Violation};
-use crate::frame::{Class, Frame, Reply as Owed};
+use crate::frame::{Frame, Reply as Owed};
 use crate::protocol::{Id, code};
 use crate::seam::Exit;
 use std::collections::HashMap;
@@ -121,9 +121,9 @@ fn owed(judged: &Judged, frame: &Frame) -> (Vec<Id>, bool) {
     match judged {
         Judged::Inert { request: true } => (frame.id.iter().cloned().collect(), false),
         Judged::Act(calls) => (calls.iter().map(|c| c.id.clone()).collect(), false),
-        Judged::Reject(rule) if matches!(rule.reply(), Owed::Error { .. }) => match rule.class() {
-            Class::Refused => (frame.id.iter().cloned().collect(), false),
-            Class::Malformed | Class::Invalid => (vec![], true),
+        Judged::Reject(rule) if matches!(rule.reply(), Owed::Error { .. }) => match rule.null_id_ok() {
+            false => (frame.id.iter().cloned().collect(), false),
+            true => (vec![], true),
         },
         // A tolerated frame is answered either way; one not judged owes nothing.
         Judged::Either { calls: Some(_), .. } => (vec![], frame.id.is_some()),
