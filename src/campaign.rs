@@ -3,10 +3,10 @@
 //! shows the same bug rather than whichever one is easiest to reach.
 
 use crate::attack;
+use crate::attack::Step;
 use crate::check::{self, CheckId, Violation};
 pub use crate::finding::Finding;
 use crate::observation::Observation;
-use crate::attack::Step;
 use crate::protocol::{Level, Policy, Revision};
 use crate::run;
 use crate::script::{Mix, Script, ScriptSpec, scripts_mixed};

@@ -1,8 +1,8 @@
 //! A finding: a failing session, minimized, with what shows it.
 
 use crate::check::{CheckId, Violation};
-use crate::observation::Observation;
 use crate::frame::Rule;
+use crate::observation::Observation;
 use crate::protocol::{Level, Policy};
 use crate::script::{Script, ScriptSpec};
 use std::time::Duration;

@@ -76,11 +76,52 @@ pub(crate) fn messages(v: &Value) -> &[Value] {
     v.as_array().map_or(std::slice::from_ref(v), Vec::as_slice)
 }
 
-/// Forgets each `owed` id that a response among the lines of `lines` (whole
-/// lines, LF-separated) answers.
-pub(crate) fn strike_answered(owed: &mut Vec<Id>, lines: &[u8]) {
-    for v in values(lines) {
-        owed.retain(|o| !answers(&v, o));
+/// The answers a client waits for: each of `ids`, and one for each of
+/// `or_null`: its id, when it has one, or an error with a null id; or, for
+/// one with no id readable, a response whose id names nothing awaited.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Awaited {
+    ids: Vec<Id>,
+    or_null: Vec<Option<Id>>,
+    /// Responses with a null id, and with an id that named nothing awaited.
+    nulls: usize,
+    unnamed: usize,
+}
+
+impl Awaited {
+    /// What `settle` names.
+    pub(crate) fn of(settle: &crate::seam::Settle) -> Awaited {
+        Awaited { ids: settle.owed.clone(), or_null: settle.owed_or_null.clone(), ..Awaited::default() }
+    }
+
+    /// Takes in the responses among the whole lines of `lines`.
+    pub(crate) fn strike(&mut self, lines: &[u8]) {
+        for v in values(lines) {
+            for m in messages(&v).iter().filter(|m| m.get("result").is_some() || m.get("error").is_some()) {
+                let Some(got) = m.get("id").filter(|id| !id.is_null()) else {
+                    self.nulls += 1;
+                    continue;
+                };
+                let got = Id::from_value(got);
+                let named = |o: &Id| got.as_ref().is_some_and(|g| same_request(o, g));
+                if let Some(at) = self.ids.iter().position(named) {
+                    self.ids.remove(at);
+                } else if let Some(at) = self.or_null.iter().position(|o| o.as_ref().is_some_and(named)) {
+                    self.or_null.remove(at);
+                } else {
+                    self.unnamed += 1;
+                }
+            }
+        }
+    }
+
+    /// Whether every answer came: those awaited by id, and as many others
+    /// as are owed by id or null (null ids for any of them, ids naming
+    /// nothing awaited only for those with no id readable).
+    pub(crate) fn is_empty(&self) -> bool {
+        let unreadable = self.or_null.iter().filter(|o| o.is_none()).count();
+        let by_unnamed = self.unnamed.min(unreadable);
+        self.ids.is_empty() && self.nulls >= self.or_null.len() - by_unnamed
     }
 }
 

@@ -65,7 +65,8 @@ pub(crate) fn drive<G: Gateway>(
         }
     }
     if crashed.is_none() {
-        gateway.settle(&Settle::new(owed(script, session), must_close(script, session)))?;
+        let settle = Settle::new(owed(script, session), must_close(script, session));
+        gateway.settle(&settle.or_null(owed_or_null(script, session)))?;
         collect(gateway, &mut obs);
     }
     obs.exit_before_eof = crashed.clone().map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
@@ -95,16 +96,26 @@ fn must_close(script: &Script, session: &Session) -> bool {
         && script.frames.iter().any(|f| f.expect.rule().is_some_and(Rule::must_close) && f.bytes.ends_with(b"\n"))
 }
 
-/// The answers a client waits for before it goes on: those owed to the
+/// The frames whose answers a client waits for before it goes on: the
 /// whole frames before the first that must end the session under `close`
-/// or `auto` (after it, the gateway should be gone), or to every whole
-/// frame. A gateway that ends the session sooner (after a refused frame,
-/// which it may) ends the wait by exiting.
-pub(crate) fn owed(script: &Script, session: &Session) -> Vec<Id> {
+/// or `auto` (after it, the gateway should be gone), or every whole frame.
+/// A gateway that ends the session sooner (after a refused frame, which it
+/// may) ends the wait by exiting.
+fn awaited<'a>(script: &'a Script, session: &Session) -> impl Iterator<Item = &'a Frame> {
     let may_end = matches!(session.policy, Policy::Close | Policy::Auto);
-    let closes = |f: &&Frame| may_end && f.expect.rule().is_some_and(Rule::must_close);
-    let whole = script.frames.iter().filter(|f| f.bytes.ends_with(b"\n"));
-    whole.take_while(|f| !closes(f)).flat_map(Frame::owed_ids).collect()
+    let closes = move |f: &&Frame| may_end && f.expect.rule().is_some_and(Rule::must_close);
+    script.frames.iter().filter(|f| f.bytes.ends_with(b"\n")).take_while(move |f| !closes(f))
+}
+
+/// The ids the [`awaited`] frames must be answered with.
+pub(crate) fn owed(script: &Script, session: &Session) -> Vec<Id> {
+    awaited(script, session).flat_map(Frame::owed_ids).collect()
+}
+
+/// The answers the [`awaited`] frames are owed that may come with the
+/// frame's id or a null one ([`Frame::owes_anonymous_error`]).
+pub(crate) fn owed_or_null(script: &Script, session: &Session) -> Vec<Option<Id>> {
+    awaited(script, session).filter(|f| f.owes_anonymous_error()).map(|f| f.id.clone()).collect()
 }
 
 fn collect<G: Gateway>(gateway: &mut G, obs: &mut Observation) {

@@ -320,12 +320,22 @@ pub struct Settle {
     /// Whether the gateway should have ended by now: stdin is closed, or
     /// under `close` a frame that ends the session was written.
     pub expect_exit: bool,
+    /// An answer for each: its id, when it has one, or an error with a
+    /// null id (JSON-RPC's answer to a request it could not read or found
+    /// invalid), whichever comes.
+    pub owed_or_null: Vec<Option<Id>>,
 }
 
 impl Settle {
     /// A wait for `owed` answers, or for the exit when `expect_exit`.
     pub fn new(owed: Vec<Id>, expect_exit: bool) -> Settle {
-        Settle { owed, expect_exit }
+        Settle { owed, expect_exit, owed_or_null: Vec::new() }
+    }
+
+    /// Also waits for [`Settle::owed_or_null`].
+    pub fn or_null(mut self, owed_or_null: Vec<Option<Id>>) -> Settle {
+        self.owed_or_null = owed_or_null;
+        self
     }
 }
 

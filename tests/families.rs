@@ -199,7 +199,9 @@ fn reject_oracle(script: &Script, index: usize, frame: &Frame, rule: Rule) -> Re
                 Rule::NotAnObject => !v.is_object() && !v.is_array(),
                 Rule::BadJsonrpc => v["jsonrpc"] != "2.0",
                 Rule::BadId => v.get("id").is_some_and(|id| Id::from_value(id).is_none()),
-                Rule::ImpreciseId => v.get("id").is_some_and(|id| id.as_f64().is_some_and(|f| f.abs() > 9007199254740991.0)),
+                Rule::ImpreciseId => {
+                    v.get("id").is_some_and(|id| id.as_f64().is_some_and(|f| f.abs() > 9007199254740991.0))
+                }
                 Rule::BadMethod => !v["method"].is_string(),
                 Rule::BadParams => !params.is_object(),
                 Rule::PositionalParams => params.is_array(),

@@ -22,6 +22,8 @@ mod reference;
 #[path = "regression/main.rs"]
 mod regression;
 mod remembering;
+mod rules_doc;
 mod seam;
 mod stopping;
 mod templates;
+mod verdicts;

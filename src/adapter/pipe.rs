@@ -2,7 +2,7 @@
 //! a pipe in memory and writing its stdout to a buffer: the seam under the
 //! `run(reader, writer)` adapters, blocking and async.
 
-use crate::json_line::{self, strike_answered};
+use crate::json_line::{self, Awaited};
 use crate::run::panic_text;
 use crate::seam::{Exit, Fault, Gateway, Settle};
 use std::collections::VecDeque;
@@ -269,13 +269,13 @@ impl Gateway for LoopGateway {
     fn settle(&mut self, settle: &Settle) -> Result<(), Fault> {
         // Each settle reads all of stdout once for its owed answers (one may
         // have come before), then only what is new.
-        let (mut owed, mut scanned) = (settle.owed.clone(), 0);
+        let (mut owed, mut scanned) = (Awaited::of(settle), 0);
         let ended = self.wait(|s| {
             if settle.expect_exit || s.closed {
                 return None;
             }
             let whole = json_line::whole(&s.stdout[scanned..]);
-            strike_answered(&mut owed, &s.stdout[scanned..scanned + whole]);
+            owed.strike(&s.stdout[scanned..scanned + whole]);
             scanned += whole;
             if !(owed.is_empty() && s.waiting && s.stdin.is_empty()) {
                 return None;

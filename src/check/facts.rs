@@ -243,9 +243,9 @@ impl<'a> Facts<'a> {
         owned.or_else(|| {
             let member = format!("\"id\":{id}");
             let unjudged = |i: &usize| matches!(self.judged[*i], Judged::Either { calls: None, .. });
-            (0..self.judged.len()).filter(unjudged).find(|i| {
-                memchr::memmem::find(&self.script.frames[*i].bytes, member.as_bytes()).is_some()
-            })
+            (0..self.judged.len())
+                .filter(unjudged)
+                .find(|i| memchr::memmem::find(&self.script.frames[*i].bytes, member.as_bytes()).is_some())
         })
     }
 

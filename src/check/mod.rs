@@ -24,8 +24,8 @@ pub(crate) fn seen_policy(script: &Script, obs: &Observation, session: &Session)
     facts::seen_policy(&Facts::new(script, obs, session))
 }
 
-use crate::observation::Observation;
 use crate::frame::Rule;
+use crate::observation::Observation;
 use crate::protocol::{Level, Policy};
 use crate::script::Script;
 use crate::seam::Session;

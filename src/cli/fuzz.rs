@@ -8,12 +8,12 @@ use super::{interrupt, outputs};
 use crate::artifact::Artifact;
 use crate::attack::Step;
 use crate::campaign::{Finding, HuntConfig, fresh_salt, hunt_by, strategy};
+use crate::campaign::{PolicySeen, probe_policy};
 use crate::catalogue::ToolSpec;
 use crate::delta::minimize;
 use crate::process::{ChildTarget, Job, Waits, stderr_tail};
 use crate::report::{self, counted};
 use crate::token::tokens_in;
-use crate::campaign::{PolicySeen, probe_policy};
 use crate::{CheckId, Level, Mix, Policy, Revision, ScriptSpec};
 use anyhow::{Result, bail};
 use std::cell::RefCell;
@@ -316,13 +316,7 @@ fn seen_policy(setup: &Setup, tools: &[ToolSpec], args: &Args, revision: Revisio
     Ok(probe_policy(&|spec, salt| job.borrow_mut().fresh(spec, salt), &cfg)?)
 }
 
-fn campaign(
-    args: &Args,
-    policy: Policy,
-    first: Setup,
-    tools: &[ToolSpec],
-    revisions: &[Revision],
-) -> Result<Outcome> {
+fn campaign(args: &Args, policy: Policy, first: Setup, tools: &[ToolSpec], revisions: &[Revision]) -> Result<Outcome> {
     let stop = AtomicBool::new(false);
     let done = AtomicU32::new(0);
     let found: Mutex<Option<(Finding, String, Option<Waits>)>> = Mutex::new(None);

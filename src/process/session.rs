@@ -19,7 +19,7 @@ use super::capture::Capture;
 use super::group;
 use super::spawn::{Home, spawn};
 use super::{ChildTarget, Shared};
-use crate::json_line::{self, answers, strike_answered};
+use crate::json_line::{self, Awaited, answers};
 use crate::protocol::Id;
 use crate::seam::{Exit, Fault, Gateway, Recorder, Settle};
 use crate::token::salts_in;
@@ -215,10 +215,10 @@ impl ChildGateway {
 
     /// Reads the stdout lines not read yet for answers, and forgets the
     /// owed ids they answer.
-    fn read_answers(&mut self, owed: &mut Vec<Id>) {
+    fn read_answers(&mut self, owed: &mut Awaited) {
         let new = self.stdout.since(self.scanned);
         let used = json_line::whole(&new);
-        strike_answered(owed, &new[..used]);
+        owed.strike(&new[..used]);
         self.scanned += used;
     }
 
@@ -234,7 +234,13 @@ impl ChildGateway {
 
     /// Waits until every `owed` answer has come, the server has exited, or
     /// `deadline` passes, taking effects meanwhile; whether all came.
-    pub(crate) fn await_owed(&mut self, mut owed: Vec<Id>, deadline: Instant) -> bool {
+    pub(crate) fn await_owed(&mut self, owed: Vec<Id>, deadline: Instant) -> bool {
+        self.await_settled(Awaited::of(&Settle::new(owed, false)), deadline)
+    }
+
+    /// Waits until `owed` has all come, the server has exited, or
+    /// `deadline` passes, taking effects meanwhile; whether all came.
+    pub(crate) fn await_settled(&mut self, mut owed: Awaited, deadline: Instant) -> bool {
         loop {
             self.collect_effects();
             self.read_answers(&mut owed);
@@ -358,7 +364,7 @@ impl Gateway for ChildGateway {
     fn settle(&mut self, settle: &Settle) -> Result<(), Fault> {
         let waits = self.shared.grown.now();
         let deadline = Instant::now() + waits.answer;
-        let mut owed = settle.owed.clone();
+        let mut owed = Awaited::of(settle);
         let mut caught_up = Instant::now();
         while Instant::now() < deadline {
             self.collect_effects();

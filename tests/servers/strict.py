@@ -44,6 +44,7 @@ RECORD_TOOL = {
 
 
 LENIENT = False
+CRLF = "accept"
 
 
 class ParseFailure(ValueError):
@@ -156,6 +157,7 @@ class Server:
         self.version = None         # negotiated revision, None before init
         self.used_ids = set()       # ids already answered (never reply twice)
         self.out = sys.stdout.buffer
+        self.crlf_line = False      # whether the line being handled ended in CRLF
 
     def write_raw(self, data):
         """Write bytes to stdout and flush; survive a closed stdout."""
@@ -176,6 +178,10 @@ class Server:
         """Handle one line; return True if it was a parse/invalid-request error."""
         if raw.strip(BLANK) == b"":
             return False
+        self.crlf_line = raw.endswith(b"\r")
+        if self.crlf_line and CRLF == "reject":
+            self.send(error(None, PARSE_ERROR, "Parse error: CR before LF"))
+            return True
         try:
             value = parse_line(raw)
         except Exception as exc:    # any defect at all is a parse error
@@ -280,9 +286,10 @@ class Server:
             elif type(count) is not int:
                 return error(rid, INVALID_PARAMS, "count must be an integer")
         try:
-            with open(self.log_path, "a", encoding="utf-8") as log:
-                log.write(json.dumps({"note": note, "count": count}) + "\n")
-                log.flush()
+            for _ in range(2 if self.crlf_line and CRLF == "twice" else 1):
+                with open(self.log_path, "a", encoding="utf-8") as log:
+                    log.write(json.dumps({"note": note, "count": count}) + "\n")
+                    log.flush()
         except OSError as exc:
             print(f"strict: cannot write log: {exc}", file=sys.stderr)
             return error(rid, INTERNAL_ERROR, "Cannot write log")
@@ -303,11 +310,13 @@ def main(argv=None):
     parser.add_argument("--log", required=True)
     parser.add_argument("--policy", choices=("close", "keep-open"), default="keep-open")
     parser.add_argument("--bug", action="append", default=[], choices=BUGS)
+    parser.add_argument("--crlf", choices=("accept", "reject", "twice"), default="accept",
+                        help="a CR before the LF: read as whitespace, refused, or (a bug) acted on twice")
     parser.add_argument("--lenient", action="store_true",
                         help="parse as the specifications allow, without the hardening checks")
     args = parser.parse_args(argv)
-    global LENIENT
-    LENIENT = args.lenient
+    global LENIENT, CRLF
+    LENIENT, CRLF = args.lenient, args.crlf
     server = Server(args.log, args.bug)
     close = args.policy == "close"
     if "banner" in server.bugs:
