@@ -1,7 +1,7 @@
 //! A finding: a failing session, minimized, with what shows it.
 
 use crate::check::{CheckId, Violation};
-use crate::frame::Rule;
+use crate::frame::{Expect, Rule};
 use crate::observation::Observation;
 use crate::protocol::{Level, Policy};
 use crate::script::{Script, ScriptSpec};
@@ -45,9 +45,51 @@ pub struct Finding {
     pub confirmed: bool,
     /// Under `auto`: which policy the gateway showed, and on which frame.
     pub policy_seen: Option<String>,
+    /// How many search sessions showed it (the one that caught it
+    /// included); 0 when it was not found by a hunt.
+    pub hits: u32,
+    /// How long into the hunt it was first seen.
+    pub first_seen: Option<Duration>,
+}
+
+/// What makes two findings distinct: their check, and the rule the frame
+/// at fault breaks (its attack kind where it breaks none, nothing where no
+/// frame is at fault).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Distinct {
+    /// The check.
+    pub check: CheckId,
+    /// The rule's id, `family/kind`, or empty.
+    pub what: String,
+}
+
+impl std::fmt::Display for Distinct {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.what.is_empty() {
+            true => write!(f, "{}", self.check),
+            false => write!(f, "{} ({})", self.check, self.what),
+        }
+    }
+}
+
+/// The distinct finding violation `v` of a session of `script` shows.
+pub fn distinct(v: &Violation, script: &Script) -> Distinct {
+    let frame = v.frame.and_then(|i| script.frames.get(i));
+    let what = match frame.map(|f| (&f.expect, f)) {
+        Some((Expect::Reject(r) | Expect::Tolerate(r, _) | Expect::Unjudged(r), _)) => r.id().to_owned(),
+        Some((_, f)) => format!("{}/{}", f.family, f.kind),
+        None => String::new(),
+    };
+    Distinct { check: v.check, what }
 }
 
 impl Finding {
+    /// What makes it distinct: its first violation's check and rule.
+    pub fn distinct(&self) -> Distinct {
+        let first = self.violations.iter().find(|v| v.check == self.check);
+        first.map_or(Distinct { check: self.check, what: String::new() }, |v| distinct(v, &self.script))
+    }
+
     /// The level the finding rests on: that of its first violation.
     pub fn level(&self) -> Level {
         self.violations.first().map_or(Level::Spec, |v| v.level(&self.script))

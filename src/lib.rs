@@ -96,7 +96,7 @@ pub mod script;
 pub mod seam;
 mod token;
 
-pub use campaign::{HuntConfig, PolicySeen, assert_holds, hunt};
+pub use campaign::{HuntConfig, PolicySeen, assert_holds, hunt, hunt_all};
 pub use catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
 pub use check::{CheckId, Violation};
 pub use finding::Finding;

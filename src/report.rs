@@ -118,3 +118,35 @@ fn titled(title: &str, script: &Script, obs: &Observation, violations: &[Violati
     let _ = writeln!(out, "exit: the gateway {}", obs.exit);
     out
 }
+
+/// The table that ends a run: each distinct finding once, with its level,
+/// how many sessions showed it, when it was first seen and, where it was
+/// saved, its artifact (`paths`, in the same order, or empty).
+pub fn distinct_table(findings: &[Finding], paths: &[std::path::PathBuf]) -> String {
+    let mut out = format!("Distinct findings ({}):\n", findings.len());
+    let rows: Vec<[String; 5]> = findings
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let seen = match (f.cases_until_caught, f.first_seen) {
+                (0, _) => "-".to_owned(),
+                (n, Some(t)) => format!("session {n}, {:.1} s", t.as_secs_f64()),
+                (n, None) => format!("session {n}"),
+            };
+            let path = paths.get(i).map(|p| p.display().to_string()).unwrap_or_default();
+            [f.distinct().to_string(), f.level().to_string(), f.hits.to_string(), seen, path]
+        })
+        .collect();
+    let header = ["finding", "level", "sessions", "first seen", "artifact"];
+    let width = |c: usize| rows.iter().map(|r| r[c].chars().count()).chain([header[c].len()]).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..5).map(width).collect();
+    let line = |cells: [&str; 5]| {
+        let padded: Vec<String> = cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        format!("  {}\n", padded.join("  ").trim_end())
+    };
+    out.push_str(&line(header));
+    for r in &rows {
+        out.push_str(&line([&r[0], &r[1], &r[2], &r[3], &r[4]]));
+    }
+    out
+}

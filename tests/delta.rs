@@ -12,7 +12,7 @@ use std::time::Duration;
 /// A default hunt for the check mutant `m` breaks, under its policy and
 /// revisions.
 fn hunt_for(m: Mutant) -> HuntConfig {
-    HuntConfig::default().policy(m.policy()).revisions(m.revisions()).focus(Some(m.expected()))
+    HuntConfig::default().policy(m.policy()).revisions(m.revisions()).focus(Some(m.expected())).max_findings(1)
 }
 
 /// The finding a default hunt makes against mutant `m`.
@@ -97,7 +97,8 @@ fn a_hunt_tells_its_runner_which_check_it_shrinks_and_reports_with_full_waits() 
         stages.borrow_mut().push(shrinking);
         session(&target, cfg.policy, spec, salt)
     };
-    let f = hunt_by(&cfg, strategy(&cfg), &|_| true, &run).expect("the harness runs").expect("caught");
+    let f =
+        hunt_by(&cfg, strategy(&cfg), &|_| true, &run).expect("the harness runs").into_iter().next().expect("caught");
     let stages = stages.into_inner();
     let searched = f.cases_until_caught as usize;
     assert!(stages[..searched].iter().all(Option::is_none), "the search waits in full: {stages:?}");
@@ -127,7 +128,8 @@ fn a_reported_run_that_does_not_show_the_check_gives_way_to_the_failing_session(
         }
         Ok(out)
     };
-    let f = hunt_by(&cfg, strategy(&cfg), &|_| true, &run).expect("the harness runs").expect("caught");
+    let f =
+        hunt_by(&cfg, strategy(&cfg), &|_| true, &run).expect("the harness runs").into_iter().next().expect("caught");
     assert!(f.violations.iter().any(|v| v.check == f.check), "{:?}", f.violations);
     assert_eq!(failing.borrow().last(), Some(&f.salt), "the last failing session is reported");
     assert!(f.script.stdin().windows(10).any(|w| w == format!("pc{:08x}", f.salt).as_bytes()));

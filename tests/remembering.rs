@@ -47,7 +47,7 @@ fn a_finding_on_a_remembering_server_reports_replays_and_minimizes() {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("r.json").display().to_string();
     let fuzz = ["fuzz", "--tool", "remember", "--args", ARGS, "--policy", "keep-open"];
-    let flags = ["--check", "no-effect-on-reject", "--report", &report, "--shrink-ms", "3000"];
+    let flags = ["--check", "no-effect-on-reject", "--report", &report, "--shrink-ms", "3000", "--max-findings", "1"];
     let o = against_server(&fuzz, &flags, dir.path());
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     // The reported run is the finding's own: its violations show the check,

@@ -80,3 +80,29 @@ fn a_cr_before_the_lf_may_be_refused_or_acted_on_once_but_not_twice() {
     let out = found(&fuzz(&flags, &["--crlf", "twice"]));
     assert!(out.contains("tolerated: cr_before_lf") && out.contains("reached the executor 2 times"), "{out}");
 }
+
+#[test]
+fn three_planted_bugs_of_different_checks_are_three_findings_of_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let report_s = report.to_str().unwrap();
+    let flags = ["--level", "spec", "--cases", "400", "--report", report_s];
+    let bugs = ["--bug", "banner", "--bug", "id-true", "--crlf", "twice"];
+    let out = found(&fuzz(&flags, &bugs));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let distinct: Vec<&str> =
+        json["findings"].as_array().unwrap().iter().map(|f| f["distinct"].as_str().unwrap()).collect();
+    for bug in ["stdout-clean", "no-effect-on-reject (bad_id)", "exactly-once (cr_before_lf)"] {
+        assert!(distinct.contains(&bug), "{bug} is among {distinct:?}:\n{out}");
+    }
+    let mut unique = distinct.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), distinct.len(), "each distinct finding is listed once: {distinct:?}");
+    for f in json["findings"].as_array().unwrap() {
+        assert!(f["artifact"].as_str().unwrap().ends_with(".json") && f["sessions"].as_u64().unwrap() >= 1, "{f}");
+    }
+    assert!(out.contains(&format!("Distinct findings ({}):", distinct.len())), "{out}");
+    // --max-findings 1 stops at the first: today's behaviour.
+    let one = found(&fuzz(&["--level", "spec", "--cases", "400", "--max-findings", "1"], &bugs));
+    assert!(one.contains("Distinct findings (1):") && one.contains("\n1 finding (stdout-clean) in 1 session"), "{one}");
+}

@@ -8,10 +8,11 @@ use super::{CheckId, Facts, Violation};
 use crate::frame::{Frame, Reply as Owed};
 use crate::protocol::{Id, code};
 use crate::seam::Exit;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     let mut per_id: HashMap<Id, usize> = HashMap::new();
+    let mut answered: HashSet<usize> = HashSet::new();
     let mut null_errors = 0;
     for r in &facts.replies {
         let range = r.range.clone();
@@ -37,15 +38,18 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
             out.push(Violation::at_stdout(CheckId::Correlation, range, None, detail));
             continue;
         };
-        // An id past what the suite names, for a frame not judged: any answer goes.
-        let Some(id) = Id::from_value(&r.id) else { continue };
         if facts.after_close(i) {
             continue;
         }
-        *per_id.entry(id.clone()).or_default() += 1;
+        answered.insert(i);
+        // An id the suite cannot name (`true`, or past 2^64) is counted by
+        // the frame it answers.
+        if let Some(id) = Id::from_value(&r.id) {
+            *per_id.entry(id).or_default() += 1;
+        }
         let problem = match &facts.judged[i] {
             Judged::Inert { .. } if r.error => {
-                Some(format!("the valid request id {id} was answered with error {:?}", r.code))
+                Some(format!("the valid request id {} was answered with error {:?}", r.id, r.code))
             }
             Judged::Reject(rule) => match (rule.reply(), r.error) {
                 (Owed::Error { codes, .. }, true)
@@ -77,12 +81,18 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
             out.push(Violation::at_frame(CheckId::Correlation, facts, i, format!("{n} responses to id {id}")));
         }
     }
-    owed_replies(facts, &per_id, null_errors, out);
+    owed_replies(facts, &per_id, &answered, null_errors, out);
 }
 
 /// Every request the gateway was there to see must be answered: by id where
 /// its id is readable, else by an error with a null id.
-fn owed_replies(facts: &Facts, per_id: &HashMap<Id, usize>, null_errors: usize, out: &mut Vec<Violation>) {
+fn owed_replies(
+    facts: &Facts,
+    per_id: &HashMap<Id, usize>,
+    answered_frames: &HashSet<usize>,
+    null_errors: usize,
+    out: &mut Vec<Violation>,
+) {
     if matches!(facts.obs.exit, Exit::Crashed(_)) {
         return; // liveness reports it; what went unanswered is no news
     }
@@ -94,7 +104,7 @@ fn owed_replies(facts: &Facts, per_id: &HashMap<Id, usize>, null_errors: usize, 
         }
         let (by_id, anonymous_ok) = owed(&facts.judged[i], frame);
         if anonymous_ok {
-            if !frame.id.as_ref().is_some_and(answered) {
+            if !answered_frames.contains(&i) {
                 anonymous.push(i);
             }
             continue;

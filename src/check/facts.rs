@@ -235,17 +235,19 @@ impl<'a> Facts<'a> {
         })
     }
 
-    /// The frame a response id belongs to: the one that carries it, else a
-    /// frame not judged whose bytes hold it as an id (one of the two ids
-    /// of a duplicate key, say, which a reader may take).
+    /// The frame a response id belongs to: the one that carries it as a
+    /// valid id, else one whose bytes hold it as an id all the same (one of
+    /// the two ids of a duplicate key, or `true`, which a lenient reader
+    /// takes for one).
     pub fn frame_of(&self, id: &Value) -> Option<usize> {
+        if id.is_null() {
+            return None; // a null id names no frame
+        }
         let owned = Id::from_value(id).and_then(|id| self.id_owner.get(&id).copied());
         owned.or_else(|| {
             let member = format!("\"id\":{id}");
-            let unjudged = |i: &usize| matches!(self.judged[*i], Judged::Either { calls: None, .. });
-            (0..self.judged.len())
-                .filter(unjudged)
-                .find(|i| memchr::memmem::find(&self.script.frames[*i].bytes, member.as_bytes()).is_some())
+            let holds = |i: &usize| memchr::memmem::find(&self.script.frames[*i].bytes, member.as_bytes()).is_some();
+            (0..self.judged.len()).find(holds)
         })
     }
 

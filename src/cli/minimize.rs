@@ -76,6 +76,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         history: Vec::new(),
         confirmed: true,
         policy_seen: None,
+        hits: 1,
+        first_seen: None,
     };
     let mut saved = crate::artifact::Artifact::new(
         &finding,

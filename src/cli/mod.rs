@@ -3,6 +3,7 @@
 mod call_template;
 mod corpus;
 mod fuzz;
+mod hunting;
 mod interrupt;
 mod jobs;
 mod minimize;

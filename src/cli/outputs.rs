@@ -4,8 +4,8 @@
 
 use super::fuzz::Outcome;
 use super::setup::ChildFlags;
-use crate::CheckId;
-use crate::report;
+use crate::report::{self, counted};
+use crate::{CheckId, Level};
 use anyhow::{Context, Result};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use serde_json::json;
@@ -19,7 +19,13 @@ pub struct Paths<'a> {
     pub sarif: Option<&'a Path>,
 }
 
-pub fn write(paths: Paths, outcome: &Outcome, child: &ChildFlags, focus: Option<CheckId>) -> Result<()> {
+/// What the run judged: the one check it hunted alone, if one, and the level.
+pub struct Judged {
+    pub focus: Option<CheckId>,
+    pub level: Level,
+}
+
+pub fn write(paths: Paths, outcome: &Outcome, child: &ChildFlags, judged: Judged) -> Result<()> {
     let Paths { json: json_path, junit: junit_path, sarif: sarif_path } = paths;
     if let Some(p) = sarif_path {
         let log = super::sarif::log(outcome, child);
@@ -29,19 +35,23 @@ pub fn write(paths: Paths, outcome: &Outcome, child: &ChildFlags, focus: Option<
         atomic_write(p, serde_json::to_string_pretty(&json(outcome, child)).expect("JSON serializes").as_bytes())?;
     }
     if let Some(p) = junit_path {
-        atomic_write(p, junit(outcome, child, focus).to_string().context("rendering JUnit XML")?.as_bytes())?;
+        atomic_write(p, junit(outcome, child, &judged).to_string().context("rendering JUnit XML")?.as_bytes())?;
     }
     Ok(())
 }
 
 fn json(outcome: &Outcome, child: &ChildFlags) -> serde_json::Value {
     let findings: Vec<_> = outcome
-        .finding
+        .findings
         .iter()
         .map(|(f, path)| {
             let first = report::offending(&f.script, &f.observation, &f.violations);
             json!({
                 "check": f.check.id(),
+                "distinct": f.distinct().to_string(),
+                "sessions": f.hits,
+                "first_seen_session": f.cases_until_caught,
+                "first_seen_ms": f.first_seen.map(|t| t.as_millis() as u64),
                 "failure": f.check.failure(),
                 "artifact": path.display().to_string(),
                 "reproduce": child.command_line("replay", path),
@@ -76,32 +86,44 @@ fn json(outcome: &Outcome, child: &ChildFlags) -> serde_json::Value {
     })
 }
 
-/// One test case per check: failed where a finding broke it, skipped
-/// where the run hunted another check alone, passed otherwise.
-fn junit(outcome: &Outcome, child: &ChildFlags, focus: Option<CheckId>) -> Report {
+/// One test case per check and level: failed where a finding of that
+/// check rests on that level, skipped where the run did not judge it (it
+/// hunted another check alone, or judged the spec level only), passed
+/// otherwise. Every distinct finding is listed in its case.
+fn junit(outcome: &Outcome, child: &ChildFlags, judged: &Judged) -> Report {
     let mut suite = TestSuite::new("portcullis fuzz");
     for check in CheckId::ALL {
-        let status = match &outcome.finding {
-            Some((f, path)) if f.check == check => {
+        for level in Level::JUDGED {
+            let found: Vec<_> =
+                outcome.findings.iter().filter(|(f, _)| f.check == check && f.level() == level).collect();
+            let status = if !found.is_empty() {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                s.set_message(check.failure());
-                let details: Vec<String> = f.violations.iter().map(|v| v.to_string()).collect();
-                let reproduce = child.command_line("replay", path);
-                s.set_description(format!(
-                    "{}\nartifact: {}\nreproduce: {reproduce}",
-                    details.join("\n"),
-                    path.display()
-                ));
+                s.set_message(format!("{} ({})", check.failure(), counted(found.len(), "distinct finding")));
+                let each = found.iter().map(|(f, path)| {
+                    let details: Vec<String> = f.violations.iter().map(|v| v.to_string()).collect();
+                    let reproduce = child.command_line("replay", path);
+                    format!(
+                        "{}\n{}\nartifact: {}\nreproduce: {reproduce}",
+                        f.distinct(),
+                        details.join("\n"),
+                        path.display()
+                    )
+                });
+                s.set_description(each.collect::<Vec<_>>().join("\n\n"));
                 s
-            }
-            _ if focus.is_some_and(|only| only != check) => {
+            } else if let Some(only) = judged.focus.filter(|only| *only != check) {
                 let mut s = TestCaseStatus::skipped();
-                s.set_message(format!("not hunted: the run hunted {} alone", focus.expect("a focus")));
+                s.set_message(format!("not hunted: the run hunted {only} alone"));
                 s
-            }
-            _ => TestCaseStatus::success(),
-        };
-        suite.add_test_case(TestCase::new(check.id(), status));
+            } else if level > judged.level {
+                let mut s = TestCaseStatus::skipped();
+                s.set_message(format!("not judged: the run judged the {} level", judged.level));
+                s
+            } else {
+                TestCaseStatus::success()
+            };
+            suite.add_test_case(TestCase::new(format!("{} [{level}]", check.id()), status));
+        }
     }
     let mut report = Report::new("portcullis");
     report.add_test_suite(suite);

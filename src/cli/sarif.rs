@@ -29,7 +29,7 @@ pub fn log(outcome: &Outcome, child: &ChildFlags) -> Sarif {
         .rules(rules)
         .build();
     let results: Vec<SarifResult> = outcome
-        .finding
+        .findings
         .iter()
         .map(|(f, path)| {
             let text = format!(
@@ -43,13 +43,14 @@ pub fn log(outcome: &Outcome, child: &ChildFlags) -> Sarif {
                 .physical_location(PhysicalLocation::builder().artifact_location(at).build())
                 .build();
             // The same bug found again fingerprints the same: its check and
-            // the attack of the frame it first shows at.
-            let first = f.violations.iter().find_map(|v| f.script.frames.get(v.frame?));
-            let kind = first.map_or_else(String::new, |fr| format!("{}/{}", fr.family, fr.kind));
-            let fingerprint = BTreeMap::from([("portcullis/v1".to_owned(), format!("{}:{kind}", f.check.id()))]);
+            // the rule (or attack kind) that makes it distinct.
+            let d = f.distinct();
+            let fingerprint = BTreeMap::from([("portcullis/v2".to_owned(), format!("{}:{}", d.check.id(), d.what))]);
+            // A spec finding is an error; one only hardening shows, a warning.
+            let level = if f.level() == crate::Level::Hardening { ResultLevel::Warning } else { ResultLevel::Error };
             SarifResult::builder()
                 .rule_id(f.check.id())
-                .level(ResultLevel::Error)
+                .level(level)
                 .message(Message::builder().text(text).build())
                 .locations(vec![location])
                 .partial_fingerprints(fingerprint)

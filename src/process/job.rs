@@ -177,6 +177,8 @@ impl<'a> Job<'a> {
             history: entry.history.scripts(),
             confirmed,
             policy_seen: None,
+            hits: 1,
+            first_seen: None,
         }
     }
 

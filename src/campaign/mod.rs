@@ -1,25 +1,28 @@
-//! Hunting: proptest draws scripts, runs them through a target, and shrinks
-//! the first failure while it keeps the same check id, so the minimal script
-//! shows the same bug rather than whichever one is easiest to reach.
+//! Hunting: proptest draws scripts, runs them through a target, and
+//! shrinks each distinct finding while it keeps the same check and rule, so
+//! every minimal script shows its own bug ([`rounds`]).
+
+mod policy_probe;
+mod rounds;
+
+pub use crate::finding::{Distinct, Finding};
+pub use policy_probe::PolicySeen;
+pub(crate) use policy_probe::probe_policy;
+pub(crate) use rounds::{Known, SessionRun, hunt_among};
+pub use rounds::{Progress, hunt_by};
 
 use crate::attack;
-use crate::attack::Step;
 use crate::check::{self, CheckId, Violation};
-pub use crate::finding::Finding;
 use crate::observation::Observation;
 use crate::protocol::{Level, Policy, Revision};
 use crate::run;
 use crate::script::{Mix, Script, ScriptSpec, scripts_mixed};
 use crate::seam::{Fault, Session, Target};
 use proptest::strategy::BoxedStrategy;
-use proptest::test_runner::{
-    Config, FileFailurePersistence, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner,
-};
-use std::cell::{Cell, RefCell};
+use proptest::test_runner::{Config, FileFailurePersistence, RngAlgorithm, TestRng, TestRunner};
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
 
 /// How a hunt runs. Start from the default and set what differs:
 ///
@@ -60,6 +63,9 @@ pub struct HuntConfig {
     /// refuses a second entity of the same name would otherwise ignore the
     /// calls it already saw).
     pub salt_base: u32,
+    /// Most distinct findings to make before the hunt stops; 0 (the
+    /// default) for every one the cases show. [`hunt`] makes one.
+    pub max_findings: u32,
 }
 
 impl Default for HuntConfig {
@@ -77,6 +83,7 @@ impl Default for HuntConfig {
             max_shrink_iters: 2048,
             max_shrink_ms: 0,
             salt_base: 0,
+            max_findings: 0,
         }
     }
 }
@@ -105,6 +112,8 @@ setters! {
     max_shrink_ms: u32,
     /// Sets [`HuntConfig::salt_base`].
     salt_base: u32,
+    /// Sets [`HuntConfig::max_findings`].
+    max_findings: u32,
 }
 
 /// A proptest config that keeps failing seeds in `path` (from the crate
@@ -199,55 +208,25 @@ pub fn strategy(cfg: &HuntConfig) -> BoxedStrategy<ScriptSpec> {
 /// [`Policy::Auto`], a probe session first shows which policy the target
 /// follows, and the hunt holds it to that one.
 pub fn hunt<T: Target>(target: &T, cfg: &HuntConfig) -> Result<Option<Finding>, Fault> {
+    Ok(hunt_all(target, &cfg.clone().max_findings(1))?.into_iter().next())
+}
+
+/// Hunts for every distinct finding (at most
+/// [`HuntConfig::max_findings`]), each shrunk and listed once, in the order
+/// they were found; empty when every case held.
+pub fn hunt_all<T: Target>(target: &T, cfg: &HuntConfig) -> Result<Vec<Finding>, Fault> {
     let seen = match cfg.policy {
         Policy::Auto => Some(probe_policy(&|spec, salt| session(target, Policy::Auto, spec, salt), cfg)?),
         _ => None,
     };
     let cfg = &HuntConfig { policy: seen.as_ref().map_or(cfg.policy, |s| s.policy), ..cfg.clone() };
     let found = hunt_with(target, cfg, strategy(cfg), &|_| true)?;
-    Ok(found.map(|f| Finding { policy_seen: seen.map(|s| s.detail), ..f }))
-}
-
-/// Which policy a gateway follows, as a probe session showed it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PolicySeen {
-    /// The policy the gateway is held to from now on.
-    pub policy: Policy,
-    /// What it did, and on which frame.
-    pub detail: String,
-}
-
-/// Runs the probe for [`Policy::Auto`]: the handshake, a banner line (a
-/// frame that must end the session under `close`) and a valid call. A
-/// gateway that ends the session there follows `close`; one that answers
-/// and goes on, `keep-open`. One that shows neither (it crashed) is held
-/// to `close`.
-pub(crate) fn probe_policy(
-    run: &dyn Fn(&ScriptSpec, u32) -> Result<SessionRun, Fault>,
-    cfg: &HuntConfig,
-) -> Result<PolicySeen, Fault> {
-    use crate::attack::noise::{Kind, Noise, Text};
-    let revision = cfg.revisions.last().copied().unwrap_or(Revision::R2025_11_25);
-    let banner = Step::Noise(Noise { kind: Kind::LineBefore, text: Text::Banner, tool: 0 });
-    let spec = ScriptSpec { level: cfg.level, ..ScriptSpec::whole(revision, vec![banner, Step::Control(0)]) };
-    let (script, obs, _) = run(&spec, salt(cfg, 0))?;
-    let session = Session { policy: Policy::Auto, revision, salt: 0 };
-    Ok(match check::seen_policy(&script, &obs, &session) {
-        Some((policy, at)) => {
-            let rule = script.frames[at].expect.rule().map_or("", |r| r.id());
-            let what = if policy == Policy::Close { "ended the session after" } else { "went on after" };
-            PolicySeen { policy, detail: format!("the gateway {what} frame #{at} (`{rule}`) of a probe session") }
-        }
-        None => PolicySeen {
-            policy: Policy::Close,
-            detail: format!("the probe session showed no policy (the gateway {}); held to close", obs.exit),
-        },
-    })
+    Ok(found.into_iter().map(|f| Finding { policy_seen: seen.as_ref().map(|s| s.detail.clone()), ..f }).collect())
 }
 
 /// A distinct salt for each session of a hunt, so no late effect of one
 /// session carries a token of another.
-fn salt(cfg: &HuntConfig, session: u32) -> u32 {
+pub(crate) fn salt(cfg: &HuntConfig, session: u32) -> u32 {
     (cfg.seed as u32).wrapping_mul(0x9E37_79B9).rotate_left(16) ^ session ^ cfg.salt_base
 }
 
@@ -261,149 +240,26 @@ pub(crate) fn fresh_salt() -> u32 {
     h.finish() as u32
 }
 
-/// Hunts over scripts drawn from `scripts`. `progress` hears the number of
-/// sessions run after each one and stops the hunt (as clean) by returning
-/// false.
+/// Hunts over scripts drawn from `scripts`. `progress` hears how the hunt
+/// goes and stops it by returning false.
 pub(crate) fn hunt_with<T: Target>(
     target: &T,
     cfg: &HuntConfig,
     scripts: BoxedStrategy<ScriptSpec>,
-    progress: &dyn Fn(u32) -> bool,
-) -> Result<Option<Finding>, Fault> {
+    progress: &dyn Fn(&Progress) -> bool,
+) -> Result<Vec<Finding>, Fault> {
     hunt_by(cfg, scripts, progress, &|spec, salt, _| session(target, cfg.policy, spec, salt))
 }
 
-/// What runs one session of a hunt: choices, salt and the check being
-/// shrunk in (`None` while searching, and for the run that reports the
-/// result, which must wait as long as the search did), the rendered
-/// script, what it showed and its violations out.
-pub(crate) type Runner<'a> = dyn Fn(&ScriptSpec, u32, Option<CheckId>) -> Result<SessionRun, Fault> + 'a;
-
-/// One session's rendered script, what it showed and its violations.
-pub(crate) type SessionRun = (Script, Observation, Vec<Violation>);
-
-/// Hunts with sessions run by `run` (which may, say, share one process
-/// between sessions, as long as what it reports holds for a fresh one).
-pub fn hunt_by(
-    cfg: &HuntConfig,
-    scripts: BoxedStrategy<ScriptSpec>,
-    progress: &dyn Fn(u32) -> bool,
-    run: &Runner,
-) -> Result<Option<Finding>, Fault> {
-    let config = Config {
-        cases: cfg.cases,
-        failure_persistence: cfg.persistence.map(|p| Box::new(FileFailurePersistence::Direct(p)) as _),
-        max_shrink_iters: cfg.max_shrink_iters,
-        // The shrink bound is kept below rather than by proptest, which
-        // would print a line naming its own setting, not the caller's.
-        max_shrink_time: 0,
-        ..Config::default()
-    };
-    let shrink_bound = Duration::from_millis(u64::from(cfg.max_shrink_ms));
-    let mut runner = seeded_runner(config, cfg.seed);
-    let caught: Cell<Option<CheckId>> = Cell::new(None);
-    let cases = Cell::new(0u32);
-    let fault: RefCell<Option<Fault>> = RefCell::new(None);
-    let sessions = Cell::new(0u32);
-    // The last session that showed the caught check, and its salt.
-    let last_failing: RefCell<Option<(SessionRun, u32)>> = RefCell::new(None);
-    let first_caught: Cell<Option<Instant>> = Cell::new(None);
-    let out_of_time = || cfg.max_shrink_ms > 0 && first_caught.get().is_some_and(|t| t.elapsed() >= shrink_bound);
-    let stopped = Cell::new(false);
-    let result = runner.run(&scripts, |spec| {
-        if fault.borrow().is_some() {
-            return Err(TestCaseError::fail("harness fault"));
-        }
-        // Once stopped before a failure, every case is rejected unrun, so
-        // proptest gives up after its reject limit instead of drawing every
-        // case left; out of shrinking time, every candidate passes unrun and
-        // proptest ends with the last failing one.
-        if stopped.get() {
-            return Err(TestCaseError::reject("stopped"));
-        }
-        if out_of_time() {
-            return Ok(());
-        }
-        if caught.get().is_none() {
-            cases.set(cases.get() + 1);
-        }
-        sessions.set(sessions.get() + 1);
-        let salt = salt(cfg, sessions.get());
-        let outcome = run(&spec, salt, caught.get());
-        if caught.get().is_none() && !progress(cases.get()) {
-            stopped.set(true);
-        }
-        let outcome = match outcome {
-            Ok(outcome) => outcome,
-            Err(f) => {
-                *fault.borrow_mut() = Some(f);
-                return Err(TestCaseError::fail("harness fault"));
-            }
-        };
-        let violations: Vec<_> = outcome.2.iter().filter(|v| cfg.focus.is_none_or(|c| c == v.check)).collect();
-        // Before the first failure any check counts; after it, only the
-        // same one, so shrinking cannot wander to another bug.
-        let hit = match caught.get() {
-            None => violations.first().map(|v| v.check),
-            Some(c) => violations.iter().any(|v| v.check == c).then_some(c),
-        };
-        match hit {
-            Some(c) => {
-                caught.set(Some(c));
-                *last_failing.borrow_mut() = Some((outcome, salt));
-                first_caught.set(first_caught.get().or(Some(Instant::now())));
-                Err(TestCaseError::fail(c.id()))
-            }
-            None => Ok(()),
-        }
-    });
-    if let Some(f) = fault.into_inner() {
-        return Err(f);
-    }
-    let spec = match result {
-        Ok(()) => return Ok(None),
-        Err(TestError::Abort(_)) if stopped.get() => return Ok(None),
-        Err(TestError::Fail(_, spec)) => spec,
-        Err(TestError::Abort(why)) => return Err(Fault::config(format!("proptest aborted: {why}"))),
-    };
-    let check = caught.get().expect("a failure names its check");
-    let shrink_ran_out = out_of_time();
-    // The last failing session was the minimal one; run it again to report
-    // it whole, with tokens of its own (a server that remembers the last
-    // run's would ignore its calls). Should that run not show the check,
-    // the last failing one is reported as it was.
-    let salt = salt(cfg, sessions.get() + 1);
-    let again = run(&spec, salt, None)?;
-    let ((script, observation, mut violations), salt) = match again.2.iter().any(|v| v.check == check) {
-        true => (again, salt),
-        false => last_failing.into_inner().expect("a failure keeps its session"),
-    };
-    // The caught check's violations first: they are what the report shows.
-    violations.sort_by_key(|v| v.check != check);
-    Ok(Some(Finding {
-        check,
-        violations,
-        spec,
-        script,
-        observation,
-        cases_until_caught: cases.get(),
-        salt,
-        seed: cfg.seed,
-        policy: cfg.policy,
-        shrink_ran_out,
-        late: None,
-        history: Vec::new(),
-        confirmed: true,
-        policy_seen: None,
-    }))
-}
-
-/// Hunts and panics with the full report on a finding or a harness fault:
-/// the one call a user's `#[test]` needs.
+/// Hunts and panics with the full report of every distinct finding (or of
+/// a harness fault): the one call a user's `#[test]` needs.
 pub fn assert_holds<T: Target>(target: &T, cfg: &HuntConfig) {
-    match hunt(target, cfg) {
-        Ok(None) => {}
-        Ok(Some(f)) => panic!("{}", crate::report::finding(&f, None)),
+    match hunt_all(target, cfg) {
+        Ok(found) if found.is_empty() => {}
+        Ok(found) => {
+            let reports: Vec<String> = found.iter().map(|f| crate::report::finding(f, None)).collect();
+            panic!("{}\n{}", reports.join("\n"), crate::report::distinct_table(&found, &[]))
+        }
         Err(fault) => panic!("harness fault (not a finding about the gateway): {fault}"),
     }
 }

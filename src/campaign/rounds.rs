@@ -1,0 +1,300 @@
+//! A hunt in rounds: each round draws scripts until a session shows a
+//! distinct finding no earlier round made, shrinks it while it keeps the
+//! same check and rule (so the minimal script shows the same bug rather
+//! than whichever is easiest to reach), and hands the cases left to the
+//! next round.
+
+use super::{Finding, HuntConfig, seeded_runner};
+use crate::check::{CheckId, Violation};
+use crate::finding::{Distinct, distinct};
+use crate::observation::Observation;
+use crate::script::{Script, ScriptSpec};
+use crate::seam::Fault;
+use proptest::strategy::BoxedStrategy;
+use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError};
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeSet, HashMap};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// What runs one session of a hunt: choices, salt and the check being
+/// shrunk in (`None` while searching, and for the run that reports the
+/// result, which must wait as long as the search did), the rendered
+/// script, what it showed and its violations out.
+pub(crate) type Runner<'a> = dyn Fn(&ScriptSpec, u32, Option<CheckId>) -> Result<SessionRun, Fault> + 'a;
+
+/// One session's rendered script, what it showed and its violations.
+pub(crate) type SessionRun = (Script, Observation, Vec<Violation>);
+
+/// What a hunt reports as it goes; the callback that hears it stops the
+/// hunt (or the shrinking under way) by returning false.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Progress {
+    /// Search sessions run so far.
+    Searched(u32),
+    /// A finding is being shrunk: what it is, the steps run and the time
+    /// spent so far.
+    Shrinking {
+        /// The finding's check and rule.
+        finding: Distinct,
+        /// Shrinking sessions run.
+        steps: u32,
+        /// Time spent shrinking it.
+        elapsed: Duration,
+    },
+}
+
+/// The distinct findings the jobs of one run have made, so that none
+/// shrinks one another already has, and how many search sessions of all
+/// jobs showed each.
+#[derive(Debug, Default)]
+pub(crate) struct Known(Mutex<(Vec<Distinct>, HashMap<Distinct, u32>)>);
+
+impl Known {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Vec<Distinct>, HashMap<Distinct, u32>)> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn has(&self, d: &Distinct) -> bool {
+        self.lock().0.contains(d)
+    }
+
+    /// Adds `d`; false when another job made it first.
+    pub(crate) fn add(&self, d: &Distinct) -> bool {
+        let mut known = self.lock();
+        let new = !known.0.contains(d);
+        if new {
+            known.0.push(d.clone());
+        }
+        new
+    }
+
+    /// How many there are.
+    pub(crate) fn len(&self) -> usize {
+        self.lock().0.len()
+    }
+
+    /// Counts one more search session that showed `d`.
+    fn hit(&self, d: &Distinct) {
+        *self.lock().1.entry(d.clone()).or_default() += 1;
+    }
+
+    /// How many search sessions showed `d`, in every job.
+    pub(crate) fn hits(&self, d: &Distinct) -> u32 {
+        self.lock().1.get(d).copied().unwrap_or(0)
+    }
+}
+
+/// Hunts with sessions run by `run` (which may, say, share one process
+/// between sessions, as long as what it reports holds for a fresh one),
+/// for every distinct finding [`HuntConfig::max_findings`] allows, each
+/// shrunk within [`HuntConfig::max_shrink_ms`]. The callback hears the
+/// search and the shrinking, and stops either by returning false.
+pub fn hunt_by(
+    cfg: &HuntConfig,
+    scripts: BoxedStrategy<ScriptSpec>,
+    progress: &dyn Fn(&Progress) -> bool,
+    run: &Runner,
+) -> Result<Vec<Finding>, Fault> {
+    hunt_among(cfg, scripts, progress, run, &Known::default())
+}
+
+/// [`hunt_by`], leaving alone what `known` holds (another job's findings)
+/// and adding its own.
+pub(crate) fn hunt_among(
+    cfg: &HuntConfig,
+    scripts: BoxedStrategy<ScriptSpec>,
+    progress: &dyn Fn(&Progress) -> bool,
+    run: &Runner,
+    known: &Known,
+) -> Result<Vec<Finding>, Fault> {
+    let mut state = Hunt { cfg, run, progress, known, start: Instant::now(), searched: 0, sessions: 0 };
+    let mut findings = Vec::new();
+    for round in 0.. {
+        let room = cfg.max_findings == 0 || known.len() < cfg.max_findings as usize;
+        if state.searched >= cfg.cases || !room {
+            break;
+        }
+        match state.round(round, scripts.clone())? {
+            Some(f) if known.add(&f.distinct()) => findings.push(f),
+            Some(_) => {} // another job made it meanwhile
+            None => break,
+        }
+    }
+    for f in &mut findings {
+        f.hits = known.hits(&f.distinct()).max(1);
+    }
+    Ok(findings)
+}
+
+/// A hunt's state across its rounds.
+struct Hunt<'a> {
+    cfg: &'a HuntConfig,
+    run: &'a Runner<'a>,
+    progress: &'a dyn Fn(&Progress) -> bool,
+    known: &'a Known,
+    start: Instant,
+    /// Search sessions run, all rounds together.
+    searched: u32,
+    /// Sessions run, shrinking and reporting included: each has a salt of
+    /// its own.
+    sessions: u32,
+}
+
+impl Hunt<'_> {
+    /// The seed of round `round`: the hunt's own first, so a first finding
+    /// comes where it always did.
+    fn seed(&self, round: u32) -> u64 {
+        if round == 0 {
+            return self.cfg.seed;
+        }
+        let mut h = DefaultHasher::new();
+        (self.cfg.seed, round).hash(&mut h);
+        h.finish()
+    }
+
+    /// One round: the next distinct finding, shrunk; `None` when the cases
+    /// ran out or the callback stopped the search.
+    fn round(&mut self, round: u32, scripts: BoxedStrategy<ScriptSpec>) -> Result<Option<Finding>, Fault> {
+        let cfg = self.cfg;
+        let config = Config {
+            cases: cfg.cases - self.searched,
+            failure_persistence: cfg.persistence.map(|p| Box::new(FileFailurePersistence::Direct(p)) as _),
+            max_shrink_iters: cfg.max_shrink_iters,
+            // The shrink bound is kept below rather than by proptest, which
+            // would print a line naming its own setting, not the caller's.
+            max_shrink_time: 0,
+            ..Config::default()
+        };
+        let shrink_bound = Duration::from_millis(u64::from(cfg.max_shrink_ms));
+        let mut runner = seeded_runner(config, self.seed(round));
+        let caught: RefCell<Option<Distinct>> = RefCell::new(None);
+        let fault: RefCell<Option<Fault>> = RefCell::new(None);
+        let (searched, sessions, steps) = (Cell::new(self.searched), Cell::new(self.sessions), Cell::new(0u32));
+        // The last session that showed the caught finding, and its salt.
+        let last_failing: RefCell<Option<(SessionRun, u32)>> = RefCell::new(None);
+        let first_caught: Cell<Option<Instant>> = Cell::new(None);
+        let (stopped, halted) = (Cell::new(false), Cell::new(false));
+        let out_of_time = || cfg.max_shrink_ms > 0 && first_caught.get().is_some_and(|t| t.elapsed() >= shrink_bound);
+        let result = runner.run(&scripts, |spec| {
+            if fault.borrow().is_some() {
+                return Err(TestCaseError::fail("harness fault"));
+            }
+            // Once stopped before a failure, every case is rejected unrun, so
+            // proptest gives up after its reject limit instead of drawing every
+            // case left; out of shrinking time (or told to stop), every
+            // candidate passes unrun and proptest ends with the last failing one.
+            if stopped.get() {
+                return Err(TestCaseError::reject("stopped"));
+            }
+            if out_of_time() || halted.get() {
+                return Ok(());
+            }
+            let shrinking = caught.borrow().clone();
+            match &shrinking {
+                None => searched.set(searched.get() + 1),
+                Some(_) => steps.set(steps.get() + 1),
+            }
+            sessions.set(sessions.get() + 1);
+            let salt = super::salt(cfg, sessions.get());
+            let outcome = (self.run)(&spec, salt, shrinking.as_ref().map(|d| d.check));
+            let go_on = match &shrinking {
+                None => (self.progress)(&Progress::Searched(searched.get())),
+                Some(d) => {
+                    let elapsed = first_caught.get().map_or(Duration::ZERO, |t| t.elapsed());
+                    (self.progress)(&Progress::Shrinking { finding: d.clone(), steps: steps.get(), elapsed })
+                }
+            };
+            if !go_on {
+                match shrinking {
+                    None => stopped.set(true),
+                    Some(_) => halted.set(true),
+                }
+            }
+            let outcome = match outcome {
+                Ok(outcome) => outcome,
+                Err(f) => {
+                    *fault.borrow_mut() = Some(f);
+                    return Err(TestCaseError::fail("harness fault"));
+                }
+            };
+            let shown: BTreeSet<Distinct> = outcome
+                .2
+                .iter()
+                .filter(|v| cfg.focus.is_none_or(|c| c == v.check))
+                .map(|v| distinct(v, &outcome.0))
+                .collect();
+            let hit = match &shrinking {
+                None => {
+                    shown.iter().for_each(|d| self.known.hit(d));
+                    // The first new one, in the order checks are reported.
+                    outcome.2.iter().map(|v| distinct(v, &outcome.0)).find(|d| shown.contains(d) && !self.known.has(d))
+                }
+                // While shrinking, only the same finding counts, so
+                // shrinking cannot wander to another bug.
+                Some(d) => shown.contains(d).then(|| d.clone()),
+            };
+            match hit {
+                Some(d) => {
+                    let why = d.to_string();
+                    *caught.borrow_mut() = Some(d);
+                    *last_failing.borrow_mut() = Some((outcome, salt));
+                    first_caught.set(first_caught.get().or(Some(Instant::now())));
+                    Err(TestCaseError::fail(why))
+                }
+                None => Ok(()),
+            }
+        });
+        self.sessions = sessions.get() + 1;
+        let found_at = searched.get();
+        self.searched = searched.get();
+        if let Some(f) = fault.into_inner() {
+            return Err(f);
+        }
+        let spec = match result {
+            Ok(()) => return Ok(None),
+            Err(TestError::Abort(_)) if stopped.get() => {
+                self.searched = cfg.cases;
+                return Ok(None);
+            }
+            Err(TestError::Fail(_, spec)) => spec,
+            Err(TestError::Abort(why)) => return Err(Fault::config(format!("proptest aborted: {why}"))),
+        };
+        let d = caught.into_inner().expect("a failure names its finding");
+        let shrink_ran_out = out_of_time() || halted.get();
+        let first_seen = first_caught.get().map(|t| t.saturating_duration_since(self.start));
+        // The last failing session was the minimal one; run it again to report
+        // it whole, with tokens of its own (a server that remembers the last
+        // run's would ignore its calls). Should that run not show the finding,
+        // the last failing one is reported as it was.
+        let salt = super::salt(cfg, self.sessions);
+        let again = (self.run)(&spec, salt, None)?;
+        let shows = again.2.iter().any(|v| distinct(v, &again.0) == d);
+        let ((script, observation, mut violations), salt) = match shows {
+            true => (again, salt),
+            false => last_failing.into_inner().expect("a failure keeps its session"),
+        };
+        // The finding's violations first: they are what the report shows.
+        violations.sort_by_key(|v| distinct(v, &script) != d);
+        Ok(Some(Finding {
+            check: d.check,
+            violations,
+            spec,
+            script,
+            observation,
+            cases_until_caught: found_at,
+            salt,
+            seed: cfg.seed,
+            policy: cfg.policy,
+            shrink_ran_out,
+            late: None,
+            history: Vec::new(),
+            confirmed: true,
+            policy_seen: None,
+            hits: 0,
+            first_seen,
+        }))
+    }
+}

@@ -1,0 +1,243 @@
+//! The campaign of `portcullis fuzz`: jobs hunting in parallel, each
+//! distinct finding shrunk once (whichever job made it first), saved, and
+//! counted; progress live while searching and while shrinking.
+
+use super::fuzz::{Args, Outcome};
+use super::interrupt;
+use super::jobs::revision_share;
+use super::setup::Setup;
+use crate::artifact::Artifact;
+use crate::campaign::{Distinct, Finding, HuntConfig, Known, Progress, fresh_salt, hunt_among, strategy};
+use crate::catalogue::ToolSpec;
+use crate::delta::minimize;
+use crate::process::{ChildTarget, Job, Waits};
+use crate::{CheckId, Policy, Revision, ScriptSpec};
+use anyhow::{Result, bail};
+use std::cell::RefCell;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// A finding kept: what showed it, the sink base of its job, its waits.
+type Kept = (Finding, String, Option<Waits>);
+
+pub(super) fn campaign(
+    args: &Args,
+    policy: Policy,
+    first: Setup,
+    tools: &[ToolSpec],
+    revisions: &[Revision],
+    control: Option<Finding>,
+) -> Result<Outcome> {
+    let stop = AtomicBool::new(false);
+    let done = AtomicU32::new(0);
+    let known = Known::default();
+    // The positive control's finding is the run's first, seen once more
+    // than the campaign's sessions show it.
+    let from_control = control.as_ref().map(Finding::distinct);
+    let control = control.map(|f| {
+        known.add(&f.distinct());
+        let first_seen = Some(Duration::ZERO);
+        (Finding { first_seen, ..f }, first.probes.http_base(), None)
+    });
+    let found: Mutex<Vec<Kept>> = Mutex::new(control.into_iter().collect());
+    let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let ignored = AtomicU32::new(0);
+    let bar = Bar::new(args.cases);
+    // This run's tokens are its own; see `control`.
+    let salt_base = fresh_salt();
+    let jobs = args.jobs.min(args.cases.max(1) as usize);
+    let mut setups = vec![Some(first)];
+    for _ in 1..jobs {
+        setups.push(Some(args.child.setup()?));
+    }
+    let enough = || args.max_findings > 0 && known.len() >= args.max_findings as usize;
+    // After SIGINT or SIGTERM the servers are ended under the sessions
+    // still running: what those show is no finding and no harness error,
+    // except what was seen before (a finding being shrunk keeps its last
+    // failing session).
+    let fail = |e: String| {
+        stop.store(true, Ordering::Relaxed);
+        if interrupt::stopped().is_none() {
+            errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
+        }
+    };
+    let keep = |f: Finding, base: String, waits: Waits| {
+        if interrupt::stopped().is_none() || f.check != CheckId::Liveness {
+            found.lock().unwrap_or_else(|e| e.into_inner()).push((f, base, Some(waits)));
+        }
+        if enough() {
+            stop.store(true, Ordering::Relaxed);
+        }
+    };
+    std::thread::scope(|scope| {
+        for (j, setup) in setups.into_iter().enumerate() {
+            let (stop, done, fail, keep, bar, ignored, known) = (&stop, &done, &fail, &keep, &bar, &ignored, &known);
+            let enough = &enough;
+            let cases = args.cases / jobs as u32 + u32::from((j as u32) < args.cases % jobs as u32);
+            scope.spawn(move || {
+                let Some(setup) = setup else { return };
+                let target = setup.target(tools.to_vec()).started_ahead(!args.no_ahead);
+                let cfg = HuntConfig {
+                    cases,
+                    seed: args.seed.wrapping_add(j as u64),
+                    policy,
+                    level: args.level,
+                    revisions: revision_share(revisions, j, jobs),
+                    max_shrink_iters: 200,
+                    max_shrink_ms: args.shrink_ms.max(1),
+                    focus: args.check,
+                    mix: args.mix,
+                    salt_base,
+                    max_findings: args.max_findings,
+                    ..HuntConfig::default()
+                };
+                let job = RefCell::new(Job::new(&target, policy, !args.no_share, cfg.seed));
+                let tick = |p: &Progress| {
+                    match p {
+                        Progress::Searched(_) => bar.searched(done.fetch_add(1, Ordering::Relaxed) + 1),
+                        Progress::Shrinking { finding, steps, elapsed } => bar.shrinking(finding, *steps, *elapsed),
+                    }
+                    !(stop.load(Ordering::Relaxed) || interrupt::stopped().is_some() || enough())
+                };
+                let run = |spec: &ScriptSpec, salt: u32, shrinking: Option<CheckId>| {
+                    job.borrow_mut().session(spec, salt, shrinking.is_some())
+                };
+                let base = setup.probes.http_base();
+                let hunted = hunt_among(&cfg, strategy(&cfg), &tick, &run, known);
+                let mut apart = job.borrow_mut().take_found();
+                match job.borrow_mut().finish() {
+                    Ok(more) => apart.extend(more),
+                    Err(e) => return fail(super::told(&e)),
+                }
+                match hunted {
+                    Ok(findings) => findings.into_iter().for_each(|f| keep(f, base.clone(), target.waits())),
+                    Err(e) => return fail(super::told(&e)),
+                }
+                // Late and state-dependent findings, each new one once.
+                let focused = |f: &Finding| args.check.is_none_or(|c| c == f.check);
+                for f in apart.into_iter().filter(focused) {
+                    if !enough() && known.add(&f.distinct()) {
+                        keep(shrink_apart(f, &target, args), base.clone(), target.waits());
+                    }
+                }
+                ignored.fetch_add(setup.probes.ignored() as u32, Ordering::Relaxed);
+            });
+        }
+    });
+    bar.finish();
+    if let Some(e) = errors.into_inner().unwrap_or_default().first() {
+        bail!("harness error: {e}");
+    }
+    let mut kept = found.into_inner().unwrap_or_else(|e| e.into_inner());
+    for (f, ..) in &mut kept {
+        let d = f.distinct();
+        f.hits = f.hits.max(known.hits(&d) + u32::from(from_control.as_ref() == Some(&d)));
+    }
+    kept.sort_by_key(|(f, ..)| (f.first_seen.is_none(), f.first_seen));
+    let mut findings = Vec::new();
+    for (f, base, waits) in kept {
+        findings.push(save(&f, tools, &base, waits, args)?);
+    }
+    Ok(Outcome {
+        findings,
+        sessions: done.load(Ordering::Relaxed),
+        ignored_requests: ignored.load(Ordering::Relaxed) as usize,
+        mix: args.mix,
+    })
+}
+
+/// A late finding that a fresh session repeated is cut down as a saved one
+/// is, within --shrink-ms; a state-dependent one is reported whole, with
+/// its history, for `portcullis minimize` to cut.
+fn shrink_apart(f: Finding, target: &ChildTarget, args: &Args) -> Finding {
+    if !f.confirmed {
+        return f;
+    }
+    let budget = Duration::from_millis(u64::from(args.shrink_ms.max(1)));
+    match minimize(target, f.policy, f.script.clone(), f.check, f.salt, budget) {
+        Ok(m) => Finding {
+            script: m.script,
+            salt: m.salt,
+            observation: m.observation,
+            violations: m.violations,
+            shrink_ran_out: m.out_of_time,
+            ..f
+        },
+        Err(_) => f,
+    }
+}
+
+/// Saves the artifact before anything is reported, so no finding is lost.
+pub(super) fn save(
+    f: &Finding,
+    tools: &[ToolSpec],
+    base: &str,
+    waits: Option<Waits>,
+    args: &Args,
+) -> Result<(Finding, PathBuf)> {
+    let mut artifact = Artifact::new(f, tools.to_vec(), base, args.child.command.clone());
+    if let Some(w) = waits {
+        artifact = artifact.waited(w.answer, w.quiet, w.exit_grace);
+    }
+    let path = artifact.save(&args.artifacts).map_err(|e| anyhow::anyhow!("saving the finding failed: {e}"))?;
+    Ok((f.clone(), path))
+}
+
+/// Progress: a bar on a terminal, with what is being shrunk as its
+/// message; otherwise a plain line per tenth of the sessions, and one
+/// every five seconds of shrinking.
+struct Bar {
+    total: u32,
+    bar: Option<indicatif::ProgressBar>,
+    last_line: Mutex<Instant>,
+}
+
+impl Bar {
+    fn new(total: u32) -> Bar {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = indicatif::ProgressBar::new(u64::from(total));
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {pos}/{len} sessions {wide_bar} {elapsed} {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        Bar { total, bar, last_line: Mutex::new(Instant::now()) }
+    }
+
+    fn searched(&self, n: u32) {
+        match &self.bar {
+            Some(bar) => {
+                bar.set_position(u64::from(n));
+                bar.set_message("");
+            }
+            None if n.is_multiple_of((self.total / 10).max(1)) || n == self.total => {
+                eprintln!("portcullis: {n}/{} sessions", self.total)
+            }
+            None => {}
+        }
+    }
+
+    fn shrinking(&self, finding: &Distinct, steps: u32, elapsed: Duration) {
+        let what = format!("shrinking {finding}: {steps} steps, {:.1} s", elapsed.as_secs_f64());
+        match &self.bar {
+            Some(bar) => bar.set_message(what),
+            None => {
+                let mut last = self.last_line.lock().unwrap_or_else(|e| e.into_inner());
+                if last.elapsed() >= Duration::from_secs(5) {
+                    *last = Instant::now();
+                    eprintln!("portcullis: {what}");
+                }
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
