@@ -126,11 +126,13 @@ impl Awaited {
 }
 
 /// Whether the response `v` (one object, or a batch) answers request `id`.
+#[cfg(feature = "process")]
 pub(crate) fn answers(v: &Value, id: &Id) -> bool {
     answered_ids(v).any(|got| same_request(id, &got))
 }
 
 /// The ids a response carries: one object's, or each of a batch's.
+#[cfg(feature = "process")]
 fn answered_ids(v: &Value) -> impl Iterator<Item = Id> + '_ {
     messages(v).iter().filter_map(|r| r.get("id")).filter_map(Id::from_value)
 }

@@ -8,7 +8,9 @@ mod rounds;
 pub use crate::finding::{Distinct, Finding};
 pub use policy_probe::PolicySeen;
 pub(crate) use policy_probe::probe_policy;
-pub(crate) use rounds::{Known, SessionRun, hunt_among};
+pub(crate) use rounds::SessionRun;
+#[cfg(feature = "cli")]
+pub(crate) use rounds::{Known, hunt_among};
 pub use rounds::{Progress, hunt_by};
 
 use crate::attack;
