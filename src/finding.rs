@@ -72,22 +72,41 @@ impl std::fmt::Display for Distinct {
     }
 }
 
-/// The distinct finding violation `v` of a session of `script` shows.
-pub fn distinct(v: &Violation, script: &Script) -> Distinct {
+/// The distinct finding violation `v` of a session of `script` shows: its
+/// check and the rule of its frame, or the frame's attack kind where it
+/// breaks none. A crash is told apart by what it said last on stderr
+/// (`stderr`), with numbers and tokens left out, as fuzzers tell crashes
+/// apart by their stack.
+pub fn distinct(v: &Violation, script: &Script, stderr: &[u8]) -> Distinct {
     let frame = v.frame.and_then(|i| script.frames.get(i));
     let what = match frame.map(|f| (&f.expect, f)) {
+        _ if v.check == CheckId::Liveness && crash_line(stderr).is_some() => crash_line(stderr).unwrap_or_default(),
         Some((Expect::Reject(r) | Expect::Tolerate(r, _) | Expect::Unjudged(r), _)) => r.id().to_owned(),
-        Some((_, f)) => format!("{}/{}", f.family, f.kind),
+        Some((_, f)) => f.kind.to_string(),
         None => String::new(),
     };
     Distinct { check: v.check, what }
+}
+
+/// The last line on stderr, numbers and tokens left out, at most 80
+/// characters: what tells one crash from another.
+fn crash_line(stderr: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(stderr);
+    let mut last = text.lines().map(str::trim).rfind(|l| !l.is_empty())?.to_owned();
+    for token in crate::token::tokens_in(&last.clone()) {
+        last = last.replace(token, "TOKEN");
+    }
+    let line: String = last.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).take(80).collect();
+    Some(line)
 }
 
 impl Finding {
     /// What makes it distinct: its first violation's check and rule.
     pub fn distinct(&self) -> Distinct {
         let first = self.violations.iter().find(|v| v.check == self.check);
-        first.map_or(Distinct { check: self.check, what: String::new() }, |v| distinct(v, &self.script))
+        first.map_or(Distinct { check: self.check, what: String::new() }, |v| {
+            distinct(v, &self.script, &self.observation.stderr)
+        })
     }
 
     /// The level the finding rests on: that of its first violation.

@@ -113,8 +113,15 @@ pub(crate) fn owed(script: &Script, session: &Session) -> Vec<Id> {
 }
 
 /// The answers the [`awaited`] frames are owed that may come with the
-/// frame's id or a null one ([`Frame::owes_anonymous_error`]).
+/// frame's id or a null one ([`Frame::owes_anonymous_error`]). Only where
+/// the gateway may end the session after such a frame (`close`, `auto`):
+/// the wait ends when it does, which shows it ended there. Under
+/// `keep-open` the quiet wait covers them, as an answer that comes later
+/// still counts as late output.
 pub(crate) fn owed_or_null(script: &Script, session: &Session) -> Vec<Option<Id>> {
+    if session.policy == Policy::KeepOpen {
+        return Vec::new();
+    }
     awaited(script, session).filter(|f| f.owes_anonymous_error()).map(|f| f.id.clone()).collect()
 }
 

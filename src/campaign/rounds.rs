@@ -224,13 +224,17 @@ impl Hunt<'_> {
                 .2
                 .iter()
                 .filter(|v| cfg.focus.is_none_or(|c| c == v.check))
-                .map(|v| distinct(v, &outcome.0))
+                .map(|v| distinct(v, &outcome.0, &outcome.1.stderr))
                 .collect();
             let hit = match &shrinking {
+                // A session shows the finding of its first violation, in the
+                // order checks are reported: a crash explains the answers
+                // that did not come after it, and is not a finding for each.
                 None => {
-                    shown.iter().for_each(|d| self.known.hit(d));
-                    // The first new one, in the order checks are reported.
-                    outcome.2.iter().map(|v| distinct(v, &outcome.0)).find(|d| shown.contains(d) && !self.known.has(d))
+                    let first = outcome.2.iter().find(|v| cfg.focus.is_none_or(|c| c == v.check));
+                    let first = first.map(|v| distinct(v, &outcome.0, &outcome.1.stderr));
+                    first.iter().for_each(|d| self.known.hit(d));
+                    first.filter(|d| !self.known.has(d))
                 }
                 // While shrinking, only the same finding counts, so
                 // shrinking cannot wander to another bug.
@@ -271,13 +275,13 @@ impl Hunt<'_> {
         // the last failing one is reported as it was.
         let salt = super::salt(cfg, self.sessions);
         let again = (self.run)(&spec, salt, None)?;
-        let shows = again.2.iter().any(|v| distinct(v, &again.0) == d);
+        let shows = again.2.iter().any(|v| distinct(v, &again.0, &again.1.stderr) == d);
         let ((script, observation, mut violations), salt) = match shows {
             true => (again, salt),
             false => last_failing.into_inner().expect("a failure keeps its session"),
         };
         // The finding's violations first: they are what the report shows.
-        violations.sort_by_key(|v| distinct(v, &script) != d);
+        violations.sort_by_key(|v| distinct(v, &script, &observation.stderr) != d);
         Ok(Some(Finding {
             check: d.check,
             violations,

@@ -209,7 +209,7 @@ impl ChildGateway {
                 }
                 return;
             }
-            std::thread::sleep((quiet - latest.elapsed()).min(Duration::from_millis(2)));
+            std::thread::sleep(quiet.saturating_sub(latest.elapsed()).min(Duration::from_millis(2)));
         }
     }
 
