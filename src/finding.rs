@@ -5,6 +5,7 @@ use crate::frame::{Expect, Rule};
 use crate::observation::Observation;
 use crate::protocol::{Level, Policy};
 use crate::script::{Script, ScriptSpec};
+use crate::seam::Exit;
 use std::time::Duration;
 
 /// A failing session, minimized.
@@ -72,15 +73,24 @@ impl std::fmt::Display for Distinct {
     }
 }
 
-/// The distinct finding violation `v` of a session of `script` shows: its
-/// check and the rule of its frame, or the frame's attack kind where it
-/// breaks none. A crash is told apart by what it said last on stderr
-/// (`stderr`), with numbers and tokens left out, as fuzzers tell crashes
-/// apart by their stack.
-pub fn distinct(v: &Violation, script: &Script, stderr: &[u8]) -> Distinct {
+/// The distinct finding violation `v` of a session of `script` that
+/// showed `obs` shows: its check and the rule of its frame, or the frame's
+/// attack kind where it breaks none. A crash (a signal, a panic, or an
+/// exit with a failure status before stdin closed) is told apart by what
+/// it said last on stderr, with numbers and tokens left out, as fuzzers
+/// tell crashes apart by their stack; a hang on EOF is one finding.
+pub fn distinct(v: &Violation, script: &Script, obs: &Observation) -> Distinct {
     let frame = v.frame.and_then(|i| script.frames.get(i));
+    let crashed = match &obs.exit_before_eof {
+        Exit::Crashed(_) => true,
+        Exit::Exited(code) => *code != 0,
+        _ => false,
+    } || matches!(obs.exit, Exit::Crashed(_));
+    let crash = (v.check == CheckId::Liveness && crashed).then(|| crash_line(&obs.stderr)).flatten();
+    let hang = v.check == CheckId::Liveness && obs.eof_sent && !obs.exit.ended();
     let what = match frame.map(|f| (&f.expect, f)) {
-        _ if v.check == CheckId::Liveness && crash_line(stderr).is_some() => crash_line(stderr).unwrap_or_default(),
+        _ if crash.is_some() => crash.unwrap_or_default(),
+        _ if hang => "still running after stdin closed".to_owned(),
         Some((Expect::Reject(r) | Expect::Tolerate(r, _) | Expect::Unjudged(r), _)) => r.id().to_owned(),
         Some((_, f)) => f.kind.to_string(),
         None => String::new(),
@@ -105,7 +115,7 @@ impl Finding {
     pub fn distinct(&self) -> Distinct {
         let first = self.violations.iter().find(|v| v.check == self.check);
         first.map_or(Distinct { check: self.check, what: String::new() }, |v| {
-            distinct(v, &self.script, &self.observation.stderr)
+            distinct(v, &self.script, &self.observation)
         })
     }
 

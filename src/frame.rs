@@ -258,9 +258,7 @@ impl Rule {
     /// invalid, so to every rule an Invalid Request (-32600) answers.
     pub fn null_id_ok(self) -> bool {
         match self.reply() {
-            Reply::Error { codes, .. } => {
-                self.class() != Class::Refused || codes.is_empty() || codes.contains(&code::INVALID_REQUEST)
-            }
+            Reply::Error { codes, .. } => self.class() != Class::Refused || codes.contains(&code::INVALID_REQUEST),
             Reply::Silent => false,
         }
     }

@@ -96,6 +96,7 @@ fn three_planted_bugs_of_different_checks_are_three_findings_of_one_run() {
         assert!(distinct.contains(&bug), "{bug} is among {distinct:?}:\n{out}");
     }
     let mut unique = distinct.clone();
+    unique.sort_unstable();
     unique.dedup();
     assert_eq!(unique.len(), distinct.len(), "each distinct finding is listed once: {distinct:?}");
     for f in json["findings"].as_array().unwrap() {

@@ -57,10 +57,6 @@ impl Known {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn has(&self, d: &Distinct) -> bool {
-        self.lock().0.contains(d)
-    }
-
     /// Adds `d`; false when another job made it first.
     pub(crate) fn add(&self, d: &Distinct) -> bool {
         let mut known = self.lock();
@@ -118,8 +114,7 @@ pub(crate) fn hunt_among(
             break;
         }
         match state.round(round, scripts.clone())? {
-            Some(f) if known.add(&f.distinct()) => findings.push(f),
-            Some(_) => {} // another job made it meanwhile
+            Some(f) => findings.push(f), // claimed when it was caught
             None => break,
         }
     }
@@ -224,17 +219,24 @@ impl Hunt<'_> {
                 .2
                 .iter()
                 .filter(|v| cfg.focus.is_none_or(|c| c == v.check))
-                .map(|v| distinct(v, &outcome.0, &outcome.1.stderr))
+                .map(|v| distinct(v, &outcome.0, &outcome.1))
                 .collect();
             let hit = match &shrinking {
-                // A session shows the finding of its first violation, in the
-                // order checks are reported: a crash explains the answers
-                // that did not come after it, and is not a finding for each.
+                // The first finding no job has made, in the order checks are
+                // reported, claimed at once so no other job shrinks it too.
+                // A session whose first violation is a crash or an early end
+                // shows that alone: it explains the answers that did not
+                // come after it, which are no finding each.
                 None => {
-                    let first = outcome.2.iter().find(|v| cfg.focus.is_none_or(|c| c == v.check));
-                    let first = first.map(|v| distinct(v, &outcome.0, &outcome.1.stderr));
-                    first.iter().for_each(|d| self.known.hit(d));
-                    first.filter(|d| !self.known.has(d))
+                    let focused: Vec<&Violation> =
+                        outcome.2.iter().filter(|v| cfg.focus.is_none_or(|c| c == v.check)).collect();
+                    let mut seen: Vec<Distinct> = focused.iter().map(|v| distinct(v, &outcome.0, &outcome.1)).collect();
+                    if focused.first().is_some_and(|v| v.check == CheckId::Liveness) {
+                        seen.truncate(1);
+                    }
+                    seen.dedup();
+                    seen.iter().for_each(|d| self.known.hit(d));
+                    seen.into_iter().find(|d| self.known.add(d))
                 }
                 // While shrinking, only the same finding counts, so
                 // shrinking cannot wander to another bug.
@@ -275,13 +277,13 @@ impl Hunt<'_> {
         // the last failing one is reported as it was.
         let salt = super::salt(cfg, self.sessions);
         let again = (self.run)(&spec, salt, None)?;
-        let shows = again.2.iter().any(|v| distinct(v, &again.0, &again.1.stderr) == d);
+        let shows = again.2.iter().any(|v| distinct(v, &again.0, &again.1) == d);
         let ((script, observation, mut violations), salt) = match shows {
             true => (again, salt),
             false => last_failing.into_inner().expect("a failure keeps its session"),
         };
         // The finding's violations first: they are what the report shows.
-        violations.sort_by_key(|v| distinct(v, &script, &observation.stderr) != d);
+        violations.sort_by_key(|v| distinct(v, &script, &observation) != d);
         Ok(Some(Finding {
             check: d.check,
             violations,

@@ -11,7 +11,8 @@ use crate::seam::Exit;
 use std::collections::{HashMap, HashSet};
 
 pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
-    let mut per_id: HashMap<Id, usize> = HashMap::new();
+    // Responses to each id, and the frame they answer.
+    let mut per_id: HashMap<Id, (usize, usize)> = HashMap::new();
     let mut answered: HashSet<usize> = HashSet::new();
     let mut null_errors = 0;
     for r in &facts.replies {
@@ -45,7 +46,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
         // An id the suite cannot name (`true`, or past 2^64) is counted by
         // the frame it answers.
         if let Some(id) = Id::from_value(&r.id) {
-            *per_id.entry(id).or_default() += 1;
+            per_id.entry(id).or_insert((0, i)).0 += 1;
         }
         let problem = match &facts.judged[i] {
             Judged::Inert { .. } if r.error => {
@@ -75,10 +76,9 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
             out.push(Violation::at_stdout(CheckId::Correlation, range, Some(i), p));
         }
     }
-    for (id, n) in &per_id {
+    for (id, (n, i)) in &per_id {
         if *n > 1 {
-            let i = facts.id_owner[id];
-            out.push(Violation::at_frame(CheckId::Correlation, facts, i, format!("{n} responses to id {id}")));
+            out.push(Violation::at_frame(CheckId::Correlation, facts, *i, format!("{n} responses to id {id}")));
         }
     }
     owed_replies(facts, &per_id, &answered, null_errors, out);
@@ -88,7 +88,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
 /// its id is readable, else by an error with a null id.
 fn owed_replies(
     facts: &Facts,
-    per_id: &HashMap<Id, usize>,
+    per_id: &HashMap<Id, (usize, usize)>,
     answered_frames: &HashSet<usize>,
     null_errors: usize,
     out: &mut Vec<Violation>,
@@ -96,7 +96,7 @@ fn owed_replies(
     if matches!(facts.obs.exit, Exit::Crashed(_)) {
         return; // liveness reports it; what went unanswered is no news
     }
-    let answered = |id: &Id| per_id.get(id).copied().unwrap_or(0) > 0;
+    let answered = |id: &Id| per_id.get(id).is_some_and(|(n, _)| *n > 0);
     let mut anonymous = Vec::new();
     for (i, frame) in facts.script.frames.iter().enumerate() {
         if !facts.reached(i) || facts.closing == Some(i) {

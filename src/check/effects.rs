@@ -73,11 +73,13 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
         };
         out.push(v);
     }
+    let succeeded = answered_success(facts);
     for (i, judged) in facts.judged.iter().enumerate() {
-        // A frame either way may act once, or not at all.
+        // A frame either way may act once, or not at all; once it was
+        // answered with a success, it must have acted.
         let (calls, least) = match judged {
             Judged::Act(calls) => (calls, 1),
-            Judged::Either { calls: Some(calls), .. } => (calls, 0),
+            Judged::Either { calls: Some(calls), .. } => (calls, usize::from(succeeded.contains(&i))),
             Judged::Either { calls: None, rule } => {
                 for ((f, token), n) in counts.iter().filter(|((f, _), n)| *f == i && **n > 1) {
                     let detail =
@@ -138,6 +140,11 @@ fn owners(facts: &Facts, effect: &Action) -> Vec<usize> {
         found.extend(tokens_in(s).filter_map(|t| facts.owner.get(t).copied()));
     }
     found.into_iter().collect()
+}
+
+/// The frames the gateway answered with a success result.
+fn answered_success(facts: &Facts) -> BTreeSet<usize> {
+    facts.replies.iter().filter(|r| !r.error && !r.tool_error).filter_map(|r| facts.frame_of(&r.id)).collect()
 }
 
 /// The frames the gateway answered with an error response (or a tool error).

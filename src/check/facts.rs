@@ -263,18 +263,21 @@ impl<'a> Facts<'a> {
 }
 
 /// The policy a gateway showed on the first frame that must end a session
-/// under `close`, and that frame: `close` when it ended before stdin closed
-/// and answered nothing after it, `keep-open` when it went on. `None` when
-/// no such frame was wholly delivered, or the gateway crashed.
+/// under `close`, and that frame: `keep-open` when it answered or acted on
+/// a later frame, `close` when it did neither and ended (a slow exit may
+/// come only once stdin closed). `None` when no such frame was wholly
+/// delivered, the gateway crashed, or it showed neither.
 pub(crate) fn seen_policy(facts: &Facts) -> Option<(Policy, usize)> {
     let m = facts.must_close()?;
     let obs = facts.obs;
     if m >= facts.delivered || !facts.script.frames[m].bytes.ends_with(b"\n") || matches!(obs.exit, Exit::Crashed(_)) {
         return None;
     }
-    let went_on = facts.last_alive().is_some_and(|a| a > m);
-    let ended = obs.exit_before_eof.ended() && !went_on;
-    Some((if ended { Policy::Close } else { Policy::KeepOpen }, m))
+    match facts.last_alive().is_some_and(|a| a > m) {
+        true => Some((Policy::KeepOpen, m)),
+        false if obs.exit.ended() => Some((Policy::Close, m)),
+        false => None,
+    }
 }
 
 fn split_lines(stdout: &[u8]) -> Vec<Line> {

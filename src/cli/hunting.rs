@@ -40,7 +40,7 @@ pub(super) fn campaign(
     let control = control.map(|f| {
         known.add(&f.distinct());
         let first_seen = Some(Duration::ZERO);
-        (Finding { first_seen, ..f }, first.probes.http_base(), None)
+        (Finding { first_seen, policy, ..f }, first.probes.http_base(), None)
     });
     let found: Mutex<Vec<Kept>> = Mutex::new(control.into_iter().collect());
     let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
