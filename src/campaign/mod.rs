@@ -44,7 +44,9 @@ pub struct HuntConfig {
     /// The policy the target is held to. Default: [`Policy::Auto`], which
     /// [`hunt`] settles with a probe session before it draws any script.
     pub policy: Policy,
-    /// The level frames are judged at. Default: [`Level::Hardening`].
+    /// The level frames are judged at. Default: [`Level::Hardening`];
+    /// [`Level::Tolerated`] judges as [`Level::Spec`] (tolerated rules are
+    /// never judged).
     pub level: Level,
     /// The revisions scripts ask for.
     pub revisions: Vec<Revision>,
@@ -202,7 +204,8 @@ pub(crate) fn resalted(script: &Script, salt: u32) -> (Script, u32) {
 pub fn strategy(cfg: &HuntConfig) -> BoxedStrategy<ScriptSpec> {
     use proptest::strategy::Strategy;
     let revisions = proptest::sample::select(cfg.revisions.clone()).boxed();
-    let level = cfg.level;
+    // Tolerated rules are never judged: the most lenient level is spec.
+    let level = cfg.level.max(Level::Spec);
     scripts_mixed(revisions, attack::any_step(), cfg.mix).prop_map(move |spec| ScriptSpec { level, ..spec }).boxed()
 }
 

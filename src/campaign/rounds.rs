@@ -87,7 +87,9 @@ impl Known {
 /// between sessions, as long as what it reports holds for a fresh one),
 /// for every distinct finding [`HuntConfig::max_findings`] allows, each
 /// shrunk within [`HuntConfig::max_shrink_ms`]. The callback hears the
-/// search and the shrinking, and stops either by returning false.
+/// search and the shrinking, and stops either by returning false. Under
+/// [`Policy::Auto`](crate::Policy::Auto) it runs no probe: each session is
+/// held to the policy it shows ([`hunt_all`](super::hunt_all) probes first).
 pub fn hunt_by(
     cfg: &HuntConfig,
     scripts: BoxedStrategy<ScriptSpec>,
@@ -269,7 +271,9 @@ impl Hunt<'_> {
             Err(TestError::Abort(why)) => return Err(Fault::config(format!("proptest aborted: {why}"))),
         };
         let d = caught.into_inner().expect("a failure names its finding");
-        let shrink_ran_out = out_of_time() || halted.get();
+        // Told to stop (an interrupt, or enough findings elsewhere), the
+        // shrink did not run out of its time: only that is reported.
+        let shrink_ran_out = out_of_time();
         let first_seen = first_caught.get().map(|t| t.saturating_duration_since(self.start));
         // The last failing session was the minimal one; run it again to report
         // it whole, with tokens of its own (a server that remembers the last

@@ -246,7 +246,14 @@ impl<'a> Facts<'a> {
         let owned = Id::from_value(id).and_then(|id| self.id_owner.get(&id).copied());
         owned.or_else(|| {
             let member = format!("\"id\":{id}");
-            let holds = |i: &usize| memchr::memmem::find(&self.script.frames[*i].bytes, member.as_bytes()).is_some();
+            // The member whole: `"id":7` is no answer to `"id":70`.
+            let holds = |i: &usize| {
+                let bytes = &self.script.frames[*i].bytes;
+                memchr::memmem::find_iter(bytes, member.as_bytes()).any(|at| {
+                    let next = bytes.get(at + member.len()).copied().unwrap_or(b'\n');
+                    matches!(next, b',' | b'}' | b' ' | b'\t' | b'\r' | b'\n')
+                })
+            };
             (0..self.judged.len()).find(holds)
         })
     }
