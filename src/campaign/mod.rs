@@ -1,6 +1,6 @@
 //! Hunting: proptest draws scripts, runs them through a target, and
 //! shrinks each distinct finding while it keeps the same check and rule, so
-//! every minimal script shows its own bug ([`rounds`]).
+//! every minimal script shows its own bug (see `hunt_by`).
 
 mod policy_probe;
 mod rounds;
