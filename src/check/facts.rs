@@ -180,7 +180,10 @@ impl<'a> Facts<'a> {
         facts.revision = facts.negotiated().unwrap_or(script.revision);
         facts.judged = script.frames.iter().map(|f| Judged::of(f, facts.revision)).collect();
         if facts.policy == Policy::Auto {
-            facts.policy = seen_policy(&facts).map(|(p, _)| p).unwrap_or(Policy::Close);
+            // Held to what it showed; one that showed nothing is held to
+            // what it is doing: still running, keep-open, else close.
+            let fallback = if obs.exit_before_eof.ended() { Policy::Close } else { Policy::KeepOpen };
+            facts.policy = seen_policy(&facts).map_or(fallback, |(p, _)| p);
         }
         if facts.policy == Policy::Close {
             facts.closing = facts.closing_frame();
@@ -271,18 +274,21 @@ impl<'a> Facts<'a> {
 
 /// The policy a gateway showed on the first frame that must end a session
 /// under `close`, and that frame: `keep-open` when it answered or acted on
-/// a later frame, `close` when it did neither and ended (a slow exit may
-/// come only once stdin closed). `None` when no such frame was wholly
-/// delivered, the gateway crashed, or it showed neither.
+/// a later frame, `close` when it did neither and ended before stdin
+/// closed, or after (a slow exit) with a later request left unanswered.
+/// `None` when no such frame was wholly delivered, the gateway crashed, or
+/// it showed neither.
 pub(crate) fn seen_policy(facts: &Facts) -> Option<(Policy, usize)> {
     let m = facts.must_close()?;
     let obs = facts.obs;
     if m >= facts.delivered || !facts.script.frames[m].bytes.ends_with(b"\n") || matches!(obs.exit, Exit::Crashed(_)) {
         return None;
     }
+    // Something after it that a server going on would have answered.
+    let owed_after = facts.script.frames[m + 1..].iter().any(|f| !f.owed_ids().is_empty());
     match facts.last_alive().is_some_and(|a| a > m) {
         true => Some((Policy::KeepOpen, m)),
-        false if obs.exit.ended() => Some((Policy::Close, m)),
+        false if obs.exit_before_eof.ended() || (obs.exit.ended() && owed_after) => Some((Policy::Close, m)),
         false => None,
     }
 }
