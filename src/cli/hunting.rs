@@ -11,6 +11,7 @@ use crate::campaign::{Distinct, Finding, HuntConfig, Known, Progress, fresh_salt
 use crate::catalogue::ToolSpec;
 use crate::delta::minimize;
 use crate::process::{ChildTarget, Job, Waits};
+use crate::report;
 use crate::{CheckId, Policy, Revision, ScriptSpec};
 use anyhow::{Result, bail};
 use std::cell::RefCell;
@@ -128,9 +129,6 @@ pub(super) fn campaign(
         }
     });
     bar.finish();
-    if let Some(e) = errors.into_inner().unwrap_or_default().first() {
-        bail!("harness error: {e}");
-    }
     let mut kept = found.into_inner().unwrap_or_else(|e| e.into_inner());
     for (f, ..) in &mut kept {
         let d = f.distinct();
@@ -140,6 +138,15 @@ pub(super) fn campaign(
     let mut findings = Vec::new();
     for (f, base, waits) in kept {
         findings.push(save(&f, tools, &base, waits, args)?);
+    }
+    // A harness error ends the run, but not before what the other jobs
+    // found is saved: no finding is lost.
+    if let Some(e) = errors.into_inner().unwrap_or_default().first() {
+        let saved = match findings.len() {
+            0 => String::new(),
+            n => format!(" ({} saved under {} first)", report::counted(n, "finding"), args.artifacts.display()),
+        };
+        bail!("harness error: {e}{saved}");
     }
     Ok(Outcome {
         findings,
