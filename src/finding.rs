@@ -60,7 +60,7 @@ pub struct Finding {
 pub struct Distinct {
     /// The check.
     pub check: CheckId,
-    /// The rule's id, `family/kind`, or empty.
+    /// What a crash said last, the rule's id, the attack kind, or empty.
     pub what: String,
 }
 
@@ -80,20 +80,22 @@ impl std::fmt::Display for Distinct {
 /// it said last on stderr, with numbers and tokens left out, as fuzzers
 /// tell crashes apart by their stack; a hang on EOF is one finding.
 pub fn distinct(v: &Violation, script: &Script, obs: &Observation) -> Distinct {
-    let frame = v.frame.and_then(|i| script.frames.get(i));
     let crashed = match &obs.exit_before_eof {
         Exit::Crashed(_) => true,
         Exit::Exited(code) => *code != 0,
         _ => false,
     } || matches!(obs.exit, Exit::Crashed(_));
-    let crash = (v.check == CheckId::Liveness && crashed).then(|| crash_line(&obs.stderr)).flatten();
-    let hang = v.check == CheckId::Liveness && obs.eof_sent && !obs.exit.ended();
-    let what = match frame.map(|f| (&f.expect, f)) {
-        _ if crash.is_some() => crash.unwrap_or_default(),
-        _ if hang => "still running after stdin closed".to_owned(),
-        Some((Expect::Reject(r) | Expect::Tolerate(r, _) | Expect::Unjudged(r), _)) => r.id().to_owned(),
-        Some((_, f)) => f.kind.to_string(),
-        None => String::new(),
+    let liveness = v.check == CheckId::Liveness;
+    let what = match (liveness && crashed).then(|| crash_line(&obs.stderr)).flatten() {
+        Some(line) => line,
+        None if liveness && obs.eof_sent && !obs.exit.ended() => "still running after stdin closed".to_owned(),
+        None => match v.frame.and_then(|i| script.frames.get(i)) {
+            Some(f) => match &f.expect {
+                Expect::Reject(r) | Expect::Tolerate(r, _) | Expect::Unjudged(r) => r.id().to_owned(),
+                _ => f.kind.to_string(),
+            },
+            None => String::new(),
+        },
     };
     Distinct { check: v.check, what }
 }
@@ -102,10 +104,9 @@ pub fn distinct(v: &Violation, script: &Script, obs: &Observation) -> Distinct {
 /// characters: what tells one crash from another.
 fn crash_line(stderr: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(stderr);
-    let mut last = text.lines().map(str::trim).rfind(|l| !l.is_empty())?.to_owned();
-    for token in crate::token::tokens_in(&last.clone()) {
-        last = last.replace(token, "TOKEN");
-    }
+    let last = text.lines().map(str::trim).rfind(|l| !l.is_empty())?;
+    let tokens: Vec<&str> = crate::token::tokens_in(last).collect();
+    let last = tokens.iter().fold(last.to_owned(), |line, token| line.replace(token, "TOKEN"));
     let line: String = last.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).take(80).collect();
     Some(line)
 }

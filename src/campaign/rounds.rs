@@ -13,7 +13,7 @@ use crate::seam::Fault;
 use proptest::strategy::BoxedStrategy;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError};
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -217,28 +217,22 @@ impl Hunt<'_> {
                     return Err(TestCaseError::fail("harness fault"));
                 }
             };
-            let shown: BTreeSet<Distinct> = outcome
-                .2
-                .iter()
-                .filter(|v| cfg.focus.is_none_or(|c| c == v.check))
-                .map(|v| distinct(v, &outcome.0, &outcome.1))
-                .collect();
+            // What the session shows, in the order checks are reported.
+            let focused = outcome.2.iter().filter(|v| cfg.focus.is_none_or(|c| c == v.check));
+            let mut shown: Vec<Distinct> = focused.map(|v| distinct(v, &outcome.0, &outcome.1)).collect();
             let hit = match &shrinking {
-                // The first finding no job has made, in the order checks are
-                // reported, claimed at once so no other job shrinks it too.
-                // A session whose first violation is a crash or an early end
-                // shows that alone: it explains the answers that did not
-                // come after it, which are no finding each.
+                // The first finding no job has made, claimed at once so no
+                // other job shrinks it too. A session whose first violation
+                // is a crash or an early end shows that alone: it explains
+                // the answers that did not come after it, which are no
+                // finding each.
                 None => {
-                    let focused: Vec<&Violation> =
-                        outcome.2.iter().filter(|v| cfg.focus.is_none_or(|c| c == v.check)).collect();
-                    let mut seen: Vec<Distinct> = focused.iter().map(|v| distinct(v, &outcome.0, &outcome.1)).collect();
-                    if focused.first().is_some_and(|v| v.check == CheckId::Liveness) {
-                        seen.truncate(1);
+                    if shown.first().is_some_and(|d| d.check == CheckId::Liveness) {
+                        shown.truncate(1);
                     }
-                    seen.dedup();
-                    seen.iter().for_each(|d| self.known.hit(d));
-                    seen.into_iter().find(|d| self.known.add(d))
+                    shown.dedup();
+                    shown.iter().for_each(|d| self.known.hit(d));
+                    shown.into_iter().find(|d| self.known.add(d))
                 }
                 // While shrinking, only the same finding counts, so
                 // shrinking cannot wander to another bug.

@@ -16,7 +16,7 @@ use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 
 pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
-    let answered_error = answered_with_error(facts);
+    let answered_error = answered(facts, true);
     let mut counts: HashMap<(usize, String), usize> = HashMap::new();
     for (n, effect) in facts.obs.effects.iter().enumerate() {
         let frames = owners(facts, effect);
@@ -73,7 +73,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
         };
         out.push(v);
     }
-    let succeeded = answered_success(facts);
+    let succeeded = answered(facts, false);
     for (i, judged) in facts.judged.iter().enumerate() {
         // A frame either way may act once, or not at all; once it was
         // answered with a success, it must have acted.
@@ -142,14 +142,11 @@ fn owners(facts: &Facts, effect: &Action) -> Vec<usize> {
     found.into_iter().collect()
 }
 
-/// The frames the gateway answered with a success result.
-fn answered_success(facts: &Facts) -> BTreeSet<usize> {
-    facts.replies.iter().filter(|r| !r.error && !r.tool_error).filter_map(|r| facts.frame_of(&r.id)).collect()
-}
-
-/// The frames the gateway answered with an error response (or a tool error).
-fn answered_with_error(facts: &Facts) -> BTreeSet<usize> {
-    facts.replies.iter().filter(|r| r.error || r.tool_error).filter_map(|r| facts.frame_of(&r.id)).collect()
+/// The frames the gateway answered with an error response (or a tool
+/// error) when `with_error`, else with a success result.
+fn answered(facts: &Facts, with_error: bool) -> BTreeSet<usize> {
+    let replies = facts.replies.iter().filter(|r| (r.error || r.tool_error) == with_error);
+    replies.filter_map(|r| facts.frame_of(&r.id)).collect()
 }
 
 /// The token of the call the effect executes, when its tool and arguments

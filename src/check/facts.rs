@@ -86,8 +86,9 @@ impl Judged {
         matches!(self, Judged::Act(_) | Judged::Either { .. })
     }
 
-    /// Whether a gateway under `close` may end the session after it.
-    fn may_close(&self) -> bool {
+    /// Whether a gateway under `close` may end the session after it: a
+    /// frame rejected, or one either reading of which may be.
+    pub fn may_close(&self) -> bool {
         matches!(self, Judged::Reject(_) | Judged::Either { .. })
     }
 }

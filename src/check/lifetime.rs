@@ -38,11 +38,10 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
         }
     }
     if let Some(end) = obs.ended_at.filter(|_| obs.exit_before_eof.ended()) {
-        let rejected_before =
-            facts.judged[..facts.delivered].iter().any(|j| !matches!(j, Judged::Act(_) | Judged::Inert { .. }));
+        let rejected_before = facts.judged[..facts.delivered].iter().any(Judged::may_close);
         let frame = last_seen.min(facts.spans.len() - 1);
         match facts.policy {
-            Policy::KeepOpen | Policy::Auto if rejected_before => out.push(Violation::at_frame(
+            Policy::KeepOpen if rejected_before => out.push(Violation::at_frame(
                 CheckId::Policy,
                 facts,
                 frame,

@@ -17,12 +17,11 @@ use super::ChildTarget;
 use super::ledger::Ledger;
 use super::session::ChildGateway;
 use crate::frame::Expect;
-use crate::json_line::Awaited;
 use crate::observation::Observation;
 use crate::protocol::{Id, Policy, Revision};
-use crate::run::{owed, owed_or_null};
+use crate::run::owed;
 use crate::script::Script;
-use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Settle, Target};
+use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Target};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -116,10 +115,9 @@ impl Persistent {
         let session = Session { policy: Policy::KeepOpen, revision: self.revision, salt };
         let mut awaited = owed(body, &session);
         awaited.push(Id::Str(mark.clone()));
-        let awaited = Settle::new(awaited, false).or_null(owed_or_null(body, &session));
         let waits = self.child.waits().answer;
         let deadline = Instant::now() + waits;
-        let answered = self.child.await_settled(Awaited::of(&awaited), deadline);
+        let answered = self.child.await_owed(awaited, deadline);
         // A valid call may act after it answers: its script waits for it.
         self.child.await_tokens(&valid_tokens(body), Instant::now() + waits);
         stdout.extend(without_answer(&self.child.take_stdout(), &Value::from(mark)));

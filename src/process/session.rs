@@ -235,12 +235,7 @@ impl ChildGateway {
     /// Waits until every `owed` answer has come, the server has exited, or
     /// `deadline` passes, taking effects meanwhile; whether all came.
     pub(crate) fn await_owed(&mut self, owed: Vec<Id>, deadline: Instant) -> bool {
-        self.await_settled(Awaited::of(&Settle::new(owed, false)), deadline)
-    }
-
-    /// Waits until `owed` has all come, the server has exited, or
-    /// `deadline` passes, taking effects meanwhile; whether all came.
-    pub(crate) fn await_settled(&mut self, mut owed: Awaited, deadline: Instant) -> bool {
+        let mut owed = Awaited::of(&Settle::new(owed, false));
         loop {
             self.collect_effects();
             self.read_answers(&mut owed);
