@@ -180,6 +180,15 @@ impl<'a> Facts<'a> {
         };
         facts.revision = facts.negotiated().unwrap_or(script.revision);
         facts.judged = script.frames.iter().map(|f| Judged::of(f, facts.revision)).collect();
+        // The calls of a batch read back for a revision with batches: their
+        // answers are the batch's, which settling the policy reads.
+        for (i, j) in facts.judged.iter().enumerate() {
+            if let Judged::Act(calls) = j {
+                for call in calls {
+                    facts.id_owner.entry(call.id.clone()).or_insert(i);
+                }
+            }
+        }
         if facts.policy == Policy::Auto {
             // Held to what it showed; one that showed nothing is held to
             // what it is doing: still running, keep-open, else close.
@@ -188,14 +197,6 @@ impl<'a> Facts<'a> {
         }
         if facts.policy == Policy::Close {
             facts.closing = facts.closing_frame();
-        }
-        // The calls of a batch read back for a revision with batches.
-        for (i, j) in facts.judged.iter().enumerate() {
-            if let Judged::Act(calls) = j {
-                for call in calls {
-                    facts.id_owner.entry(call.id.clone()).or_insert(i);
-                }
-            }
         }
         facts
     }
