@@ -104,6 +104,42 @@ fn each_appended_record_is_an_effect_of_its_own() {
 }
 
 #[test]
+fn a_record_caught_half_written_is_one_effect_with_its_whole_token() {
+    // A writer caught between the pages of one write: the poll sees the
+    // record cut inside its token. The token is found once, whichever poll
+    // takes the cut.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("actions.log");
+    std::fs::write(&log, "").unwrap();
+    let probes = Probes::start(&ProbeConfig::default().watch_files(vec![log.clone()])).unwrap();
+    let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    file.write_all(format!("ran {}", &TOKEN[..7]).as_bytes()).unwrap();
+    let mut effects: Vec<_> = probes.take().into_iter().map(|(_, a)| a).collect();
+    std::thread::sleep(Duration::from_millis(20));
+    effects.extend(probes.take().into_iter().map(|(_, a)| a));
+    file.write_all(format!("{} done\n", &TOKEN[7..]).as_bytes()).unwrap();
+    effects.extend(probes.settle(QUIET, BOUND));
+    assert_eq!(effects.len(), 1, "{}", text(&effects));
+    assert!(text(&effects).contains(TOKEN), "{}", text(&effects));
+}
+
+#[test]
+fn records_appended_past_what_one_effect_keeps_are_each_seen() {
+    // More than a probe keeps of one effect, appended between two polls.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("actions.log");
+    std::fs::write(&log, "").unwrap();
+    let probes = Probes::start(&ProbeConfig::default().watch_files(vec![log.clone()])).unwrap();
+    let token = |n: u32| format!("pc0000abcdt{n:05}");
+    let records: String = (0..3000).map(|n| format!("{} {}\n", token(n), "x".repeat(40))).collect();
+    assert!(records.len() > 128 << 10);
+    std::fs::OpenOptions::new().append(true).open(&log).unwrap().write_all(records.as_bytes()).unwrap();
+    let effects = probes.settle(QUIET, BOUND);
+    assert_eq!(effects.len(), 3000);
+    assert!(text(&effects[2999..]).contains(&token(2999)));
+}
+
+#[test]
 fn a_watched_directory_sees_directories_named_by_a_token_once_with_what_is_beneath() {
     let token = |n: u32| format!("pc0000abcdt{n:05}");
     let dir = tempfile::tempdir().unwrap();

@@ -18,14 +18,14 @@
 
 use super::{KEEP, text};
 use crate::seam::{Action, Fault};
-use crate::token::tokens_in;
+use crate::token::{TOKEN_LEN, tokens_in};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// Most entries a directory walk visits, and how deep.
 const MAX_ENTRIES: usize = 10_000;
@@ -38,6 +38,9 @@ const MAX_REREAD: u64 = 16 << 20;
 /// The bytes before the end of a watched file kept to tell an append (they
 /// are still there) from a rewrite.
 const TAIL: u64 = 64;
+/// How long an appended file stays unchanged before its unfinished last
+/// line counts as a record of its own.
+const STILL: Duration = Duration::from_millis(10);
 
 /// What a file was at the last poll.
 #[derive(Clone, PartialEq)]
@@ -64,6 +67,10 @@ pub(super) struct WatchedFile {
     path: PathBuf,
     seen: Option<Seen>,
     tail: Vec<u8>,
+    /// How far records were taken: an unfinished last line waits.
+    consumed: u64,
+    /// The last bytes of an unfinished record taken, for a token it split.
+    carry: Vec<u8>,
 }
 
 pub(super) enum Watch {
@@ -92,10 +99,11 @@ impl Watch {
     }
 
     pub(super) fn file(path: PathBuf) -> Result<Watch, Fault> {
-        let mut w = WatchedFile { path, seen: None, tail: vec![] };
+        let mut w = WatchedFile { path, seen: None, tail: vec![], consumed: 0, carry: vec![] };
         match fs::metadata(&w.path) {
             Ok(meta) => {
                 let stamp = Stamp::of(&meta);
+                w.consumed = stamp.len;
                 let content = read_range(&w.path, 0, stamp.len.min(MAX_REREAD));
                 w.remember(stamp, owned_tokens(&text_of(&content)));
             }
@@ -153,35 +161,59 @@ impl WatchedFile {
         let Ok(meta) = fs::metadata(&self.path) else {
             // Gone: whatever comes back is new.
             self.seen = None;
+            self.consumed = 0;
+            self.carry.clear();
             return Vec::new();
         };
         let stamp = Stamp::of(&meta);
-        let before = match self.seen.take() {
-            Some(b) if b.stamp == stamp => {
+        match self.seen.take() {
+            Some(b) if b.stamp == stamp && self.consumed >= stamp.len => {
                 self.seen = Some(b);
-                return Vec::new();
+                Vec::new()
             }
-            before => before,
-        };
-        if let Some(b) = before.as_ref().filter(|b| self.appended(&b.stamp, &stamp)) {
-            // Appended: every token in what was added, up to the length
-            // stamped (what comes after is the next poll's).
-            let added = text_of(&read_range(&self.path, b.stamp.len, (stamp.len - b.stamp.len).min(KEEP as u64)));
-            let mut tokens = b.tokens.clone();
-            tokens.extend(owned_tokens(&added));
-            self.remember(stamp, tokens);
-            let records = added.split_inclusive('\n').filter(|r| tokens_in(r).next().is_some());
-            return records.map(|r| file_effect_text(&self.path, text(r.as_bytes()))).collect();
+            Some(b) if b.stamp == stamp || self.appended(&b.stamp, &stamp) => {
+                let still = b.stamp == stamp || stamp.modified.and_then(|m| m.elapsed().ok()) >= Some(STILL);
+                self.appended_records(b.tokens, stamp, still)
+            }
+            before => {
+                // Rewritten, or there since the last poll: the lines of the
+                // tokens it did not hold before, up to the length stamped
+                // (what comes after is the next poll's, read on from there).
+                let content = text_of(&read_range(&self.path, 0, stamp.len.min(MAX_REREAD)));
+                let held_before = before.map(|b| b.tokens).unwrap_or_default();
+                let effects = new_lines(&content, &held_before).map(|l| file_effect_text(&self.path, l)).collect();
+                self.consumed = stamp.len;
+                self.carry.clear();
+                self.remember(stamp, owned_tokens(&content));
+                effects
+            }
         }
-        // Rewritten, or there since the last poll: the lines of the tokens
-        // it did not hold before.
-        // Only up to the length stamped: what comes after is the next
-        // poll's, which reads on from there.
-        let content = text_of(&read_range(&self.path, 0, stamp.len.min(MAX_REREAD)));
-        let held_before = before.map(|b| b.tokens).unwrap_or_default();
-        let effects = new_lines(&content, &held_before).map(|l| file_effect_text(&self.path, l)).collect();
-        self.remember(stamp, owned_tokens(&content));
-        effects
+    }
+
+    /// The records appended since the last one taken, up to the length
+    /// stamped: whole lines, and the unfinished rest once the file is
+    /// `still` (a writer may be caught between the pages of one write).
+    /// The last bytes of an unfinished record taken are carried to the
+    /// next, so a token split across two polls is still found, once.
+    fn appended_records(&mut self, mut tokens: HashSet<String>, stamp: Stamp, still: bool) -> Vec<Action> {
+        let end = stamp.len.min(self.consumed + MAX_REREAD);
+        let added = read_range(&self.path, self.consumed, end - self.consumed);
+        let whole = if still || end < stamp.len {
+            added.len()
+        } else {
+            added.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1)
+        };
+        self.consumed += whole as u64;
+        let mut bytes = if whole > 0 { std::mem::take(&mut self.carry) } else { Vec::new() };
+        bytes.extend_from_slice(&added[..whole]);
+        if whole > 0 && !bytes.ends_with(b"\n") {
+            self.carry = bytes[bytes.len().saturating_sub(TOKEN_LEN - 1)..].to_vec();
+        }
+        let added = text_of(&bytes);
+        tokens.extend(owned_tokens(&added));
+        self.remember(stamp, tokens);
+        let records = added.split_inclusive('\n').filter(|r| tokens_in(r).next().is_some());
+        records.map(|r| file_effect_text(&self.path, text(r.as_bytes()))).collect()
     }
 
     /// Whether the file went from `before` to `now` by growing only: the
