@@ -211,9 +211,11 @@ rules! {
     DuplicateKey => "duplicate_key", Malformed, Hardening, ANY, true, "RFC 8259 §4 (names SHOULD be unique; readers differ)", "the same key twice in one object (after unescaping)";
     NonFiniteNumber => "non_finite_number", Malformed, Spec, PARSE, false, "RFC 8259 §6 (NaN and Infinity are not permitted)", "NaN or Infinity, which JSON has not";
     NumberOutOfRange => "number_out_of_range", Malformed, Hardening, ANY, true, "RFC 8259 §6 (past IEEE 754 doubles, readers differ)", "a number no IEEE double holds";
+    ImpreciseNumber => "imprecise_number", Invalid, Tolerated, ANY, true, "RFC 8259 §6 (interoperable readers expect no more precision than IEEE doubles)", "a number no double holds exactly, where no field reads it: a reader may round it or refuse it";
     ImpreciseId => "imprecise_id", Invalid, Hardening, ANY, false, "RFC 8259 §6 (integers past 2^53 are read differently)", "an integer id past 2^53, which many readers cannot echo exactly";
     TooDeep => "too_deep", Malformed, Hardening, ANY, true, RFC_LIMITS, "nesting deeper than any request needs";
     NotStrictJson => "not_strict_json", Malformed, Spec, PARSE, false, RFC_GRAMMAR, "comments, trailing commas or single quotes";
+    LargeMessage => "large_message", Refused, Tolerated, ANY, true, "RFC 8259 §9 (a reader may limit the size of texts it accepts)", "a valid call larger than a server may be built to hold: it may refuse it, but not act on a cut one";
     LineTooLong => "line_too_long", Malformed, Spec, PARSE, false, RFC_GRAMMAR, "a line longer than the gateway's bound";
     NotAnObject => "not_an_object", Invalid, Spec, INVALID, false, RPC_REQUEST, "a JSON value that is not a request object";
     BadJsonrpc => "bad_jsonrpc", Invalid, Spec, INVALID, false, "JSON-RPC 2.0 §4 (`jsonrpc` MUST be exactly \"2.0\")", "`jsonrpc` missing or not exactly \"2.0\"";

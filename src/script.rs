@@ -189,6 +189,12 @@ impl Script {
         Script { revision, write_ends: frame_ends(&frames), frames, eof }
     }
 
+    /// How many bytes the script writes.
+    #[cfg(all(feature = "process", target_os = "linux"))]
+    pub(crate) fn len_bytes(&self) -> usize {
+        self.frames.iter().map(|f| f.bytes.len()).sum()
+    }
+
     /// Everything written to stdin, in order.
     pub fn stdin(&self) -> Vec<u8> {
         let mut stdin = Vec::with_capacity(self.frames.iter().map(|f| f.bytes.len()).sum());

@@ -21,6 +21,10 @@ pub(crate) const BOUND: Duration = Duration::from_secs(1);
 /// threads or tasks still write (an error without an id, say) comes first.
 pub(crate) const QUIET: Duration = Duration::from_millis(10);
 
+/// How much longer the bound is for each MiB a session sent: a loop takes
+/// time to read and parse a huge call.
+const PER_MIB: Duration = Duration::from_secs(1);
+
 /// The most stdout bytes kept per session; a loop that writes more is
 /// flooding, which the first bytes already show.
 const KEPT: usize = 16 << 20;
@@ -182,6 +186,8 @@ mod io_async {
 pub struct LoopGateway {
     pipe: Arc<Pipe>,
     bound: Duration,
+    /// Bytes written to its stdin: the bound grows by a second a MiB.
+    written: usize,
     /// A wait for the exit ran out: the loop did not end on EOF, and the
     /// session's end need not wait for it again.
     stuck: bool,
@@ -209,13 +215,13 @@ impl LoopGateway {
                 done.update(|s| s.exit = Some(exit));
             })
             .map_err(|e| Fault::spawn("the gateway's thread", e))?;
-        Ok(LoopGateway { pipe, bound, stuck: false })
+        Ok(LoopGateway { pipe, bound, written: 0, stuck: false })
     }
 
     /// Waits, bounded, until the loop has ended or `until` says how long
     /// is left to wait is nothing; whether it ended.
     fn wait(&self, mut until: impl FnMut(&mut State) -> Option<Duration>) -> bool {
-        let deadline = Instant::now() + self.bound;
+        let deadline = Instant::now() + self.bound + PER_MIB * (self.written >> 20) as u32;
         let mut s = self.pipe.lock();
         loop {
             if s.exit.is_some() {
@@ -234,6 +240,7 @@ impl LoopGateway {
 
 impl Gateway for LoopGateway {
     fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
+        self.written += bytes.len();
         self.pipe.update(|s| {
             if !s.closed && s.exit.is_none() {
                 s.stdin.extend(bytes);

@@ -37,7 +37,7 @@ kinds! {
         HugeExponentId => "huge_exponent_id",
         /// 2^64 as the id: JSON, but no integer id a peer can echo exactly.
         BeyondU64Id => "beyond_u64_id",
-        /// The token-carrying argument nested hundreds to thousands deep.
+        /// The token-carrying argument nested from 129 to 100,000 deep.
         DeepNesting => "deep_nesting",
         /// A comment inside the envelope.
         Comment => "comment",
@@ -61,8 +61,7 @@ pub struct Ambiguity {
 
 const FAMILY: &str = "ambiguity";
 
-/// Nesting depths: past serde_json's 128 and Python's default recursion limit.
-const DEPTHS: [usize; 3] = [200, 1_200, 10_000];
+use super::placed::DEPTHS;
 
 /// `{"u` + `\u0072` + `l"...`: the key with its first letter escaped.
 fn escaped(key: &str) -> String {

@@ -25,8 +25,10 @@ pub struct Ctx<'a> {
     /// Where the next frame lands.
     pub phase: Phase,
     salt: u32,
+    first_id: i64,
     next_id: i64,
     next_token: u32,
+    boundary_ids: i64,
 }
 
 /// The parts of a valid call before they are written out, so an attack can
@@ -117,12 +119,13 @@ pub fn json_str(s: &str) -> String {
 impl<'a> Ctx<'a> {
     /// A fresh context; `salt` keeps tokens of different sessions apart.
     pub fn new(revision: Revision, catalogue: &'a Catalogue, salt: u32) -> Self {
-        Ctx { revision, catalogue, phase: Phase::Ready, salt, next_id: 1, next_token: 1 }
+        Ctx { revision, catalogue, phase: Phase::Ready, salt, first_id: 1, next_id: 1, next_token: 1, boundary_ids: 0 }
     }
 
     /// The same context handing out request ids from `first` on, so scripts
     /// that share one session never reuse an id.
     pub fn with_first_id(mut self, first: i64) -> Self {
+        self.first_id = first;
         self.next_id = first;
         self
     }
@@ -138,6 +141,16 @@ impl<'a> Ctx<'a> {
     pub fn id(&mut self) -> i64 {
         let id = self.next_id;
         self.next_id += 1;
+        id
+    }
+
+    /// An id on the double precision boundary: 2^53 - 1 for the first such
+    /// id of a script whose ids start at 1, just under it otherwise, so
+    /// scripts sharing one session never reuse one.
+    pub fn boundary_id(&mut self) -> i64 {
+        const MAX_SAFE: i64 = (1 << 53) - 1;
+        let id = MAX_SAFE - (self.first_id - 1) - self.boundary_ids;
+        self.boundary_ids += 1;
         id
     }
 

@@ -14,7 +14,9 @@ pub mod encoding;
 pub mod jsonrpc;
 pub mod lifecycle;
 pub mod noise;
+pub mod placed;
 pub mod shape;
+pub mod size;
 pub mod terminator;
 pub mod truncate;
 
@@ -71,11 +73,16 @@ pub enum Family {
     Shape,
     /// Lifecycle abuse and state carried across a rejected frame.
     Lifecycle,
+    /// Ambiguities placed where validation cannot reject the call first:
+    /// `_meta`, a member beside the arguments, the id, other messages.
+    Placed,
+    /// Valid calls sized around buffer limits, up to 32 MiB.
+    Size,
 }
 
 impl Family {
     /// Every family.
-    pub const ALL: [Family; 9] = [
+    pub const ALL: [Family; 11] = [
         Family::Noise,
         Family::Concat,
         Family::Truncate,
@@ -85,6 +92,8 @@ impl Family {
         Family::JsonRpc,
         Family::Shape,
         Family::Lifecycle,
+        Family::Placed,
+        Family::Size,
     ];
 
     /// The family's stable name, as frames carry it.
@@ -99,6 +108,8 @@ impl Family {
             Family::JsonRpc => "jsonrpc",
             Family::Shape => "shape",
             Family::Lifecycle => "lifecycle",
+            Family::Placed => "placed",
+            Family::Size => "size",
         }
     }
 
@@ -114,6 +125,8 @@ impl Family {
             Family::JsonRpc => jsonrpc::Kind::ALL.iter().map(|k| k.name()).collect(),
             Family::Shape => shape::Kind::ALL.iter().map(|k| k.name()).collect(),
             Family::Lifecycle => lifecycle::Kind::ALL.iter().map(|k| k.name()).collect(),
+            Family::Placed => placed::Kind::ALL.iter().map(|k| k.name()).collect(),
+            Family::Size => size::Kind::ALL.iter().map(|k| k.name()).collect(),
         };
         names
     }
@@ -130,6 +143,8 @@ impl Family {
             Family::JsonRpc => jsonrpc::JsonRpc::strategy().prop_map(Step::JsonRpc).boxed(),
             Family::Shape => shape::Shape::strategy().prop_map(Step::Shape).boxed(),
             Family::Lifecycle => lifecycle::Lifecycle::strategy().prop_map(Step::Lifecycle).boxed(),
+            Family::Placed => placed::Placed::strategy().prop_map(Step::Placed).boxed(),
+            Family::Size => size::Size::strategy().prop_map(Step::Size).boxed(),
         }
     }
 }
@@ -158,6 +173,10 @@ pub enum Step {
     Shape(shape::Shape),
     /// Lifecycle abuse.
     Lifecycle(lifecycle::Lifecycle),
+    /// Ambiguities placed outside the arguments.
+    Placed(placed::Placed),
+    /// Sized valid calls.
+    Size(size::Size),
 }
 
 impl Step {
@@ -174,6 +193,8 @@ impl Step {
             Step::JsonRpc(s) => s.render(ctx),
             Step::Shape(s) => s.render(ctx),
             Step::Lifecycle(s) => s.render(ctx),
+            Step::Placed(s) => s.render(ctx),
+            Step::Size(s) => s.render(ctx),
         }
     }
 

@@ -91,16 +91,18 @@ impl<'a> Job<'a> {
     fn shared(&mut self, spec: &ScriptSpec, salt: u32) -> Result<Option<SessionRun>, Fault> {
         let full = spec.render_from(&self.target.catalogue, salt ^ QUICK, self.next_id);
         let Some(mut body) = full.after_handshake() else { return Ok(None) };
+        // Ids on the precision boundary (near 2^53) are handed out downwards
+        // from it apart from the rest: they do not move where the next begin.
         let highest = full.frames.iter().filter_map(|f| match f.id {
-            Some(Id::Int(n)) => Some(n),
+            Some(Id::Int(n)) if n.unsigned_abs() < 1 << 52 => Some(n),
             _ => None,
         });
         let highest = highest.max();
         self.next_id = highest.unwrap_or(self.next_id).max(self.next_id) + 1_000;
         body.eof = false;
-        // A process is ended after RUNS scripts, as AFL's persistent loop
+        // A process is ended once worn, as AFL's persistent loop
         // restarts its target: its history stays a size a replay can run.
-        if let Some(worn) = self.live.iter().position(|p| p.revision == spec.revision && p.runs() >= RUNS) {
+        if let Some(worn) = self.live.iter().position(|p| p.revision == spec.revision && p.worn()) {
             self.live.swap_remove(worn).end(&self.target.shared.ledger);
         }
         let at = match self.live.iter().position(|p| p.revision == spec.revision) {
@@ -195,9 +197,6 @@ impl<'a> Job<'a> {
         Ok(self.take_found())
     }
 }
-
-/// The most scripts one persistent process runs.
-const RUNS: usize = 1_000;
 
 /// Flipped in the salt of a script's run in the persistent process, so
 /// that a fresh run of the same session meets tokens the server has not

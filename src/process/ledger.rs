@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 /// an effect of theirs counts as carrying no known token, which is a
 /// finding of whichever session it lands in: evidence is never dropped.
 const KEPT: usize = 4096;
+/// Most bytes of scripts kept (sized calls run to 32 MiB each): past it
+/// the oldest are forgotten too, the latest always kept.
+const KEPT_BYTES: usize = 64 << 20;
 
 /// One judged session.
 #[derive(Clone, Debug)]
@@ -75,6 +78,8 @@ pub(crate) struct Ledger {
     /// Its place in [`OWNERS`].
     id: usize,
     entries: Mutex<VecDeque<Entry>>,
+    /// The bytes of the scripts of `entries`.
+    bytes: AtomicUsize,
     /// The salts of every session a process of the target served, judged
     /// here or not (a run outside a job, a minimization's candidate), and
     /// the late effects of those not judged here, kept with their salt.
@@ -87,7 +92,12 @@ type Others = (HashSet<u32>, Vec<(u32, Action)>);
 impl Default for Ledger {
     fn default() -> Self {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
-        Ledger { id: NEXT.fetch_add(1, Ordering::Relaxed), entries: Mutex::default(), others: Mutex::default() }
+        Ledger {
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            entries: Mutex::default(),
+            bytes: AtomicUsize::new(0),
+            others: Mutex::default(),
+        }
     }
 }
 
@@ -123,10 +133,13 @@ impl Ledger {
     /// Keeps a judged session for late evidence.
     pub(crate) fn record(&self, entry: Entry) {
         let mut entries = self.entries();
-        if entries.len() >= KEPT {
-            entries.pop_front();
-        }
+        let mut bytes = self.bytes.load(Ordering::Relaxed) + entry.script.len_bytes();
         entries.push_back(entry);
+        while entries.len() > KEPT || (bytes > KEPT_BYTES && entries.len() > 1) {
+            let Some(old) = entries.pop_front() else { break };
+            bytes -= old.script.len_bytes();
+        }
+        self.bytes.store(bytes, Ordering::Relaxed);
     }
 
     /// Where an effect that arrived at `at`, while the session with salt

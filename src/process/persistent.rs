@@ -70,7 +70,15 @@ pub(crate) struct Persistent {
     last: Option<(u32, Recorder, usize)>,
     /// Output before the first script.
     early: (Vec<u8>, Vec<u8>),
+    /// The bytes of the scripts it ran.
+    bytes: usize,
 }
+
+/// Scripts a process runs before it is ended, as AFL's persistent loop
+/// restarts its target, and the most bytes they may write: a history
+/// stays a size a replay can run.
+const RUNS: usize = 1_000;
+const HISTORY_BYTES: usize = 16 << 20;
 
 impl Persistent {
     /// Starts a process and runs the handshake; `None` when the server
@@ -82,12 +90,13 @@ impl Persistent {
         let Some(_) = child.await_answer(Id::Int(1), target.waits().answer) else { return Ok(None) };
         let stdout = without_answer(&child.take_stdout(), &Value::from(1));
         let early = (stdout, child.take_stderr());
-        Ok(Some(Persistent { revision, child, marks: 0, history: History::default(), last: None, early }))
+        Ok(Some(Persistent { revision, child, marks: 0, history: History::default(), last: None, early, bytes: 0 }))
     }
 
-    /// How many scripts the process has run.
-    pub(crate) fn runs(&self) -> usize {
-        self.history.len
+    /// Whether the process has run as many scripts, or as many bytes of
+    /// them, as one process is given.
+    pub(crate) fn worn(&self) -> bool {
+        self.history.len >= RUNS || self.bytes >= HISTORY_BYTES
     }
 
     /// Runs `body` (a script without its handshake) with tokens of `salt`.
@@ -119,8 +128,10 @@ impl Persistent {
         let deadline = Instant::now() + waits;
         let answered = self.child.await_owed(awaited, deadline);
         // A valid call may act after it answers: its script waits for it.
-        self.child.await_tokens(&valid_tokens(body), Instant::now() + waits);
-        stdout.extend(without_answer(&self.child.take_stdout(), &Value::from(mark)));
+        let mut out = self.child.take_stdout();
+        self.child.await_tokens(&awaited_tokens(body, &out), Instant::now() + waits);
+        out.extend(self.child.take_stdout());
+        stdout.extend(without_answer(&out, &Value::from(mark)));
         stderr.extend(self.child.take_stderr());
         let exit = self.child.exit();
         let obs = Observation {
@@ -134,6 +145,7 @@ impl Persistent {
             cut: self.child.cut(),
         };
         let history = self.history.clone();
+        self.bytes += body.len_bytes();
         self.history.push(body.clone());
         self.last = Some((salt, recorder, obs.effects.len()));
         Ok(Ran { obs, history, healthy: answered && exit == Exit::Running })
@@ -169,10 +181,26 @@ impl Persistent {
     }
 }
 
-/// The tokens of a script's valid calls.
-fn valid_tokens(script: &Script) -> Vec<String> {
+/// The tokens a script's window waits to see act: each valid call's, and
+/// a tolerated frame's unless `out` shows the server refused it (an error
+/// for its id, or one with a null id and no answer for its id).
+fn awaited_tokens(script: &Script, out: &[u8]) -> Vec<String> {
+    let answers: Vec<Value> = crate::json_line::values(out).collect();
+    let answers = answers.iter().flat_map(|v| crate::json_line::messages(v).iter());
+    let (mut refused_anonymously, mut by_id) = (false, Vec::new());
+    for a in answers {
+        match a.get("id").and_then(Id::from_value) {
+            Some(id) => by_id.push((id, a.get("error").is_some())),
+            None => refused_anonymously |= a.get("error").is_some(),
+        }
+    }
+    let refused = |id: &Option<Id>| match by_id.iter().find(|(got, _)| Some(got) == id.as_ref()) {
+        Some((_, error)) => *error,
+        None => refused_anonymously,
+    };
     let calls = script.frames.iter().filter_map(|f| match &f.expect {
-        Expect::Act(calls) | Expect::Tolerate(_, calls) => Some(calls),
+        Expect::Act(calls) => Some(calls),
+        Expect::Tolerate(_, calls) if !refused(&f.id) => Some(calls),
         _ => None,
     });
     calls.flatten().map(|c| c.token.clone()).collect()

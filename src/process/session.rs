@@ -56,6 +56,8 @@ pub struct ChildGateway {
     scanned: usize,
     status: Option<ExitStatus>,
     last_write: Instant,
+    /// Bytes written to stdin in this session: the waits grow with them.
+    sent: usize,
     last_effect: Option<Instant>,
     closed_at: Option<Instant>,
     shared: Arc<Shared>,
@@ -111,6 +113,7 @@ impl ChildGateway {
             scanned: 0,
             status: None,
             last_write: Instant::now(),
+            sent: 0,
             last_effect: None,
             closed_at: None,
             shared: target.shared.clone(),
@@ -134,6 +137,7 @@ impl ChildGateway {
     /// Points the process at another session: its recorder and its tokens.
     pub(crate) fn rebind(&mut self, recorder: Recorder, salt: u32) {
         self.recorder = recorder;
+        self.sent = 0;
         self.salts = vec![salt];
         self.served = true;
         self.shared.ledger.serves(salt);
@@ -146,9 +150,9 @@ impl ChildGateway {
         self
     }
 
-    /// The waits now.
+    /// The waits now, for what this session sent.
     pub(crate) fn waits(&self) -> super::Waits {
-        self.shared.grown.now()
+        self.shared.grown.now().for_bytes(self.sent)
     }
 
     /// Bytes of stdout and of stderr written but not kept.
@@ -279,7 +283,7 @@ impl ChildGateway {
         }
         self.ended = true;
         let _ = self.close_stdin();
-        let waits = self.shared.grown.now();
+        let waits = self.waits();
         let closed = self.closed_at.unwrap_or_else(Instant::now);
         let own = (closed + waits.exit_grace).saturating_duration_since(Instant::now());
         let started = Instant::now();
@@ -298,6 +302,7 @@ impl ChildGateway {
 impl Gateway for ChildGateway {
     fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
         self.last_write = Instant::now();
+        self.sent += bytes.len();
         if let Some(answered) = &mut self.answered {
             answered.written(bytes);
         }
@@ -357,7 +362,7 @@ impl Gateway for ChildGateway {
     /// starting has read nothing, and gets the answer wait. Once it has
     /// exited, its pipes drain and its effects are collected until quiet.
     fn settle(&mut self, settle: &Settle) -> Result<(), Fault> {
-        let waits = self.shared.grown.now();
+        let waits = self.waits();
         let deadline = Instant::now() + waits.answer;
         let mut owed = Awaited::of(settle);
         let mut caught_up = Instant::now();

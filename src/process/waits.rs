@@ -23,6 +23,9 @@ pub struct Waits {
     pub capture: usize,
 }
 
+/// How much longer a session waits for each MiB it sent.
+pub(crate) const PER_MIB: Duration = Duration::from_secs(1);
+
 impl Default for Waits {
     fn default() -> Self {
         Waits {
@@ -57,6 +60,16 @@ impl Waits {
             exit_grace: self.exit_grace.max(other.exit_grace),
             capture: self.capture.max(other.capture),
         }
+    }
+
+    /// These waits for a session that sent `bytes`: the answer wait and
+    /// the exit grace grow by [`PER_MIB`] for each whole MiB, as a server
+    /// takes time to read and parse a huge call.
+    pub(crate) fn for_bytes(mut self, bytes: usize) -> Waits {
+        let more = PER_MIB * (bytes >> 20) as u32;
+        self.answer += more;
+        self.exit_grace += more;
+        self
     }
 
     /// These waits, keeping `bytes` of stdout and of stderr per session.

@@ -23,6 +23,22 @@ impl ReferenceGateway {
         }
     }
 
+    /// The `chunked-read` mutant: stdin read 4 KiB at a time, and a chunk
+    /// that holds no LF taken for a whole line.
+    pub(super) fn read_chunks(&mut self, bytes: &[u8]) {
+        const CHUNK: usize = 4096;
+        self.buf.extend_from_slice(bytes);
+        while self.running() {
+            let window = &self.buf[..self.buf.len().min(CHUNK)];
+            let line = match memchr::memchr(b'\n', window) {
+                Some(n) => self.buf.drain(..=n).take(n).collect::<Vec<u8>>(),
+                None if self.buf.len() >= CHUNK => self.buf.drain(..CHUNK).collect(),
+                None => break,
+            };
+            self.line(&line);
+        }
+    }
+
     /// Handles one complete line (LF removed).
     pub(super) fn line(&mut self, line: &[u8]) {
         let joined;

@@ -148,6 +148,10 @@ impl ReferenceGateway {
 
 impl Gateway for ReferenceGateway {
     fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
+        if self.is(Mutant::ChunkedRead) {
+            self.read_chunks(bytes);
+            return Ok(());
+        }
         let mut rest = bytes;
         while self.running() && !rest.is_empty() {
             let Some(n) = memchr::memchr(b'\n', rest) else {

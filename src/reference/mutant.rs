@@ -47,12 +47,14 @@ mutants! {
     SkipNonJson => "skip-non-json", Policy, Close, "skips lines that are not JSON and carries on";
     ExecuteConcatenated => "execute-concatenated", NoEffectOnReject, KeepOpen, "executes every value found on a concatenated line";
     BoolId => "bool-id", NoEffectOnReject, KeepOpen, "accepts a boolean id";
+    AnyIntegerId => "any-integer-id", NoEffectOnReject, KeepOpen, "accepts integer ids past 2^53, which many readers cannot echo exactly";
     FractionalId => "fractional-id", NoEffectOnReject, KeepOpen, "accepts a fractional id";
     NullId => "null-id", NoEffectOnReject, KeepOpen, "accepts a null id as a request";
     LaxJsonrpc => "lax-jsonrpc", NoEffectOnReject, KeepOpen, "accepts a missing or wrong `jsonrpc`";
     ExecuteBeforeSchema => "execute-before-schema", NoEffectOnReject, KeepOpen, "executes before the argument schema check";
     AuthorizeAfterBuild => "authorize-after-build", NoEffectOnReject, KeepOpen, "sends the built request before authorizing it";
     RepairTruncatedAtEof => "repair-truncated-at-eof", NoEffectOnReject, KeepOpen, "repairs a truncated frame at EOF by closing its brackets";
+    ChunkedRead => "chunked-read", ExactlyOnce, KeepOpen, "reads stdin 4 KiB at a time and takes a chunk with no LF for a line";
     JoinBrokenLines => "join-broken-lines", NoEffectOnReject, KeepOpen, "joins a line that ends mid-value with the next";
     LastWinsDuplicates => "last-wins-duplicates", NoEffectOnReject, KeepOpen, "lets the last of duplicate keys win";
     BatchAnyRevision => "batch-any-revision", NoEffectOnReject, KeepOpen, "executes batch elements in revisions without batches";

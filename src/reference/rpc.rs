@@ -55,7 +55,10 @@ impl Refusal {
 fn id_ok(id: &Value, mutant: Option<Mutant>) -> bool {
     match id {
         Value::String(_) => true,
-        Value::Number(n) if n.is_i64() => true,
+        // An integer every reader echoes exactly: within 2^53 - 1.
+        Value::Number(n) if n.is_i64() => {
+            mutant == Some(Mutant::AnyIntegerId) || n.as_i64().is_some_and(|i| i.unsigned_abs() < 1 << 53)
+        }
         Value::Number(n) if n.is_f64() => {
             mutant == Some(Mutant::FractionalId) && n.as_f64().is_some_and(f64::is_finite)
         }
