@@ -210,6 +210,8 @@ fn bad_input_is_a_one_line_error() {
     assert!(one_line_error(&["fuzz", "--level", "lax", "--", "true"]).contains("[possible values: spec, hardening]"));
     assert!(one_line_error(&["fuzz", "--mix", "most", "--", "true"]).contains("[possible values: full, lean]"));
     assert!(one_line_error(&["fuzz", "--cases", "0", "--", "true"]).contains("'0' for '--cases"));
+    assert!(one_line_error(&["fuzz", "--duration", "0", "--", "true"]).contains("at least one second"));
+    assert!(one_line_error(&["fuzz", "--duration", "5x", "--", "true"]).contains("such as 90, 90s, 10m or 8h"));
     let missing = one_line_error(&["fuzz", "--tool", "fetch", "--", "/nonexistent/server"]);
     assert!(missing.contains("/nonexistent/server") && missing.contains("No such file"), "{missing}");
     assert!(one_line_error(&["replay", "/nonexistent/finding.json", "--", "true"]).contains("finding.json"));
@@ -223,6 +225,19 @@ fn bad_input_is_a_one_line_error() {
         one_line_error(&[&["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--"], &quits[..]].concat());
     assert!(control.contains("exited with status 3 before stdin closed"), "{control}");
     assert!(control.contains("boom: no API_KEY"), "{control}");
+}
+
+#[test]
+fn a_duration_bounds_the_sessions_drawn_and_cases_still_cap_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = [BIN, "reference-gateway"];
+    let timed = portcullis(&[&fuzz_args("close", &["--duration", "2s", "--"]), &reference[..]].concat(), dir.path());
+    let out = String::from_utf8_lossy(&timed.stdout);
+    let n: u32 = out.split("no finding in ").nth(1).and_then(|r| r.split(' ').next()?.parse().ok()).unwrap_or(0);
+    assert!(timed.status.code() == Some(0) && n > 0, "{}", text(&timed));
+    let capped = [&fuzz_args("close", &["--duration", "1h", "--cases", "12", "--"]), &reference[..]].concat();
+    let capped = portcullis(&capped, dir.path());
+    assert!(String::from_utf8_lossy(&capped.stdout).contains("no finding in 12 sessions"), "{}", text(&capped));
 }
 
 /// Whether a process with this pid is alive (and not a zombie).

@@ -42,9 +42,14 @@ pub struct Args {
     /// have no effect. Repeatable.
     #[arg(long, value_name = "NAME")]
     pub(super) forbidden_tool: Vec<String>,
-    /// Sessions to run (at least 1).
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
-    pub(super) cases: u32,
+    /// Sessions to run (at least 1) [default: 256, or no bound with --duration].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(super) cases: Option<u32>,
+    /// Stop drawing new sessions after this long (`90`, `90s`, `10m`, `8h`);
+    /// a finding being shrunk still gets its --shrink-ms. With --cases too,
+    /// whichever comes first.
+    #[arg(long, value_name = "TIME", value_parser = duration)]
+    pub(super) duration: Option<std::time::Duration>,
     /// RNG seed: the same seed draws the same scripts; their tokens are new to each run.
     #[arg(long, default_value_t = 0)]
     pub(super) seed: u64,
@@ -95,6 +100,31 @@ pub struct Args {
     pub(super) artifacts: PathBuf,
     #[command(flatten)]
     pub(super) child: ChildFlags,
+}
+
+impl Args {
+    /// The sessions to run: --cases, else none fewer than --duration allows.
+    pub(super) fn cases(&self) -> u32 {
+        self.cases.unwrap_or(if self.duration.is_some() { u32::MAX } else { 256 })
+    }
+}
+
+/// A --duration: whole seconds, or with an `s`, `m` or `h` suffix.
+fn duration(text: &str) -> Result<std::time::Duration, String> {
+    let (digits, unit) = match text.strip_suffix(['s', 'm', 'h']) {
+        Some(d) => (d, &text[d.len()..]),
+        None => (text, "s"),
+    };
+    let n: u64 = digits.parse().map_err(|_| format!("`{text}` is not a time such as 90, 90s, 10m or 8h"))?;
+    let secs = match unit {
+        "h" => n.saturating_mul(3600),
+        "m" => n.saturating_mul(60),
+        _ => n,
+    };
+    if secs == 0 {
+        return Err("a duration must be at least one second".into());
+    }
+    Ok(std::time::Duration::from_secs(secs))
 }
 
 /// What a campaign ended with.

@@ -46,10 +46,13 @@ pub(super) fn campaign(
     let found: Mutex<Vec<Kept>> = Mutex::new(control.into_iter().collect());
     let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let ignored = AtomicU32::new(0);
-    let bar = Bar::new(args.cases);
+    let cases = args.cases();
+    let bar = Bar::new(cases, args.duration);
+    let started = Instant::now();
+    let out_of_time = || args.duration.is_some_and(|d| started.elapsed() >= d);
     // This run's tokens are its own; see `control`.
     let salt_base = fresh_salt();
-    let jobs = args.jobs.min(args.cases.max(1) as usize);
+    let jobs = args.jobs.min(cases.max(1) as usize);
     let mut setups = vec![Some(first)];
     for _ in 1..jobs {
         setups.push(Some(args.child.setup()?));
@@ -76,8 +79,8 @@ pub(super) fn campaign(
     std::thread::scope(|scope| {
         for (j, setup) in setups.into_iter().enumerate() {
             let (stop, done, fail, keep, bar, ignored, known) = (&stop, &done, &fail, &keep, &bar, &ignored, &known);
-            let enough = &enough;
-            let cases = args.cases / jobs as u32 + u32::from((j as u32) < args.cases % jobs as u32);
+            let (enough, out_of_time) = (&enough, &out_of_time);
+            let cases = cases / jobs as u32 + u32::from((j as u32) < cases % jobs as u32);
             scope.spawn(move || {
                 let Some(setup) = setup else { return };
                 let target = setup.target(tools.to_vec()).started_ahead(!args.no_ahead);
@@ -97,11 +100,17 @@ pub(super) fn campaign(
                 };
                 let job = RefCell::new(Job::new(&target, policy, !args.no_share, cfg.seed));
                 let tick = |p: &Progress| {
+                    // Past --duration no new session is drawn; a finding
+                    // being shrunk keeps its own bound.
+                    let searching = matches!(p, Progress::Searched(_));
                     match p {
                         Progress::Searched(_) => bar.searched(done.fetch_add(1, Ordering::Relaxed) + 1),
                         Progress::Shrinking { finding, steps, elapsed } => bar.shrinking(finding, *steps, *elapsed),
                     }
-                    !(stop.load(Ordering::Relaxed) || interrupt::stopped().is_some() || enough())
+                    !(stop.load(Ordering::Relaxed)
+                        || interrupt::stopped().is_some()
+                        || enough()
+                        || (searching && out_of_time()))
                 };
                 let run = |spec: &ScriptSpec, salt: u32, shrinking: Option<CheckId>| {
                     job.borrow_mut().session(spec, salt, shrinking.is_some())
@@ -197,34 +206,59 @@ pub(super) fn save(
 /// message; otherwise a plain line per tenth of the sessions, and one
 /// every five seconds of shrinking.
 struct Bar {
+    /// Sessions to run; `u32::MAX` when only a duration bounds them.
     total: u32,
+    duration: Option<Duration>,
+    started: Instant,
     bar: Option<indicatif::ProgressBar>,
     last_line: Mutex<Instant>,
 }
 
 impl Bar {
-    fn new(total: u32) -> Bar {
+    fn new(total: u32, duration: Option<Duration>) -> Bar {
+        let timed = total == u32::MAX;
         let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = indicatif::ProgressBar::new(u64::from(total));
+            let (len, template) = match duration.filter(|_| timed) {
+                Some(d) => (d.as_secs(), "{spinner} {msg:.dim} {wide_bar} {elapsed}/{len}s"),
+                None => (u64::from(total), "{spinner} {pos}/{len} sessions {wide_bar} {elapsed} {msg}"),
+            };
+            let bar = indicatif::ProgressBar::new(len);
             bar.set_style(
-                indicatif::ProgressStyle::with_template("{spinner} {pos}/{len} sessions {wide_bar} {elapsed} {msg}")
+                indicatif::ProgressStyle::with_template(template)
                     .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
             bar
         });
-        Bar { total, bar, last_line: Mutex::new(Instant::now()) }
+        Bar {
+            total,
+            duration: duration.filter(|_| timed),
+            started: Instant::now(),
+            bar,
+            last_line: Mutex::new(Instant::now()),
+        }
     }
 
     fn searched(&self, n: u32) {
-        match &self.bar {
-            Some(bar) => {
+        match (&self.bar, self.duration) {
+            (Some(bar), Some(_)) => {
+                bar.set_position(self.started.elapsed().as_secs());
+                bar.set_message(format!("{n} sessions"));
+            }
+            (Some(bar), None) => {
                 bar.set_position(u64::from(n));
                 bar.set_message("");
             }
-            None if n.is_multiple_of((self.total / 10).max(1)) || n == self.total => {
+            (None, Some(d)) => {
+                let mut last = self.last_line.lock().unwrap_or_else(|e| e.into_inner());
+                if last.elapsed() >= (d / 10).max(Duration::from_secs(1)) {
+                    *last = Instant::now();
+                    eprintln!("portcullis: {n} sessions, {}/{} s", self.started.elapsed().as_secs(), d.as_secs());
+                }
+            }
+            (None, None) if n.is_multiple_of((self.total / 10).max(1)) || n == self.total => {
                 eprintln!("portcullis: {n}/{} sessions", self.total)
             }
-            None => {}
+            (None, None) => {}
         }
     }
 

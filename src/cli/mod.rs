@@ -67,6 +67,8 @@ const FUZZ_EXAMPLES: &str = "Examples:
     portcullis fuzz --policy keep-open --cases 2000 --jobs 2 -- uvx some-mcp-server
   A tool that writes files instead of fetching URLs:
     portcullis fuzz --tool write --args '{\"path\":\"/tmp/out/{token}\"}' --watch-dir /tmp/out -- node server.js
+  Overnight, on two cores, every distinct finding listed at the end:
+    portcullis fuzz --duration 8h --jobs 2 -- ./my-server
   For CI, with reports:
     portcullis fuzz --report findings.json --junit junit.xml -- ./my-server";
 
