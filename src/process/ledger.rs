@@ -20,8 +20,10 @@ use std::time::{Duration, Instant};
 /// finding of whichever session it lands in: evidence is never dropped.
 const KEPT: usize = 4096;
 /// Most bytes of scripts kept (sized calls run to 32 MiB each): past it
-/// the oldest are forgotten too, the latest always kept.
+/// the oldest are forgotten too, but never the latest [`MIN_KEPT`], whose
+/// late evidence is the likeliest.
 const KEPT_BYTES: usize = 64 << 20;
+const MIN_KEPT: usize = 64;
 
 /// One judged session.
 #[derive(Clone, Debug)]
@@ -92,6 +94,7 @@ type Others = (HashSet<u32>, Vec<(u32, Action)>);
 impl Default for Ledger {
     fn default() -> Self {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
+        LIVE.fetch_add(1, Ordering::Relaxed);
         Ledger {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
             entries: Mutex::default(),
@@ -101,10 +104,18 @@ impl Default for Ledger {
     }
 }
 
+/// Ledgers alive: the salts of a finished job stay in [`OWNERS`] while
+/// another job runs (its records, which it saw itself, may still be read
+/// by the others), and go with the last.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
 impl Drop for Ledger {
     fn drop(&mut self) {
-        if let Some(map) = owners().as_mut() {
-            map.retain(|_, id| *id != self.id);
+        let mut owners = owners();
+        if LIVE.fetch_sub(1, Ordering::Relaxed) == 1
+            && let Some(map) = owners.as_mut()
+        {
+            map.clear();
         }
     }
 }
@@ -135,7 +146,7 @@ impl Ledger {
         let mut entries = self.entries();
         let mut bytes = self.bytes.load(Ordering::Relaxed) + entry.script.len_bytes();
         entries.push_back(entry);
-        while entries.len() > KEPT || (bytes > KEPT_BYTES && entries.len() > 1) {
+        while entries.len() > KEPT || (bytes > KEPT_BYTES && entries.len() > MIN_KEPT) {
             let Some(old) = entries.pop_front() else { break };
             bytes -= old.script.len_bytes();
         }
