@@ -135,6 +135,13 @@ fn has_duplicate_key(bytes: &[u8]) -> bool {
 
 fn oracle(script: &Script, index: usize) -> Result<(), String> {
     let frame = &script.frames[index];
+    if frame.family == "size" && frame.kind != "valid_call" {
+        let sizes = [4_095, 4_096, 4_097, 8_192, 16_384, 65_535, 65_536, 65_537];
+        let (n, mib) = (frame.bytes.len(), 1 << 20);
+        if !(sizes.contains(&n) || [mib - 1, mib, mib + 1, 8 * mib, 16 * mib, 32 * mib].contains(&n)) {
+            return Err(format!("a sized call of {n} bytes is no size the family sends"));
+        }
+    }
     for t in &frame.tokens {
         if !String::from_utf8_lossy(&frame.bytes).contains(t.as_str()) {
             return Err(format!("token {t} is not in the bytes"));
@@ -152,7 +159,7 @@ fn oracle(script: &Script, index: usize) -> Result<(), String> {
             let line = frame.bytes.strip_suffix(b"\r\n").ok_or("a cr_before_lf frame does not end in CRLF")?;
             act_oracle(&[line, b"\n"].concat(), calls)
         }
-        Expect::Tolerate(Rule::LargeMessage, calls) if frame.bytes.len() > 65_537 => act_oracle(&frame.bytes, calls),
+        Expect::Tolerate(Rule::LargeMessage, calls) if frame.bytes.len() > 65_536 => act_oracle(&frame.bytes, calls),
         Expect::Tolerate(Rule::ImpreciseNumber, calls) => {
             one_strict_line(&frame.bytes).ok_or("an imprecise_number frame is not one strict JSON line")?;
             if !number_literals(&frame.bytes).iter().any(|n| imprecise(n)) {

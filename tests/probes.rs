@@ -124,6 +124,31 @@ fn a_record_caught_half_written_is_one_effect_with_its_whole_token() {
 }
 
 #[test]
+fn a_record_taken_unfinished_counts_its_tokens_once() {
+    // A writer that stalls mid-record: the watcher takes what it sees once
+    // the file is still; the rest of the record, which names the token
+    // again, is no second effect. A new file is read whole lines first too.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("made-by-the-server.log");
+    let probes = Probes::start(&ProbeConfig::default().watch_files(vec![log.clone()])).unwrap();
+    let mut file = std::fs::File::create(&log).unwrap();
+    file.write_all(format!("call {TOKEN} with").as_bytes()).unwrap();
+    let mut effects: Vec<_> = probes.take().into_iter().map(|(_, a)| a).collect();
+    assert!(effects.is_empty(), "an unfinished line waits while the file moves: {}", text(&effects));
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(5));
+        effects.extend(probes.take().into_iter().map(|(_, a)| a));
+        if !effects.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(effects.len(), 1, "taken once the file is still: {}", text(&effects));
+    file.write_all(format!(" result {TOKEN}\n").as_bytes()).unwrap();
+    effects.extend(probes.settle(QUIET, BOUND));
+    assert_eq!(effects.len(), 1, "its rest names the token again: {}", text(&effects));
+}
+
+#[test]
 fn records_appended_past_what_one_effect_keeps_are_each_seen() {
     // More than a probe keeps of one effect, appended between two polls.
     let dir = tempfile::tempdir().unwrap();

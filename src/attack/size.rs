@@ -1,10 +1,10 @@
 //! Valid calls sized around common buffer limits (a page, a pipe's 64 KiB,
 //! a megabyte, up to 32 MiB), so that a server that acts on a cut call,
-//! answers for it twice, or dies on it is seen. Up to 64 KiB and a byte a
-//! call must act; past that a server may refuse it (it is `tolerated`), but
-//! never act on it with other arguments. The bulk goes into a free-text
-//! argument where the tool has one (not a path, a name or an id), else
-//! into `_meta`.
+//! answers for it twice, or dies on it is seen. Up to 64 KiB a call must
+//! act, its bulk in `_meta`; past that a server may refuse it (it is
+//! `tolerated`), but never act on it with other arguments, and the bulk
+//! goes into a free-text argument where the tool has one (not a path, a
+//! name or an id), else into `_meta`.
 
 use super::{Ctx, kinds, line};
 use crate::catalogue::ArgKind;
@@ -69,8 +69,9 @@ const PIPE: [usize; 3] = [65_535, 65_536, 65_537];
 const MEGABYTE: [usize; 3] = [(1 << 20) - 1, 1 << 20, (1 << 20) + 1];
 const HUGE: [usize; 3] = [8 << 20, 16 << 20, 32 << 20];
 
-/// The sizes every server must serve; past them a server may refuse.
-const MUST_SERVE: usize = 65_537;
+/// The largest line every server must serve: 64 KiB, LF included. Past
+/// it a server may refuse (Go's default line scanner stops there).
+const MUST_SERVE: usize = 65_536;
 
 impl Size {
     /// The strategy, with the kinds' [`WEIGHTS`].
@@ -98,9 +99,12 @@ impl Size {
         let Some(target) = self.bytes() else { return vec![ctx.valid_call(self.tool, FAMILY)] };
         let mut parts = ctx.parts(self.tool);
         let room = target.saturating_sub(parts.request().len() + 1);
+        // A call every server must serve keeps its arguments as they are (a
+        // schema may bound a string's length); past that, a server may refuse
+        // the call, and the bulk goes where a cut would show.
         let text_arg = parts.arguments.iter().find_map(|(k, v)| {
             let text = parts.tool.arg(k).is_some_and(|a| a.kind == ArgKind::Text) && free_text(k);
-            (text && v.is_string()).then(|| k.clone())
+            (target > MUST_SERVE && text && v.is_string()).then(|| k.clone())
         });
         let bytes = match text_arg {
             Some(key) => {

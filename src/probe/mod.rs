@@ -95,10 +95,16 @@ impl Probes {
     /// Every effect since the last call, with when it arrived: the sinks'
     /// as they came, then what the watchers find now.
     pub fn take(&self) -> Vec<(Instant, Action)> {
+        self.take_with(false)
+    }
+
+    /// [`Probes::take`], a watched file's unfinished last line included
+    /// (`drain`): the last look, after which no poll may come.
+    fn take_with(&self, drain: bool) -> Vec<(Instant, Action)> {
         let mut effects = std::mem::take(&mut *self.log.lock().unwrap_or_else(|e| e.into_inner()));
         let now = Instant::now();
         for w in self.watches.lock().unwrap_or_else(|e| e.into_inner()).iter_mut() {
-            effects.extend(w.poll().into_iter().map(|a| (now, a)));
+            effects.extend(w.poll(drain).into_iter().map(|a| (now, a)));
         }
         effects
     }
@@ -106,7 +112,7 @@ impl Probes {
     /// Waits until no new effect has arrived for `quiet` — counted from the
     /// call too, so an effect still on its way is waited for even when none
     /// came yet (at most `bound`) — then takes every effect since the last
-    /// call ([`Probes::take`]).
+    /// call ([`Probes::take`]), a watched file's unfinished line included.
     pub fn settle(&self, quiet: Duration, bound: Duration) -> Vec<Action> {
         let from = Instant::now();
         let deadline = from + bound;
@@ -117,7 +123,7 @@ impl Probes {
             }
             std::thread::sleep((quiet - since).min(Duration::from_millis(5)));
         }
-        self.take().into_iter().map(|(_, a)| a).collect()
+        self.take_with(true).into_iter().map(|(_, a)| a).collect()
     }
 }
 

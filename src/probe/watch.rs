@@ -25,7 +25,7 @@ use std::fs;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Most entries a directory walk visits, and how deep.
 const MAX_ENTRIES: usize = 10_000;
@@ -38,8 +38,8 @@ const MAX_REREAD: u64 = 16 << 20;
 /// The bytes before the end of a watched file kept to tell an append (they
 /// are still there) from a rewrite.
 const TAIL: u64 = 64;
-/// How long an appended file stays unchanged before its unfinished last
-/// line counts as a record of its own.
+/// How long a watched file stays unchanged, as its watcher sees it, before
+/// its unfinished last line counts as a record of its own.
 const STILL: Duration = Duration::from_millis(10);
 
 /// What a file was at the last poll.
@@ -71,6 +71,11 @@ pub(super) struct WatchedFile {
     consumed: u64,
     /// The last bytes of an unfinished record taken, for a token it split.
     carry: Vec<u8>,
+    /// The tokens of an unfinished record taken: its rest is no new effect
+    /// of theirs.
+    open: HashSet<String>,
+    /// When the file's length last changed, as this watcher saw it.
+    changed: Option<Instant>,
 }
 
 pub(super) enum Watch {
@@ -99,7 +104,15 @@ impl Watch {
     }
 
     pub(super) fn file(path: PathBuf) -> Result<Watch, Fault> {
-        let mut w = WatchedFile { path, seen: None, tail: vec![], consumed: 0, carry: vec![] };
+        let mut w = WatchedFile {
+            path,
+            seen: None,
+            tail: vec![],
+            consumed: 0,
+            carry: vec![],
+            open: HashSet::new(),
+            changed: None,
+        };
         match fs::metadata(&w.path) {
             Ok(meta) => {
                 let stamp = Stamp::of(&meta);
@@ -113,8 +126,9 @@ impl Watch {
         Ok(Watch::File(w))
     }
 
-    /// Effects since the last poll.
-    pub(super) fn poll(&mut self) -> Vec<Action> {
+    /// Effects since the last poll; `drain` takes a watched file's
+    /// unfinished last line too, for a last look.
+    pub(super) fn poll(&mut self, drain: bool) -> Vec<Action> {
         match self {
             Watch::Dir { root, seen } => {
                 let mut effects = Vec::new();
@@ -142,7 +156,7 @@ impl Watch {
                 *seen = now;
                 effects
             }
-            Watch::File(w) => w.poll(),
+            Watch::File(w) => w.poll(drain),
         }
     }
 }
@@ -155,35 +169,45 @@ impl WatchedFile {
     }
 
     /// What was added since the last poll, one effect a record: each line
-    /// (or the unfinished rest) that holds a token, so that two calls whose
-    /// records land in one poll are two effects, each its own frame's.
-    fn poll(&mut self) -> Vec<Action> {
+    /// (or the unfinished rest, once the file is still or on `drain`) that
+    /// holds a token, so that two calls whose records land in one poll are
+    /// two effects, each its own frame's.
+    fn poll(&mut self, drain: bool) -> Vec<Action> {
         let Ok(meta) = fs::metadata(&self.path) else {
             // Gone: whatever comes back is new.
             self.seen = None;
             self.consumed = 0;
             self.carry.clear();
+            self.open.clear();
             return Vec::new();
         };
         let stamp = Stamp::of(&meta);
+        let moved = self.seen.as_ref().is_none_or(|b| b.stamp != stamp);
+        if moved {
+            self.changed = Some(Instant::now());
+        }
+        // Still: unchanged for STILL as this watcher saw it (a writer may be
+        // caught between the pages of one write).
+        let still = drain || self.changed.is_some_and(|c| c.elapsed() >= STILL);
         match self.seen.take() {
-            Some(b) if b.stamp == stamp && self.consumed >= stamp.len => {
+            Some(b) if !moved && self.consumed >= stamp.len => {
                 self.seen = Some(b);
                 Vec::new()
             }
-            Some(b) if b.stamp == stamp || self.appended(&b.stamp, &stamp) => {
-                let still = b.stamp == stamp || stamp.modified.and_then(|m| m.elapsed().ok()) >= Some(STILL);
-                self.appended_records(b.tokens, stamp, still)
+            Some(b) if !moved || self.appended(&b.stamp, &stamp) => self.appended_records(b.tokens, stamp, still),
+            // There since the last poll (a log the server made): read as
+            // appended from its start.
+            None => {
+                (self.consumed, self.carry, self.open) = (0, Vec::new(), HashSet::new());
+                self.appended_records(HashSet::new(), stamp, still)
             }
-            before => {
-                // Rewritten, or there since the last poll: the lines of the
-                // tokens it did not hold before, up to the length stamped
-                // (what comes after is the next poll's, read on from there).
+            Some(b) => {
+                // Rewritten: the lines of the tokens it did not hold before,
+                // up to the length stamped (what comes after is the next
+                // poll's, read on from there).
                 let content = text_of(&read_range(&self.path, 0, stamp.len.min(MAX_REREAD)));
-                let held_before = before.map(|b| b.tokens).unwrap_or_default();
-                let effects = new_lines(&content, &held_before).map(|l| file_effect_text(&self.path, l)).collect();
-                self.consumed = stamp.len;
-                self.carry.clear();
+                let effects = new_lines(&content, &b.tokens).map(|l| file_effect_text(&self.path, l)).collect();
+                (self.consumed, self.carry, self.open) = (stamp.len, Vec::new(), HashSet::new());
                 self.remember(stamp, owned_tokens(&content));
                 effects
             }
@@ -192,28 +216,49 @@ impl WatchedFile {
 
     /// The records appended since the last one taken, up to the length
     /// stamped: whole lines, and the unfinished rest once the file is
-    /// `still` (a writer may be caught between the pages of one write).
-    /// The last bytes of an unfinished record taken are carried to the
-    /// next, so a token split across two polls is still found, once.
+    /// `still`. Past [`MAX_REREAD`] a read ends at its last LF and the next
+    /// poll reads on. The last bytes of an unfinished record taken are
+    /// carried to the next read, so a token split across two polls is still
+    /// found, and the tokens it held are masked in its rest: one record,
+    /// each token once.
     fn appended_records(&mut self, mut tokens: HashSet<String>, stamp: Stamp, still: bool) -> Vec<Action> {
         let end = stamp.len.min(self.consumed + MAX_REREAD);
         let added = read_range(&self.path, self.consumed, end - self.consumed);
-        let whole = if still || end < stamp.len {
-            added.len()
-        } else {
-            added.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1)
+        let last_lf = added.iter().rposition(|b| *b == b'\n').map(|i| i + 1);
+        let whole = match (still && end == stamp.len, last_lf) {
+            (true, _) => added.len(),
+            (false, Some(n)) => n,
+            // A line longer than a read: taken as it is, carried on.
+            (false, None) if end < stamp.len => added.len(),
+            (false, None) => 0,
         };
-        self.consumed += whole as u64;
-        let mut bytes = if whole > 0 { std::mem::take(&mut self.carry) } else { Vec::new() };
-        bytes.extend_from_slice(&added[..whole]);
-        if whole > 0 && !bytes.ends_with(b"\n") {
-            self.carry = bytes[bytes.len().saturating_sub(TOKEN_LEN - 1)..].to_vec();
+        if whole == 0 {
+            self.remember(stamp, tokens);
+            return Vec::new();
         }
+        self.consumed += whole as u64;
+        let mut bytes = std::mem::take(&mut self.carry);
+        bytes.extend_from_slice(&added[..whole]);
         let added = text_of(&bytes);
         tokens.extend(owned_tokens(&added));
+        let mut effects = Vec::new();
+        let mut records = added.split_inclusive('\n').peekable();
+        while let Some(r) = records.next() {
+            let last = records.peek().is_none();
+            // The first record goes on one taken unfinished: its tokens there
+            // are no new effect.
+            let open = std::mem::take(&mut self.open);
+            if tokens_in(r).any(|t| !open.contains(t)) {
+                let masked = open.iter().fold(r.to_owned(), |r, t| r.replace(t.as_str(), "[seen before]"));
+                effects.push(file_effect_text(&self.path, text(masked.as_bytes())));
+            }
+            if last && !r.ends_with('\n') {
+                self.open = open.into_iter().chain(owned_tokens(r)).collect();
+                self.carry = r.as_bytes()[r.len().saturating_sub(TOKEN_LEN - 1)..].to_vec();
+            }
+        }
         self.remember(stamp, tokens);
-        let records = added.split_inclusive('\n').filter(|r| tokens_in(r).next().is_some());
-        records.map(|r| file_effect_text(&self.path, text(r.as_bytes()))).collect()
+        effects
     }
 
     /// Whether the file went from `before` to `now` by growing only: the

@@ -59,6 +59,11 @@ impl Entry {
         }
     }
 
+    /// The bytes it holds when recorded: its script and its output.
+    fn len_bytes(&self) -> usize {
+        self.script.len_bytes() + self.obs.stdout.len() + self.obs.stderr.len()
+    }
+
     fn add_late(&mut self, at: Instant) {
         self.late = Some(self.late.unwrap_or_default().max(at.saturating_duration_since(self.judged)));
         self.dirty = true;
@@ -144,11 +149,11 @@ impl Ledger {
     /// Keeps a judged session for late evidence.
     pub(crate) fn record(&self, entry: Entry) {
         let mut entries = self.entries();
-        let mut bytes = self.bytes.load(Ordering::Relaxed) + entry.script.len_bytes();
+        let mut bytes = self.bytes.load(Ordering::Relaxed) + entry.len_bytes();
         entries.push_back(entry);
         while entries.len() > KEPT || (bytes > KEPT_BYTES && entries.len() > MIN_KEPT) {
             let Some(old) = entries.pop_front() else { break };
-            bytes -= old.script.len_bytes();
+            bytes = bytes.saturating_sub(old.len_bytes());
         }
         self.bytes.store(bytes, Ordering::Relaxed);
     }

@@ -183,14 +183,15 @@ impl Persistent {
 
 /// The tokens a script's window waits to see act: each valid call's, and
 /// a tolerated frame's unless `out` shows the server refused it (an error
-/// for its id, or one with a null id and no answer for its id).
+/// or an `isError` result for its id, or an error with a null id and no
+/// answer for its id).
 fn awaited_tokens(script: &Script, out: &[u8]) -> Vec<String> {
     let answers: Vec<Value> = crate::json_line::values(out).collect();
     let answers = answers.iter().flat_map(|v| crate::json_line::messages(v).iter());
     let (mut refused_anonymously, mut by_id) = (false, Vec::new());
     for a in answers {
         match a.get("id").and_then(Id::from_value) {
-            Some(id) => by_id.push((id, a.get("error").is_some())),
+            Some(id) => by_id.push((id, a.get("error").is_some() || a["result"]["isError"] == true)),
             None => refused_anonymously |= a.get("error").is_some(),
         }
     }
