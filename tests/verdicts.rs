@@ -50,6 +50,14 @@ fn a_strict_server_is_clean_at_spec_under_every_policy() {
     }
 }
 
+#[test]
+fn a_server_that_negotiates_one_revision_is_judged_at_it() {
+    // Asked for 2025-03-26 (batches), it answers 2025-11-25 (none): its
+    // sessions are judged at what it answered, shared process or not.
+    let o = fuzz(&["--level", "spec", "--policy", "keep-open", "--cases", "300"], &["--revision", "2025-11-25"]);
+    clean(&o, "300");
+}
+
 /// The run the issue asks for: 1,000 cases on three seeds under each
 /// policy (about five minutes on two cores): `cargo nextest run
 /// --run-ignored only verdicts`.

@@ -17,10 +17,10 @@
 
 use super::ChildTarget;
 use super::ledger::Entry;
-use super::persistent::Persistent;
+use super::persistent::{Persistent, Started};
 use crate::campaign::{Finding, SessionRun, fresh_salt};
 use crate::check::CheckId;
-use crate::protocol::{Id, Policy};
+use crate::protocol::{Id, Policy, Revision};
 use crate::script::ScriptSpec;
 use crate::seam::{Fault, Session};
 use std::time::Instant;
@@ -31,6 +31,9 @@ pub struct Job<'a> {
     policy: Policy,
     share: bool,
     live: Vec<Persistent>,
+    /// Revisions the server negotiates to another: their scripts run in
+    /// processes of their own, handshake and all.
+    unshared: Vec<Revision>,
     next_id: i64,
     sessions: u32,
     seed: u64,
@@ -43,7 +46,17 @@ impl<'a> Job<'a> {
     /// process do.
     pub fn new(target: &'a ChildTarget, policy: Policy, share: bool, seed: u64) -> Job<'a> {
         let share = share && policy == Policy::KeepOpen;
-        Job { target, policy, share, live: Vec::new(), next_id: 1, sessions: 0, seed, found: Vec::new() }
+        Job {
+            target,
+            policy,
+            share,
+            live: Vec::new(),
+            unshared: Vec::new(),
+            next_id: 1,
+            sessions: 0,
+            seed,
+            found: Vec::new(),
+        }
     }
 
     /// Findings that came apart from a hunt's sessions: late ones and
@@ -107,12 +120,17 @@ impl<'a> Job<'a> {
         }
         let at = match self.live.iter().position(|p| p.revision == spec.revision) {
             Some(at) => at,
+            None if self.unshared.contains(&spec.revision) => return Ok(None),
             None => match Persistent::start(self.target, spec.revision)? {
-                Some(p) => {
-                    self.live.push(p);
+                Started::Ready(p) => {
+                    self.live.push(*p);
                     self.live.len() - 1
                 }
-                None => return Ok(None),
+                Started::Silent => return Ok(None),
+                Started::OtherRevision => {
+                    self.unshared.push(spec.revision);
+                    return Ok(None);
+                }
             },
         };
         let ledger = &self.target.shared.ledger;

@@ -60,6 +60,15 @@ pub(crate) struct Ran {
     pub(crate) healthy: bool,
 }
 
+/// What starting a persistent process came to.
+pub(crate) enum Started {
+    Ready(Box<Persistent>),
+    /// No answer to `initialize` within the answer wait.
+    Silent,
+    /// The server negotiated another revision than the one asked for.
+    OtherRevision,
+}
+
 /// A process kept for one revision's scripts.
 pub(crate) struct Persistent {
     pub(crate) revision: Revision,
@@ -81,16 +90,28 @@ const RUNS: usize = 1_000;
 const HISTORY_BYTES: usize = 16 << 20;
 
 impl Persistent {
-    /// Starts a process and runs the handshake; `None` when the server
-    /// did not answer `initialize` within the answer wait.
-    pub(crate) fn start(target: &ChildTarget, revision: Revision) -> Result<Option<Persistent>, Fault> {
+    /// Starts a process and runs the handshake.
+    pub(crate) fn start(target: &ChildTarget, revision: Revision) -> Result<Started, Fault> {
         let session = Session { policy: Policy::KeepOpen, revision, salt: 0 };
         let mut child = target.start(&session, Recorder::new())?;
         child.write_stdin(&Script::handshake(revision).stdin())?;
-        let Some(_) = child.await_answer(Id::Int(1), target.waits().answer) else { return Ok(None) };
+        let Some(answer) = child.await_answer(Id::Int(1), target.waits().answer) else { return Ok(Started::Silent) };
+        // Scripts without their handshake are judged at the revision they
+        // asked for: a server that negotiated another cannot run them.
+        if answer["result"]["protocolVersion"] != revision.as_str() {
+            return Ok(Started::OtherRevision);
+        }
         let stdout = without_answer(&child.take_stdout(), &Value::from(1));
         let early = (stdout, child.take_stderr());
-        Ok(Some(Persistent { revision, child, marks: 0, history: History::default(), last: None, early, bytes: 0 }))
+        Ok(Started::Ready(Box::new(Persistent {
+            revision,
+            child,
+            marks: 0,
+            history: History::default(),
+            last: None,
+            early,
+            bytes: 0,
+        })))
     }
 
     /// Whether the process has run as many scripts, or as many bytes of

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A strict, spec-conforming MCP stdio server, used as a test oracle.
 
-Usage: python3 strict.py --log FILE [--policy close|keep-open] [--bug NAME]...
+Usage: python3 strict.py --log FILE [--policy close|keep-open] [--revision R] [--bug NAME]...
 
 Follows RFC 8259, JSON-RPC 2.0 and the MCP stdio transport (revisions
 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25). One tool, "record", appends
@@ -16,6 +16,7 @@ import sys
 
 REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST = "2025-11-25"
+ONLY_REVISION = None                 # --revision: the one revision negotiated
 BATCH_REVISION = "2025-03-26"
 MAX_LINE = 4 * 1024 * 1024          # bytes, not counting the terminating LF
 MAX_DEPTH = 64
@@ -248,7 +249,7 @@ class Server:
             requested = params.get("protocolVersion")
             if not isinstance(requested, str):
                 return error(rid, INVALID_PARAMS, "protocolVersion must be a string"), False
-            self.version = requested if requested in REVISIONS else LATEST
+            self.version = ONLY_REVISION or (requested if requested in REVISIONS else LATEST)
             return result(rid, {"protocolVersion": self.version,
                                 "capabilities": {"tools": {}},
                                 "serverInfo": {"name": "strict", "version": "1.0"}}), False
@@ -314,9 +315,11 @@ def main(argv=None):
                         help="a CR before the LF: read as whitespace, refused, or (a bug) acted on twice")
     parser.add_argument("--lenient", action="store_true",
                         help="parse as the specifications allow, without the hardening checks")
+    parser.add_argument("--revision", choices=REVISIONS,
+                        help="negotiate this revision whatever the client asks for")
     args = parser.parse_args(argv)
-    global LENIENT, CRLF
-    LENIENT, CRLF = args.lenient, args.crlf
+    global LENIENT, CRLF, ONLY_REVISION
+    LENIENT, CRLF, ONLY_REVISION = args.lenient, args.crlf, args.revision
     server = Server(args.log, args.bug)
     close = args.policy == "close"
     if "banner" in server.bugs:
