@@ -80,13 +80,8 @@ impl std::fmt::Display for Distinct {
 /// it said last on stderr, with numbers and tokens left out, as fuzzers
 /// tell crashes apart by their stack; a hang on EOF is one finding.
 pub fn distinct(v: &Violation, script: &Script, obs: &Observation) -> Distinct {
-    let crashed = match &obs.exit_before_eof {
-        Exit::Crashed(_) => true,
-        Exit::Exited(code) => *code != 0,
-        _ => false,
-    } || matches!(obs.exit, Exit::Crashed(_));
     let liveness = v.check == CheckId::Liveness;
-    let what = match (liveness && crashed).then(|| crash_line(&obs.stderr)).flatten() {
+    let what = match (ends(v) && crashed(obs)).then(|| crash_line(&obs.stderr)).flatten() {
         Some(line) => line,
         None if liveness && obs.eof_sent && !obs.exit.ended() => "still running after stdin closed".to_owned(),
         None => match v.frame.and_then(|i| script.frames.get(i)) {
@@ -98,6 +93,31 @@ pub fn distinct(v: &Violation, script: &Script, obs: &Observation) -> Distinct {
         },
     };
     Distinct { check: v.check, what }
+}
+
+/// Whether the session ended in a crash: a signal, a panic, or an exit
+/// with a failure status before stdin closed.
+fn crashed(obs: &Observation) -> bool {
+    let failed = match &obs.exit_before_eof {
+        Exit::Crashed(_) => true,
+        Exit::Exited(code) => *code != 0,
+        _ => false,
+    };
+    failed || matches!(obs.exit, Exit::Crashed(_))
+}
+
+/// Whether `v` is about how the session ended: a liveness violation, or a
+/// server that ended it under keep-open.
+fn ends(v: &Violation) -> bool {
+    v.check == CheckId::Liveness || (v.check == CheckId::Policy && v.detail.starts_with("ended the session"))
+}
+
+/// The crash a session ended in, as its one distinct finding, when one of
+/// `violations` is about that end: what it said last explains the answers
+/// and effects that did not come after it, which are no finding each.
+pub(crate) fn crash(violations: &[Violation], script: &Script, obs: &Observation) -> Option<Distinct> {
+    let v = violations.iter().find(|v| ends(v)).filter(|_| crashed(obs))?;
+    Some(distinct(v, script, obs))
 }
 
 /// The last line on stderr, numbers and tokens left out, at most 80
@@ -120,8 +140,12 @@ impl Finding {
         })
     }
 
-    /// The level the finding rests on: that of its first violation.
+    /// The level the finding rests on: that of its first violation, but a
+    /// crash is one at every level.
     pub fn level(&self) -> Level {
+        if crash(&self.violations, &self.script, &self.observation).is_some_and(|c| c == self.distinct()) {
+            return Level::Spec;
+        }
         self.violations.first().map_or(Level::Spec, |v| v.level(&self.script))
     }
 

@@ -214,7 +214,15 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         }
         let (found, paths): (Vec<Finding>, Vec<PathBuf>) = outcome.findings.iter().cloned().unzip();
         print!("{}", report::distinct_table(&found, &paths));
-        let checks: Vec<String> = found.iter().map(|f| f.check.to_string()).collect();
+        // Each check once, in the order first seen, with how many where more.
+        let mut checks: Vec<(String, usize)> = Vec::new();
+        for f in &found {
+            match checks.iter_mut().find(|(c, _)| *c == f.check.to_string()) {
+                Some((_, n)) => *n += 1,
+                None => checks.push((f.check.to_string(), 1)),
+            }
+        }
+        let checks: Vec<String> = checks.into_iter().map(|(c, n)| if n > 1 { format!("{n} {c}") } else { c }).collect();
         println!("{} ({}) in {sessions}", counted(found.len(), "finding"), checks.join(", "));
         return Ok(ExitCode::from(1));
     }
