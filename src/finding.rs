@@ -112,12 +112,20 @@ fn ends(v: &Violation) -> bool {
     v.check == CheckId::Liveness || (v.check == CheckId::Policy && v.detail.starts_with("ended the session"))
 }
 
-/// The crash a session ended in, as its one distinct finding, when one of
-/// `violations` is about that end: what it said last explains the answers
-/// and effects that did not come after it, which are no finding each.
+/// The crash a session ended in, as a distinct finding, when one of
+/// `violations` is about that end.
 pub(crate) fn crash(violations: &[Violation], script: &Script, obs: &Observation) -> Option<Distinct> {
     let v = violations.iter().find(|v| ends(v)).filter(|_| crashed(obs))?;
     Some(distinct(v, script, obs))
+}
+
+/// Whether a crash explains `v`: an answer or an effect that did not come,
+/// or a line cut short, after the server died. What did come (an effect of
+/// a rejected frame, a call run twice, a wrong answer) it does not explain.
+pub(crate) fn explained_by_crash(v: &Violation) -> bool {
+    const ABSENT: [&str; 4] =
+        ["no response to request id", "never reached the executor", "needed an error response", "after the last LF"];
+    !ends(v) && ABSENT.iter().any(|a| v.detail.contains(a))
 }
 
 /// The last line on stderr, numbers and tokens left out, at most 80
@@ -140,12 +148,8 @@ impl Finding {
         })
     }
 
-    /// The level the finding rests on: that of its first violation, but a
-    /// crash is one at every level.
+    /// The level the finding rests on: that of its first violation.
     pub fn level(&self) -> Level {
-        if crash(&self.violations, &self.script, &self.observation).is_some_and(|c| c == self.distinct()) {
-            return Level::Spec;
-        }
         self.violations.first().map_or(Level::Spec, |v| v.level(&self.script))
     }
 

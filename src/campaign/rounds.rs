@@ -6,7 +6,7 @@
 
 use super::{Finding, HuntConfig, seeded_runner};
 use crate::check::{CheckId, Violation};
-use crate::finding::{Distinct, crash, distinct};
+use crate::finding::{Distinct, crash, distinct, explained_by_crash};
 use crate::observation::Observation;
 use crate::script::{Script, ScriptSpec};
 use crate::seam::Fault;
@@ -218,17 +218,18 @@ impl Hunt<'_> {
                 }
             };
             // What the session shows, in the order checks are reported.
+            // A session that crashed shows the crash, and what the crash
+            // does not explain; the answers and effects that did not come
+            // after it are no finding each.
+            let crashed = crash(&outcome.2, &outcome.0, &outcome.1).is_some();
             let focused = outcome.2.iter().filter(|v| cfg.focus.is_none_or(|c| c == v.check));
+            let focused = focused.filter(|v| !(crashed && explained_by_crash(v)));
             let mut shown: Vec<Distinct> = focused.map(|v| distinct(v, &outcome.0, &outcome.1)).collect();
-            if let Some(c) = crash(&outcome.2, &outcome.0, &outcome.1).filter(|c| shown.contains(c)) {
-                shown = vec![c];
-            }
             let hit = match &shrinking {
                 // The first finding no job has made, claimed at once so no
-                // other job shrinks it too. A session that crashed, or whose
-                // first violation is an early end, shows that alone: it
-                // explains the answers that did not come after it, which
-                // are no finding each.
+                // other job shrinks it too. A session whose first violation
+                // is an early end shows that alone: it explains the answers
+                // that did not come after it, which are no finding each.
                 None => {
                     if shown.first().is_some_and(|d| d.check == CheckId::Liveness) {
                         shown.truncate(1);

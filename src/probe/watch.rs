@@ -41,6 +41,8 @@ const TAIL: u64 = 64;
 /// How long a watched file stays unchanged, as its watcher sees it, before
 /// its unfinished last line counts as a record of its own.
 const STILL: Duration = Duration::from_millis(10);
+/// Most tokens of an unfinished record masked in its rest.
+const OPEN_MAX: usize = 16;
 
 /// What a file was at the last poll.
 #[derive(Clone, PartialEq)]
@@ -194,7 +196,20 @@ impl WatchedFile {
                 self.seen = Some(b);
                 Vec::new()
             }
-            Some(b) if !moved || self.appended(&b.stamp, &stamp) => self.appended_records(b.tokens, stamp, still),
+            Some(b) if !moved || self.appended(&b.stamp, &stamp) => {
+                let len = stamp.len;
+                let mut effects = self.appended_records(b.tokens, stamp.clone(), still);
+                // The last look reads to the end, a read at a time.
+                while drain && self.consumed < len {
+                    let before = self.consumed;
+                    let tokens = self.seen.take().map(|s| s.tokens).unwrap_or_default();
+                    effects.extend(self.appended_records(tokens, stamp.clone(), still));
+                    if self.consumed == before {
+                        break;
+                    }
+                }
+                effects
+            }
             // There since the last poll (a log the server made): read as
             // appended from its start.
             None => {
@@ -253,6 +268,9 @@ impl WatchedFile {
                 effects.push(file_effect_text(&self.path, text(masked.as_bytes())));
             }
             if last && !r.ends_with('\n') {
+                // A log that never ends a line is one endless record: only
+                // its latest pieces mask, or a call acting again is hidden.
+                let open = if open.len() > OPEN_MAX { HashSet::new() } else { open };
                 self.open = open.into_iter().chain(owned_tokens(r)).collect();
                 self.carry = r.as_bytes()[r.len().saturating_sub(TOKEN_LEN - 1)..].to_vec();
             }
