@@ -112,11 +112,10 @@ fn ends(v: &Violation) -> bool {
     v.check == CheckId::Liveness || (v.check == CheckId::Policy && v.detail.starts_with("ended the session"))
 }
 
-/// The crash a session ended in, as a distinct finding, when one of
-/// `violations` is about that end.
-pub(crate) fn crash(violations: &[Violation], script: &Script, obs: &Observation) -> Option<Distinct> {
-    let v = violations.iter().find(|v| ends(v)).filter(|_| crashed(obs))?;
-    Some(distinct(v, script, obs))
+/// Whether a session ended in a crash that one of its `violations` is
+/// about.
+pub(crate) fn ended_in_crash(violations: &[Violation], obs: &Observation) -> bool {
+    crashed(obs) && violations.iter().any(ends)
 }
 
 /// Whether a crash explains `v`: an answer or an effect that did not come,

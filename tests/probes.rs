@@ -86,14 +86,23 @@ fn watchers_see_tokens_in_new_files_and_appended_content() {
     assert!(probes.settle(QUIET, BOUND).is_empty(), "handed over once");
 }
 
+/// Probes watching the file `name` in a folder of its own, made empty
+/// first when `made`.
+fn watching(name: &str, made: bool) -> (tempfile::TempDir, std::path::PathBuf, Probes) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join(name);
+    if made {
+        std::fs::write(&log, "").unwrap();
+    }
+    let probes = Probes::start(&ProbeConfig::default().watch_files(vec![log.clone()])).unwrap();
+    (dir, log, probes)
+}
+
 #[test]
 fn each_appended_record_is_an_effect_of_its_own() {
     // A rejected call and a valid one whose log lines land in one poll are
     // two effects, each with its own token, never one that holds both.
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("actions.log");
-    std::fs::write(&log, "").unwrap();
-    let probes = Probes::start(&ProbeConfig::default().watch_files(vec![log.clone()])).unwrap();
+    let (_dir, log, probes) = watching("actions.log", true);
     assert!(probes.settle(QUIET, BOUND).is_empty());
     let (first, second) = ("pc0000abcdt00001", "pc0000abcdt00002");
     let records = format!("ran {first}\nno token\nran {second}\npartial {first}");
@@ -108,10 +117,7 @@ fn a_record_caught_half_written_is_one_effect_with_its_whole_token() {
     // A writer caught between the pages of one write: the poll sees the
     // record cut inside its token. The token is found once, whichever poll
     // takes the cut.
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("actions.log");
-    std::fs::write(&log, "").unwrap();
-    let probes = Probes::start(&ProbeConfig::default().watch_files(vec![log.clone()])).unwrap();
+    let (_dir, log, probes) = watching("actions.log", true);
     let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
     file.write_all(format!("ran {}", &TOKEN[..7]).as_bytes()).unwrap();
     let mut effects: Vec<_> = probes.take().into_iter().map(|(_, a)| a).collect();
@@ -128,9 +134,7 @@ fn a_record_taken_unfinished_counts_its_tokens_once() {
     // A writer that stalls mid-record: the watcher takes what it sees once
     // the file is still; the rest of the record, which names the token
     // again, is no second effect. A new file is read whole lines first too.
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("made-by-the-server.log");
-    let probes = Probes::start(&ProbeConfig::default().watch_files(vec![log.clone()])).unwrap();
+    let (_dir, log, probes) = watching("made-by-the-server.log", false);
     let mut file = std::fs::File::create(&log).unwrap();
     file.write_all(format!("call {TOKEN} with").as_bytes()).unwrap();
     let mut effects: Vec<_> = probes.take().into_iter().map(|(_, a)| a).collect();
@@ -151,10 +155,7 @@ fn a_record_taken_unfinished_counts_its_tokens_once() {
 #[test]
 fn records_appended_past_what_one_effect_keeps_are_each_seen() {
     // More than a probe keeps of one effect, appended between two polls.
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("actions.log");
-    std::fs::write(&log, "").unwrap();
-    let probes = Probes::start(&ProbeConfig::default().watch_files(vec![log.clone()])).unwrap();
+    let (_dir, log, probes) = watching("actions.log", true);
     let token = |n: u32| format!("pc0000abcdt{n:05}");
     let records: String = (0..3000).map(|n| format!("{} {}\n", token(n), "x".repeat(40))).collect();
     assert!(records.len() > 128 << 10);

@@ -101,6 +101,9 @@ mod line;
 mod pipe;
 mod stream;
 
+#[cfg(all(feature = "process", target_os = "linux"))]
+pub(crate) use pipe::PER_MIB;
+
 #[cfg(feature = "tokio")]
 pub use asynchronous::AsyncTarget;
 pub use line::{Flow, LineGateway, LineTarget};

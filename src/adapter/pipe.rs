@@ -21,9 +21,9 @@ pub(crate) const BOUND: Duration = Duration::from_secs(1);
 /// threads or tasks still write (an error without an id, say) comes first.
 pub(crate) const QUIET: Duration = Duration::from_millis(10);
 
-/// How much longer the bound is for each MiB a session sent: a loop takes
-/// time to read and parse a huge call.
-const PER_MIB: Duration = Duration::from_secs(1);
+/// How much longer a session waits for each MiB it sent, in-process or
+/// from a child: a server takes time to read and parse a huge call.
+pub(crate) const PER_MIB: Duration = Duration::from_secs(1);
 
 /// The most stdout bytes kept per session; a loop that writes more is
 /// flooding, which the first bytes already show.

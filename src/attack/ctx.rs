@@ -56,6 +56,13 @@ impl CallParts {
         format!(r#"{{"name":{},"arguments":{args_raw}}}"#, json_str(&self.tool.name))
     }
 
+    /// The valid `params` object as JSON text with one more raw member
+    /// (`"key":value`) after `arguments`.
+    pub fn params_adding(&self, member: &str) -> String {
+        let params = self.params_with(&self.args_json());
+        format!("{},{member}}}", &params[..params.len() - 1])
+    }
+
     /// The whole request as JSON text, with the given raw `params` text.
     pub fn request_with(&self, params_raw: &str) -> String {
         format!(r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{params_raw}}}"#, self.id)

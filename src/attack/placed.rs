@@ -193,44 +193,32 @@ impl Placed {
             let id = id.map(|id| format!(r#""id":{id},"#)).unwrap_or_default();
             line(format!(r#"{{"jsonrpc":"2.0",{id}"method":"{method}","params":{params}}}"#))
         };
-        let meta = format!(r#"{{"_meta":{{"portcullis":{value}}}}}"#);
+        let meta = format!(r#""_meta":{{"portcullis":{value}}}"#);
         let (bytes, id) = match self.place {
             Place::Meta | Place::Sibling => {
                 let parts = ctx.parts(self.tool);
-                let params = parts.params_with(&parts.args_json());
-                let member = match self.place {
-                    Place::Sibling => format!(r#""portcullis":{value}"#),
-                    _ => format!(r#""_meta":{{"portcullis":{value}}}"#),
-                };
-                let params = format!("{},{member}}}", &params[..params.len() - 1]);
-                let bytes = line(parts.request_with(&params));
+                let member = if self.place == Place::Sibling { format!(r#""portcullis":{value}"#) } else { meta };
+                let text = parts.request_with(&parts.params_adding(&member));
                 let frame = match verdict {
-                    Verdict::Valid => ctx.acting(bytes, vec![parts.call()], FAMILY, kind),
-                    Verdict::Reject(rule) => {
-                        let (id, tokens) = (Some(Id::Int(parts.id)), vec![parts.token.clone()]);
-                        ctx.rejected(bytes, rule, id, tokens, FAMILY, kind)
-                    }
-                    Verdict::Tolerate(rule) => ctx.tolerated(bytes, rule, vec![parts.call()], FAMILY, kind),
+                    Verdict::Valid => ctx.acting(line(text), vec![parts.call()], FAMILY, kind),
+                    Verdict::Reject(rule) => ctx.rejected_call(text, rule, &parts, FAMILY, kind),
+                    Verdict::Tolerate(rule) => ctx.tolerated(line(text), rule, vec![parts.call()], FAMILY, kind),
                 };
                 return vec![frame];
             }
-            Place::Ping => {
+            Place::Ping | Place::ToolsList => {
+                let method = if self.place == Place::Ping { "ping" } else { "tools/list" };
                 let id = ctx.id();
-                (message("ping", Some(id), meta), Some(Id::Int(id)))
-            }
-            Place::ToolsList => {
-                let id = ctx.id();
-                (message("tools/list", Some(id), meta), Some(Id::Int(id)))
+                (message(method, Some(id), format!("{{{meta}}}")), Some(Id::Int(id)))
             }
             Place::Notification => {
                 let unsent = ctx.id();
-                let reason = if value.starts_with('"') { value.clone() } else { r#""placed""#.into() };
-                let meta = if value.starts_with('"') {
-                    String::new()
-                } else {
-                    format!(r#","_meta":{{"portcullis":{value}}}"#)
+                // A string goes in `reason`; anything else in `_meta`.
+                let rest = match value.starts_with('"') {
+                    true => format!(r#""reason":{value}"#),
+                    false => format!(r#""reason":"placed",{meta}"#),
                 };
-                let params = format!(r#"{{"requestId":{unsent},"reason":{reason}{meta}}}"#);
+                let params = format!(r#"{{"requestId":{unsent},{rest}}}"#);
                 (message("notifications/cancelled", None, params), None)
             }
         };

@@ -116,9 +116,7 @@ impl Size {
             None => {
                 // `,"_meta":{"portcullis":""}` takes 26 bytes of the room.
                 let pad = "x".repeat(room.saturating_sub(26));
-                let params = parts.params_with(&parts.args_json());
-                let params = format!(r#"{},"_meta":{{"portcullis":"{pad}"}}}}"#, &params[..params.len() - 1]);
-                line(parts.request_with(&params))
+                line(parts.request_with(&parts.params_adding(&format!(r#""_meta":{{"portcullis":"{pad}"}}"#))))
             }
         };
         let calls = vec![parts.call()];

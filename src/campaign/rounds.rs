@@ -6,7 +6,7 @@
 
 use super::{Finding, HuntConfig, seeded_runner};
 use crate::check::{CheckId, Violation};
-use crate::finding::{Distinct, crash, distinct, explained_by_crash};
+use crate::finding::{Distinct, distinct, ended_in_crash, explained_by_crash};
 use crate::observation::Observation;
 use crate::script::{Script, ScriptSpec};
 use crate::seam::Fault;
@@ -221,7 +221,7 @@ impl Hunt<'_> {
             // A session that crashed shows the crash, and what the crash
             // does not explain; the answers and effects that did not come
             // after it are no finding each.
-            let crashed = crash(&outcome.2, &outcome.0, &outcome.1).is_some();
+            let crashed = ended_in_crash(&outcome.2, &outcome.1);
             let focused = outcome.2.iter().filter(|v| cfg.focus.is_none_or(|c| c == v.check));
             let focused = focused.filter(|v| !(crashed && explained_by_crash(v)));
             let mut shown: Vec<Distinct> = focused.map(|v| distinct(v, &outcome.0, &outcome.1)).collect();

@@ -2,6 +2,7 @@
 //! server shows: never shorter than the flags, and no check or learned
 //! shortcut skips one.
 
+use crate::adapter::PER_MIB;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -22,9 +23,6 @@ pub struct Waits {
     /// Bytes of stdout, and of stderr, kept per session.
     pub capture: usize,
 }
-
-/// How much longer a session waits for each MiB it sent.
-pub(crate) const PER_MIB: Duration = Duration::from_secs(1);
 
 impl Default for Waits {
     fn default() -> Self {
