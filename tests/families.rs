@@ -317,7 +317,16 @@ fn labels_follow_the_tools_own_schema() {
     assert!(!open.closed && closed.closed);
     // An extra argument is must-reject only where the schema forbids it.
     assert!(matches!(shape_frame(open.clone(), Kind::UnknownArgument).expect, Expect::Act(_)));
-    assert_eq!(shape_frame(closed, Kind::UnknownArgument).expect, Expect::Reject(Rule::UnknownArgument));
+    assert_eq!(shape_frame(closed.clone(), Kind::UnknownArgument).expect, Expect::Reject(Rule::UnknownArgument));
+    // So is the rejected call a lifecycle attack makes before a valid one.
+    let rejected_then_valid = |tool: &ToolSpec| {
+        use portcullis::attack::{Step, lifecycle};
+        let step = Step::Lifecycle(lifecycle::Lifecycle { kind: lifecycle::Kind::RejectedThenValid, tool: 0 });
+        let spec = portcullis::ScriptSpec::whole(portcullis::Revision::R2025_06_18, vec![step]);
+        spec.render(&Catalogue::new(vec![tool.clone()]), 3).frames[2].expect.clone()
+    };
+    assert_eq!(rejected_then_valid(&open), Expect::Reject(Rule::UnknownTool));
+    assert_eq!(rejected_then_valid(&closed), Expect::Reject(Rule::UnknownArgument));
     // A missing argument needs a required one to leave out.
     assert_eq!(shape_frame(open, Kind::MissingArgument).expect, Expect::Reject(Rule::MissingArgument));
     let all_optional =

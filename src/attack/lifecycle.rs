@@ -21,7 +21,8 @@ kinds! {
         EarlyCall => "early_call",
         /// A second `initialize`.
         RepeatedInitialize => "repeated_initialize",
-        /// A call with an extra argument, then a valid call of the same tool.
+        /// A call with an extra argument (of a tool not listed, where the
+        /// schema allows extra arguments), then a valid call of the same tool.
         RejectedThenValid => "rejected_then_valid",
         /// A call of an unknown tool, then a valid call.
         UnknownToolThenValid => "unknown_tool_then_valid",
@@ -87,7 +88,9 @@ impl Lifecycle {
             Kind::RejectedThenValid | Kind::UnknownToolThenValid => {
                 let first = ctx.parts(self.tool);
                 let mut args = first.arguments.clone();
-                let (name, rule) = if self.kind == Kind::RejectedThenValid {
+                // An extra argument is refused only where the schema forbids
+                // it; elsewhere the first call names a tool that is not listed.
+                let (name, rule) = if self.kind == Kind::RejectedThenValid && first.tool.closed {
                     args.insert("x_extra".into(), serde_json::Value::from(first.token.clone()));
                     (first.tool.name.clone(), Rule::UnknownArgument)
                 } else {
