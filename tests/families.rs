@@ -327,6 +327,10 @@ fn labels_follow_the_tools_own_schema() {
     };
     assert_eq!(rejected_then_valid(&open), Expect::Reject(Rule::UnknownTool));
     assert_eq!(rejected_then_valid(&closed), Expect::Reject(Rule::UnknownArgument));
+    // A token in an argument an open schema does not declare may be of any type.
+    let template = serde_json::json!({"url": "{canary}", "note": "{token}"}).as_object().cloned();
+    let undeclared = ToolSpec { template, ..open.clone() };
+    assert!(matches!(shape_frame(undeclared, Kind::MistypedArray).expect, Expect::Act(_)));
     // A missing argument needs a required one to leave out.
     assert_eq!(shape_frame(open, Kind::MissingArgument).expect, Expect::Reject(Rule::MissingArgument));
     let all_optional =

@@ -88,6 +88,14 @@ impl Shape {
             parts.params_with(&format!("{text}{sep}{}:{raw}}}", json_str(key)))
         };
         let enum_arg = parts.tool.args.iter().find(|a| matches!(a.kind, ArgKind::Enum(_))).cloned();
+        // A token carried in an argument the schema does not declare (an
+        // open one: see UnknownArgument) may be of any type there.
+        let typed = parts.tool.args.iter().any(|a| a.name == token_key);
+        let mistyped = matches!(self.kind, Kind::MistypedArray | Kind::MistypedObject)
+            || (self.kind == Kind::BadEnumValue && enum_arg.is_none());
+        if mistyped && !typed {
+            return vec![ctx.acting(line(parts.request()), vec![parts.call()], FAMILY, Kind::Valid.name())];
+        }
         let (params, rule) = match self.kind {
             Kind::Valid => return vec![ctx.acting(line(parts.request()), vec![parts.call()], FAMILY, kind)],
             Kind::WithOptional => {
