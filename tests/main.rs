@@ -18,6 +18,7 @@ mod layout;
 mod libfuzzer;
 mod mutants;
 mod probes;
+mod profiles;
 mod reference;
 #[path = "regression/main.rs"]
 mod regression;

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Flags of `portcullis fuzz`.
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct Args {
     /// The tool to call; without it, the server's tools are listed and one
     /// whose arguments can carry a canary is picked.
@@ -30,14 +30,14 @@ pub struct Args {
     pub(super) args: Option<String>,
     /// What the server must do after a malformed or invalid frame: end the
     /// session (close), or answer with an error and go on (keep-open);
-    /// auto holds it to whichever it shows on a probe session.
-    #[arg(long, default_value = "auto", value_parser = super::one_of(&Policy::CHOICES))]
-    pub(super) policy: Policy,
+    /// auto holds it to whichever it shows on a probe session [default: auto].
+    #[arg(long, value_parser = super::one_of(&Policy::CHOICES))]
+    policy: Option<Policy>,
     /// What is judged: spec (the MUSTs of RFC 8259, JSON-RPC 2.0 and MCP)
     /// or hardening (also parser differentials: duplicate keys, lone
-    /// surrogates, deep nesting, huge numbers, a byte-order mark).
-    #[arg(long, default_value = "hardening", value_parser = super::one_of(&Level::JUDGED))]
-    pub(super) level: Level,
+    /// surrogates, deep nesting, huge numbers, a byte-order mark) [default: hardening].
+    #[arg(long, value_parser = super::one_of(&Level::JUDGED))]
+    level: Option<Level>,
     /// A listed tool the client is not authorized to run: calls of it must
     /// have no effect. Repeatable.
     #[arg(long, value_name = "NAME")]
@@ -103,6 +103,45 @@ pub struct Args {
 }
 
 impl Args {
+    /// These flags over `--profile`'s (see [`ChildFlags::with_profile`]).
+    fn with_profile(&self) -> Result<Args> {
+        let (child, profile) = self.child.with_profile()?;
+        let Some(p) = profile else { return Ok(Args { child, ..self.clone() }) };
+        let named = |what: &str, name: &Option<String>, choices: &[String]| -> Result<Option<usize>> {
+            let Some(name) = name else { return Ok(None) };
+            match choices.iter().position(|c| c == name) {
+                Some(at) => Ok(Some(at)),
+                None => bail!("--profile: {what} {name:?} is none of {}", choices.join(", ")),
+            }
+        };
+        let policies: Vec<String> = Policy::CHOICES.iter().map(Policy::to_string).collect();
+        let levels: Vec<String> = Level::JUDGED.iter().map(Level::to_string).collect();
+        let policy = named("policy", &p.policy, &policies)?.map(|at| Policy::CHOICES[at]);
+        let level = named("level", &p.level, &levels)?.map(|at| Level::JUDGED[at]);
+        Ok(Args {
+            tool: self.tool.clone().or(p.tool),
+            args: match &self.args {
+                Some(a) => Some(a.clone()),
+                None => p.args.map(|a| a.json()).transpose()?,
+            },
+            policy: self.policy.or(policy),
+            level: self.level.or(level),
+            forbidden_tool: [p.forbidden_tool, self.forbidden_tool.clone()].concat(),
+            child,
+            ..self.clone()
+        })
+    }
+
+    /// The session policy held to.
+    pub(super) fn policy(&self) -> Policy {
+        self.policy.unwrap_or(Policy::Auto)
+    }
+
+    /// What is judged.
+    pub(super) fn level(&self) -> Level {
+        self.level.unwrap_or(Level::Hardening)
+    }
+
     /// The sessions to run: --cases, else none fewer than --duration allows.
     pub(super) fn cases(&self) -> u32 {
         self.cases.unwrap_or(if self.duration.is_some() { u32::MAX } else { 256 })
@@ -139,10 +178,11 @@ pub struct Outcome {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
+    let args = &args.with_profile()?;
     if args.jobs == 0 {
         bail!("--jobs must be at least 1");
     }
-    if args.mix == Mix::Lean && (args.policy == Policy::Close || args.no_share) {
+    if args.mix == Mix::Lean && (args.policy() == Policy::Close || args.no_share) {
         eprintln!(
             "portcullis: --mix lean saves process starts only when keep-open sessions share a process; \
              here every session has its own, and lean only draws fewer of the scripts that need one"
@@ -167,11 +207,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let dirty_only =
         |f: &Finding| !f.observation.effects.is_empty() && f.violations.iter().all(|v| v.check == CheckId::StdoutClean);
     let goes_on = control.as_ref().is_none_or(|f| dirty_only(f) && args.max_findings != 1);
-    let seen = match (goes_on, args.policy) {
+    let seen = match (goes_on, args.policy()) {
         (true, Policy::Auto) => Some(seen_policy(&first, &tools, args, latest)?),
         _ => None,
     };
-    let policy = seen.as_ref().map_or(args.policy, |s| s.policy);
+    let policy = seen.as_ref().map_or(args.policy(), |s| s.policy);
     if let Some(s) = &seen {
         eprintln!("portcullis: policy auto: {}; holding it to {}", s.detail, s.policy);
     }
@@ -189,7 +229,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let outcome = Outcome { findings: findings.collect(), ..outcome };
     let paths =
         outputs::Paths { json: args.report.as_deref(), junit: args.junit.as_deref(), sarif: args.sarif.as_deref() };
-    outputs::write(paths, &outcome, &args.child, outputs::Judged { focus: args.check, level: args.level })?;
+    outputs::write(paths, &outcome, &args.child, outputs::Judged { focus: args.check, level: args.level() })?;
     let sessions = counted(outcome.sessions as usize, "session");
     if !outcome.findings.is_empty() {
         for (f, path) in &outcome.findings {
@@ -286,10 +326,10 @@ fn control(
     args: &Args,
     revision: Revision,
 ) -> Result<Option<Finding>> {
-    let spec = ScriptSpec { level: args.level, ..ScriptSpec::whole(revision, vec![Step::Control(0)]) };
+    let spec = ScriptSpec { level: args.level(), ..ScriptSpec::whole(revision, vec![Step::Control(0)]) };
     let target = setup.target(tools.to_vec());
     // Under auto nothing is known yet: the control's valid call ends no session either way.
-    let mut job = Job::new(&target, args.policy, false, args.seed);
+    let mut job = Job::new(&target, args.policy(), false, args.seed);
     // Tokens no earlier run used: a server that remembers what it did (one
     // that refuses a second entity of the same name, say) acts on it again.
     let salt = fresh_salt();
@@ -323,7 +363,7 @@ fn control(
                 false => format!(
                     "\n  The server was still running {} ms after its stdin closed, and was ended then: \
                      if it acts some time after it answers (it queues its calls, say), raise --exit-grace-ms.",
-                    args.child.exit_grace_ms
+                    args.child.exit_grace_ms()
                 ),
             },
             crate::escape::escape(&obs.stdout, 300),
@@ -344,7 +384,7 @@ fn control(
         observation: obs,
         cases_until_caught: 1,
         seed: args.seed,
-        policy: args.policy,
+        policy: args.policy(),
         salt,
         shrink_ran_out: false,
         late: None,
@@ -360,6 +400,6 @@ fn control(
 fn seen_policy(setup: &Setup, tools: &[ToolSpec], args: &Args, revision: Revision) -> Result<PolicySeen> {
     let target = setup.target(tools.to_vec());
     let job = RefCell::new(Job::new(&target, Policy::Auto, false, args.seed));
-    let cfg = HuntConfig::default().revisions(vec![revision]).level(args.level).salt_base(fresh_salt());
+    let cfg = HuntConfig::default().revisions(vec![revision]).level(args.level()).salt_base(fresh_salt());
     Ok(probe_policy(&|spec, salt| job.borrow_mut().fresh(spec, salt), &cfg)?)
 }

@@ -88,7 +88,7 @@ pub(super) fn campaign(
                     cases,
                     seed: args.seed.wrapping_add(j as u64),
                     policy,
-                    level: args.level,
+                    level: args.level(),
                     revisions: revision_share(revisions, j, jobs),
                     max_shrink_iters: 200,
                     max_shrink_ms: args.shrink_ms.max(1),

@@ -90,7 +90,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     saved.waits_ms = artifact.waits_ms;
     let dir = args.artifact.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let path = saved.save(dir)?;
-    let replay = args.child.command_line("replay", &path);
+    let replay = loaded.child.command_line("replay", &path);
     println!("{}", report::finding(&finding, Some(&replay)));
     println!(
         "minimized {} / {} to {} / {} in {}, {} ms{}{}",

@@ -9,6 +9,7 @@ mod jobs;
 mod minimize;
 mod mutants;
 mod outputs;
+mod profile;
 mod promote;
 mod reference_gateway;
 mod replay;
@@ -61,6 +62,8 @@ const EXAMPLES: &str = "Examples:
 const FUZZ_EXAMPLES: &str = "Examples:
   Let portcullis list the tools and pick one that can carry a canary:
     portcullis fuzz -- python3 server.py
+  A server described by a profile (docs/profiles.md):
+    portcullis fuzz --profile profiles/mcp-server-fetch.toml
   Name the tool, and where its argument must carry the canary URL:
     portcullis fuzz --tool fetch --args '{\"url\":\"{canary}\"}' -- python3 server.py
   An SDK-built server that answers bad frames with errors and goes on:

@@ -35,6 +35,8 @@ pub struct Loaded {
     /// The scripts its process ran before it (a state-dependent finding),
     /// moved onto this run's sink.
     pub history: Vec<Script>,
+    /// The flags, a profile's filled in; they hold its `{tmp}`.
+    pub child: ChildFlags,
 }
 
 impl Loaded {
@@ -52,6 +54,7 @@ impl Loaded {
 /// The artifact's target and exact scripts, moved onto this run's sink.
 pub fn load(path: &std::path::Path, child: &ChildFlags) -> Result<Loaded> {
     let artifact = Artifact::load(path)?;
+    let (child, _) = child.with_profile()?;
     let mut setup = child.setup()?;
     if let Some([answer, quiet, exit_grace]) = artifact.waits_ms {
         setup.waits = setup.waits.at_least(Waits::from_ms(answer, quiet, exit_grace));
@@ -71,7 +74,7 @@ pub fn load(path: &std::path::Path, child: &ChildFlags) -> Result<Loaded> {
     let script = onto_sink(&artifact.script);
     // Each run makes every token new (run_fresh), the history's too.
     let history = artifact.history.iter().map(onto_sink).collect();
-    Ok(Loaded { artifact, setup, target, script, history })
+    Ok(Loaded { artifact, setup, target, script, history, child })
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {

@@ -3,6 +3,7 @@
 //! tools/list).
 
 use super::call_template;
+use super::profile::{self, Profile};
 use crate::catalogue::{ArgKind, ArgSpec, ToolSpec, template_carries_token};
 use crate::probe::{ProbeConfig, Probes};
 use crate::process::{ChildTarget, Command, Waits, list_tools};
@@ -21,19 +22,19 @@ const EXIT_GRACE_MS: u64 = 1000;
 pub struct ChildFlags {
     /// The longest a session waits for an answer it is owed, for a valid
     /// call to act, or for a server still starting; the bound of every
-    /// wait. In milliseconds.
-    #[arg(long, default_value_t = TIMEOUT_MS, value_name = "N")]
-    pub timeout_ms: u64,
+    /// wait. In milliseconds [default: 5000].
+    #[arg(long, value_name = "N")]
+    pub timeout_ms: Option<u64>,
     /// How long output and effects must stay quiet before a session in a
     /// process of its own goes on (closes stdin, or is judged); it grows
-    /// when the server shows it acts later. In milliseconds.
-    #[arg(long, default_value_t = QUIET_MS, value_name = "N")]
-    pub quiet_ms: u64,
+    /// when the server shows it acts later. In milliseconds [default: 10].
+    #[arg(long, value_name = "N")]
+    pub quiet_ms: Option<u64>,
     /// How long the server may take to exit when it should (stdin closed,
     /// or a frame that closes the session), counted from when it has read
-    /// what it was sent. In milliseconds.
-    #[arg(long, default_value_t = EXIT_GRACE_MS, value_name = "N")]
-    pub exit_grace_ms: u64,
+    /// what it was sent. In milliseconds [default: 1000].
+    #[arg(long, value_name = "N")]
+    pub exit_grace_ms: Option<u64>,
     /// Watch a directory for files whose name or content holds a token.
     #[arg(long, value_name = "DIR")]
     pub watch_dir: Vec<PathBuf>,
@@ -54,13 +55,28 @@ pub struct ChildFlags {
     pub tcp_sink: bool,
     /// What counts as a call's action: what a probe sees (probe), or also a
     /// success result, for a tool with no effect a probe can see, such as a
-    /// clock (answer).
-    #[arg(long, default_value = "probe", value_parser = ["probe", "answer"], value_name = "EFFECT")]
-    pub effect: String,
-    /// The server to fuzz and its arguments ({sink} expands to the HTTP sink's URL).
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    /// clock (answer) [default: probe].
+    #[arg(long, value_parser = EFFECTS, value_name = "EFFECT")]
+    pub effect: Option<String>,
+    /// A target profile (TOML, docs/profiles.md): how to launch the server,
+    /// what to call, how its effects are seen. Flags given here win over
+    /// it; repeatable ones add to it.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
+    /// The server to fuzz and its arguments ({sink} expands to the HTTP
+    /// sink's URL); without it, the profile's command.
+    #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+    /// The flags as given, before a profile filled them in.
+    #[arg(skip)]
+    asked: Option<Box<ChildFlags>>,
+    /// The profile's `{tmp}`, removed when the last copy of these flags is.
+    #[arg(skip)]
+    #[expect(dead_code, reason = "held, never read: the folder goes when the last copy does")]
+    tmp: Option<Arc<tempfile::TempDir>>,
 }
+
+const EFFECTS: [&str; 2] = ["probe", "answer"];
 
 /// Everything one job needs to start sessions.
 pub struct Setup {
@@ -72,6 +88,57 @@ pub struct Setup {
 }
 
 impl ChildFlags {
+    /// These flags over `--profile`'s, and the profile for the flags of the
+    /// subcommand: a flag given wins, a repeatable one adds to the
+    /// profile's list, and the command after `--` replaces the profile's.
+    pub fn with_profile(&self) -> Result<(ChildFlags, Option<Profile>)> {
+        let Some(path) = &self.profile else {
+            if self.command.is_empty() {
+                bail!("no COMMAND after -- (and no --profile)");
+            }
+            return Ok((self.clone(), None));
+        };
+        let profile::Loaded { profile: p, tmp } = profile::load(path)?;
+        let then = |mine: &[String], theirs: &[String]| [theirs, mine].concat();
+        let merged = ChildFlags {
+            timeout_ms: self.timeout_ms.or(p.timeout_ms),
+            quiet_ms: self.quiet_ms.or(p.quiet_ms),
+            exit_grace_ms: self.exit_grace_ms.or(p.exit_grace_ms),
+            watch_dir: [p.watch_dir.iter().map(PathBuf::from).collect(), self.watch_dir.clone()].concat(),
+            watch_file: [p.watch_file.iter().map(PathBuf::from).collect(), self.watch_file.clone()].concat(),
+            env: then(&self.env, &p.env),
+            sink_ignore: then(&self.sink_ignore, &p.sink_ignore),
+            tcp_sink: self.tcp_sink || p.tcp_sink == Some(true),
+            effect: self.effect.clone().or(p.effect.clone()),
+            profile: self.profile.clone(),
+            command: match self.command.is_empty() {
+                true => p.command.clone().unwrap_or_default(),
+                false => self.command.clone(),
+            },
+            asked: Some(Box::new(self.clone())),
+            tmp: tmp.map(Arc::new),
+        };
+        if let Some(e) = merged.effect.as_deref().filter(|e| !EFFECTS.contains(e)) {
+            bail!("--profile {}: effect {e:?} is none of {}", path.display(), EFFECTS.join(", "));
+        }
+        if let Some(bad) = merged.sink_ignore.iter().find_map(|p| parse_sink_path(p).err()) {
+            bail!("--profile {}: sink-ignore {bad}", path.display());
+        }
+        if merged.command.is_empty() {
+            bail!("--profile {} names no command, and none follows --", path.display());
+        }
+        Ok((merged, Some(p)))
+    }
+
+    fn waits(&self) -> Waits {
+        Waits::from_ms(self.timeout_ms.unwrap_or(TIMEOUT_MS), self.quiet_ms.unwrap_or(QUIET_MS), self.exit_grace_ms())
+    }
+
+    /// How long the server may take to exit when it should, in milliseconds.
+    pub fn exit_grace_ms(&self) -> u64 {
+        self.exit_grace_ms.unwrap_or(EXIT_GRACE_MS)
+    }
+
     /// `portcullis SUBCOMMAND ARTIFACT`, then these flags where they differ
     /// from the defaults, then `-- COMMAND`: a line a user can paste into a
     /// shell, from any folder, to run the same child with the same probes.
@@ -82,28 +149,33 @@ impl ChildFlags {
         let me = if me.contains('/') { absolute(&me) } else { me };
         let mut words = vec![me, subcommand.to_owned(), absolute(&artifact.display().to_string())];
         let mut flag = |name: &str, value: String| words.extend([format!("--{name}"), value]);
-        if self.timeout_ms != TIMEOUT_MS {
-            flag("timeout-ms", self.timeout_ms.to_string());
+        // A profile makes its `{tmp}` afresh: the flags it filled in are its own.
+        let given = self.asked.as_deref().unwrap_or(self);
+        if let Some(p) = &self.profile {
+            flag("profile", absolute(&p.display().to_string()));
         }
-        if self.quiet_ms != QUIET_MS {
-            flag("quiet-ms", self.quiet_ms.to_string());
+        let ms =
+            [("timeout-ms", given.timeout_ms), ("quiet-ms", given.quiet_ms), ("exit-grace-ms", given.exit_grace_ms)];
+        for (name, value) in ms {
+            if let Some(v) = value {
+                flag(name, v.to_string());
+            }
         }
-        if self.exit_grace_ms != EXIT_GRACE_MS {
-            flag("exit-grace-ms", self.exit_grace_ms.to_string());
+        given.watch_dir.iter().for_each(|d| flag("watch-dir", absolute(&d.display().to_string())));
+        given.watch_file.iter().for_each(|f| flag("watch-file", absolute(&f.display().to_string())));
+        given.env.iter().for_each(|e| flag("env", e.clone()));
+        given.sink_ignore.iter().for_each(|p| flag("sink-ignore", p.clone()));
+        if let Some(effect) = &given.effect {
+            flag("effect", effect.clone());
         }
-        self.watch_dir.iter().for_each(|d| flag("watch-dir", absolute(&d.display().to_string())));
-        self.watch_file.iter().for_each(|f| flag("watch-file", absolute(&f.display().to_string())));
-        self.env.iter().for_each(|e| flag("env", e.clone()));
-        self.sink_ignore.iter().for_each(|p| flag("sink-ignore", p.clone()));
-        if self.effect != "probe" {
-            flag("effect", self.effect.clone());
-        }
-        if self.tcp_sink {
+        if given.tcp_sink {
             words.push("--tcp-sink".into());
         }
-        words.push("--".into());
-        let here = |w: &String| !w.starts_with('-') && std::path::Path::new(w).exists();
-        words.extend(self.command.iter().map(|w| if here(w) { absolute(w) } else { w.clone() }));
+        if !given.command.is_empty() {
+            words.push("--".into());
+            let here = |w: &String| !w.starts_with('-') && std::path::Path::new(w).exists();
+            words.extend(given.command.iter().map(|w| if here(w) { absolute(w) } else { w.clone() }));
+        }
         shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
     }
 
@@ -134,8 +206,7 @@ impl ChildFlags {
             })
             .collect();
         let command = Command::new(expand(program), args.iter().map(|a| expand(a))).with_env(env);
-        let waits = Waits::from_ms(self.timeout_ms, self.quiet_ms, self.exit_grace_ms);
-        Ok(Setup { probes, command, waits, answers: self.effect == "answer" })
+        Ok(Setup { probes, command, waits: self.waits(), answers: self.effect.as_deref() == Some("answer") })
     }
 }
 
