@@ -23,6 +23,7 @@ mod reference;
 #[path = "regression/main.rs"]
 mod regression;
 mod remembering;
+mod rmcp_gateway;
 mod rules_doc;
 mod seam;
 mod stopping;
