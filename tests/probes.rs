@@ -192,6 +192,30 @@ fn a_watched_directory_sees_directories_named_by_a_token_once_with_what_is_benea
 }
 
 #[test]
+fn a_file_written_under_a_temporary_name_then_renamed_is_one_effect() {
+    // As git makes a ref (`NAME.lock`, then renamed to NAME) and atomic
+    // savers write a file: each poll sees one of the two names.
+    let token = |n: u32| format!("pc0000abcdt{n:05}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("store.json"), "{}").unwrap();
+    let probes = Probes::start(&ProbeConfig::default().watch_dirs(vec![dir.path().into()])).unwrap();
+    let lock = dir.path().join(format!("{}.lock", token(1)));
+    std::fs::write(&lock, "0123abcd").unwrap();
+    assert_eq!(probes.settle(QUIET, BOUND).len(), 1, "the first name seen is the effect");
+    std::fs::rename(&lock, dir.path().join(token(1))).unwrap();
+    assert!(probes.settle(QUIET, BOUND).is_empty(), "the rename is the same effect");
+    // Content saved to a temporary file, then renamed over the store.
+    let tmp = dir.path().join("store.json.tmp");
+    std::fs::write(&tmp, format!("{{\"note\":\"{}\"}}", token(2))).unwrap();
+    assert_eq!(probes.settle(QUIET, BOUND).len(), 1);
+    std::fs::rename(&tmp, dir.path().join("store.json")).unwrap();
+    assert!(probes.settle(QUIET, BOUND).is_empty(), "the store holds what the temporary file did");
+    // A new token in a new place is a new effect still.
+    std::fs::write(dir.path().join(token(3)), "").unwrap();
+    assert_eq!(probes.settle(QUIET, BOUND).len(), 1);
+}
+
+#[test]
 fn a_missing_watch_dir_is_a_harness_fault() {
     let cfg = ProbeConfig::default().watch_dirs(vec!["/nonexistent/portcullis".into()]);
     assert!(matches!(Probes::start(&cfg), Err(portcullis::Fault::Config { .. })));

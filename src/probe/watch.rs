@@ -10,6 +10,8 @@
 //! document with the new entry in its middle) yields the lines of the tokens
 //! it did not hold before: the tokens it already held are not new effects.
 //! Files in a watched directory are judged the same way as rewritten ones.
+//! A token that shows in a new place as the place that held it goes (a
+//! file written under a temporary name, then renamed) moved: no new effect.
 //!
 //! A token in the name of a directory is that directory's effect: what is
 //! beneath it shows only the tokens its own name and content add, the
@@ -135,7 +137,14 @@ impl Watch {
             Watch::Dir { root, seen } => {
                 let mut effects = Vec::new();
                 let mut now = HashMap::new();
-                for Entry { path: p, stamp, dir } in walk(root) {
+                let entries = walk(root);
+                // The tokens of what is gone since the last poll: where they
+                // show again they moved (a write to a temporary name, then a
+                // rename, as git and atomic savers do), no new effect.
+                let present: HashSet<&Path> = entries.iter().map(|e| e.path.as_path()).collect();
+                let gone = seen.iter().filter(|(p, _)| !present.contains(p.as_path()));
+                let moved: HashSet<String> = gone.flat_map(|(_, s)| s.tokens.iter().cloned()).collect();
+                for Entry { path: p, stamp, dir } in entries {
                     let entry = match seen.remove(&p) {
                         // A directory changes as its entries do: those are
                         // judged themselves.
@@ -143,12 +152,15 @@ impl Watch {
                         before => {
                             let content = if dir { vec![] } else { read_range(&p, 0, KEEP as u64) };
                             let text = text_of(&content);
-                            let above = inherited(root, &p);
+                            let above: HashSet<String> = inherited(root, &p).into_iter().chain(moved.clone()).collect();
                             match &before {
                                 // New: its name and content.
                                 None => effects.extend(new_entry_effect(&p, dir, &text, &above)),
                                 // Changed: each line of a token it did not hold.
-                                Some(b) => effects.extend(new_lines(&text, &b.tokens).map(|l| file_effect_text(&p, l))),
+                                Some(b) => {
+                                    let held: HashSet<String> = b.tokens.union(&moved).cloned().collect();
+                                    effects.extend(new_lines(&text, &held).map(|l| file_effect_text(&p, l)))
+                                }
                             }
                             Seen { stamp, tokens: held(&p, &text) }
                         }
