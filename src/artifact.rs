@@ -65,6 +65,10 @@ pub struct Artifact {
     /// exit grace): a replay waits at least as long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waits_ms: Option<[u64; 3]>,
+    /// The temporary folder a profile made for the run (`{tmp}`), where the
+    /// script's paths may point: a replay moves them into its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_tmp: Option<String>,
 }
 
 /// Why an artifact could not be read or written.
@@ -108,6 +112,7 @@ impl Artifact {
             history: f.history.clone(),
             late_ms: f.late.map(|d| d.as_millis() as u64),
             waits_ms: None,
+            profile_tmp: None,
         }
     }
 

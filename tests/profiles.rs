@@ -73,6 +73,32 @@ fn a_profiles_prepare_runs_in_its_tmp_which_is_gone_after_the_run() {
 }
 
 #[test]
+fn a_replay_moves_the_scripts_paths_into_its_own_tmp() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = format!(
+        "command = [\"{BIN}\", \"reference-gateway\", \"--policy\", \"keep-open\", \"--mutant\", \"bool-id\", \
+         \"--notes-dir\", \"{{tmp}}/notes\"]\nprepare = \"mkdir notes\"\nwatch-dir = [\"{{tmp}}/notes\"]\n"
+    );
+    // The call's path points into `{tmp}`, as a filesystem server's must.
+    let p = profile(dir.path(), "tmp-args.toml", &lines);
+    let text_in_tmp = std::fs::read_to_string(&p).unwrap().replace("\"{token}.txt\"", "\"{tmp}/notes/{token}.txt\"");
+    std::fs::write(&p, text_in_tmp).unwrap();
+    let args = ["fuzz", "--profile", &p, "--check", "no-effect-on-reject", "--shrink-ms", "3000", "--report", "r.json"];
+    let o = portcullis(&args, dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    let artifact = report["findings"][0]["artifact"].as_str().unwrap();
+    let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join(artifact)).unwrap()).unwrap();
+    let old = saved["profile_tmp"].as_str().expect("the artifact names the run's {tmp}").to_owned();
+    assert!(saved["frames"].to_string().contains(&old), "the script's paths point into it");
+    let words = shlex::split(report["findings"][0]["reproduce"].as_str().unwrap()).unwrap();
+    let again = std::process::Command::new(&words[0]).args(&words[1..]).current_dir(dir.path()).output().unwrap();
+    let out = String::from_utf8_lossy(&again.stdout);
+    assert!(again.status.code() == Some(1) && out.contains("FAILED"), "{}", text(&again));
+    assert!(!out.contains(&old) && out.contains("/notes/pc"), "the replay writes into its own tmp: {out}");
+}
+
+#[test]
 fn a_bad_profile_is_a_one_line_error() {
     let dir = tempfile::tempdir().unwrap();
     let error = |lines: &str| {

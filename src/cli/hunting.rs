@@ -195,6 +195,7 @@ pub(super) fn save(
     args: &Args,
 ) -> Result<(Finding, PathBuf)> {
     let mut artifact = Artifact::new(f, tools.to_vec(), base, args.child.command.clone());
+    artifact.profile_tmp = args.child.tmp_path();
     if let Some(w) = waits {
         artifact = artifact.waited(w.answer, w.quiet, w.exit_grace);
     }

@@ -88,6 +88,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     saved.spec = artifact.spec.clone();
     // A replay of the cut finding waits as long as the campaign's did.
     saved.waits_ms = artifact.waits_ms;
+    // Its paths were moved into this run's `{tmp}`.
+    saved.profile_tmp = loaded.child.tmp_path();
     let dir = args.artifact.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let path = saved.save(dir)?;
     let replay = loaded.child.command_line("replay", &path);

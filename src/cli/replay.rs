@@ -66,9 +66,14 @@ pub fn load(path: &std::path::Path, child: &ChildFlags) -> Result<Loaded> {
         target.cover(Duration::from_millis(late));
     }
     let base = setup.probes.http_base();
+    // The profile's `{tmp}` is made afresh: paths into the old one move.
+    let tmp = artifact.profile_tmp.as_deref().zip(child.tmp_path());
     let onto_sink = |script: &Script| {
         let mut script = script.clone();
         script.rebase(&artifact.canary_base, &base);
+        if let Some((old, new)) = &tmp {
+            script.rebase(old, new);
+        }
         script
     };
     let script = onto_sink(&artifact.script);

@@ -72,7 +72,6 @@ pub struct ChildFlags {
     asked: Option<Box<ChildFlags>>,
     /// The profile's `{tmp}`, removed when the last copy of these flags is.
     #[arg(skip)]
-    #[expect(dead_code, reason = "held, never read: the folder goes when the last copy does")]
     tmp: Option<Arc<tempfile::TempDir>>,
 }
 
@@ -128,6 +127,11 @@ impl ChildFlags {
             bail!("--profile {} names no command, and none follows --", path.display());
         }
         Ok((merged, Some(p)))
+    }
+
+    /// The profile's `{tmp}`, while these flags hold it.
+    pub fn tmp_path(&self) -> Option<String> {
+        self.tmp.as_ref().map(|t| t.path().display().to_string())
     }
 
     fn waits(&self) -> Waits {
