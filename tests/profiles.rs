@@ -61,7 +61,7 @@ fn a_profiles_prepare_runs_in_its_tmp_which_is_gone_after_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let lines = format!(
         "command = [\"{BIN}\", \"reference-gateway\", \"--policy\", \"keep-open\", \"--notes-dir\", \"{{tmp}}/notes\"]\n\
-         prepare = \"mkdir notes && touch made-by-prepare\"\nwatch-dir = [\"{{tmp}}/notes\"]\n"
+         prepare = \"mkdir notes\"\nwatch-dir = [\"{{tmp}}/notes\"]\n"
     );
     let p = profile(dir.path(), "tmp.toml", &lines);
     let o = portcullis(&["fuzz", "--profile", &p, "--cases", "8"], dir.path());
@@ -110,11 +110,15 @@ fn a_bad_profile_is_a_one_line_error() {
         stderr
     };
     let reference = format!("command = [\"{BIN}\", \"reference-gateway\"]\n");
-    assert!(error("wach-dir = [\"x\"]\n").contains("unknown field `wach-dir`"));
+    // The helper writes three lines first: the typo is on the fourth.
+    let typo = error("wach-dir = [\"x\"]\n");
+    assert!(typo.contains("line 4: unknown field `wach-dir`"), "{typo}");
     assert!(error("").contains("names no command, and none follows --"));
-    assert!(error(&format!("{reference}effect = \"smell\"\n")).contains("effect \"smell\" is none of probe, answer"));
-    assert!(error(&format!("{reference}level = \"lax\"\n")).contains("level \"lax\" is none of"));
-    let failing = error(&format!("{reference}prepare = \"echo no git here >&2; exit 3\"\n"));
+    // A bad value is told before `prepare` runs.
+    let slow = "prepare = \"sleep 30\"\n";
+    assert!(error(&format!("{reference}{slow}effect = \"smell\"\n")).contains("unknown variant `smell`"));
+    assert!(error(&format!("{reference}{slow}level = \"lax\"\n")).contains("unknown variant `lax`"));
+    let failing = error(&format!("{reference}prepare = \"\"\"\necho one\necho no git here >&2; exit 3\n\"\"\"\n"));
     assert!(failing.contains("prepare") && failing.contains("no git here"), "{failing}");
     let missing = portcullis(&["fuzz", "--profile", "/nonexistent/p.toml"], dir.path());
     assert_eq!(missing.status.code(), Some(2), "{}", text(&missing));

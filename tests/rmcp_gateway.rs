@@ -71,11 +71,9 @@ fn the_rmcp_gateway_as_shipped_has_no_effect_from_a_rejected_frame() {
 
 #[test]
 fn the_rmcp_gateways_planted_bug_is_caught() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("append.log").display().to_string();
+    // The profile's command with one more flag; the profile watches {tmp}/append.log.
     let bin = gateway().display().to_string();
-    let o =
-        fuzz(&["--cases", "300", "--max-findings", "1", "--watch-file", &log], &[&bin, "--log", &log, "--planted-bug"]);
+    let o = fuzz(&["--cases", "300", "--max-findings", "1"], &[&bin, "--log", "{tmp}/append.log", "--planted-bug"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("portcullis finding: no-effect-on-reject") && out.contains("level: spec"), "{}", text(&o));

@@ -21,8 +21,9 @@ kinds! {
         EarlyCall => "early_call",
         /// A second `initialize`.
         RepeatedInitialize => "repeated_initialize",
-        /// A call with an extra argument (of a tool not listed, where the
-        /// schema allows extra arguments), then a valid call of the same tool.
+        /// A call with an extra argument, then a valid call of the same
+        /// tool; where the schema allows extra arguments, the first call
+        /// names a tool that is not listed instead.
         RejectedThenValid => "rejected_then_valid",
         /// A call of an unknown tool, then a valid call.
         UnknownToolThenValid => "unknown_tool_then_valid",

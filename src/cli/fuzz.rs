@@ -104,28 +104,23 @@ pub struct Args {
 
 impl Args {
     /// These flags over `--profile`'s (see [`ChildFlags::with_profile`]).
+    /// A `--tool` other than the profile's takes none of its `args`, which
+    /// were written for its tool.
     fn with_profile(&self) -> Result<Args> {
-        let (child, profile) = self.child.with_profile()?;
-        let Some(p) = profile else { return Ok(Args { child, ..self.clone() }) };
-        let named = |what: &str, name: &Option<String>, choices: &[String]| -> Result<Option<usize>> {
-            let Some(name) = name else { return Ok(None) };
-            match choices.iter().position(|c| c == name) {
-                Some(at) => Ok(Some(at)),
-                None => bail!("--profile: {what} {name:?} is none of {}", choices.join(", ")),
-            }
+        let beside: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        let (child, profile) = self.child.with_profile(&beside)?;
+        let Some((p, places)) = profile else { return Ok(Args { child, ..self.clone() }) };
+        let own_tool = self.tool.is_none() || self.tool == p.tool;
+        let args = match &self.args {
+            Some(a) => Some(places.fill_args(a)),
+            None if own_tool => p.call_args(&places)?,
+            None => None,
         };
-        let policies: Vec<String> = Policy::CHOICES.iter().map(Policy::to_string).collect();
-        let levels: Vec<String> = Level::JUDGED.iter().map(Level::to_string).collect();
-        let policy = named("policy", &p.policy, &policies)?.map(|at| Policy::CHOICES[at]);
-        let level = named("level", &p.level, &levels)?.map(|at| Level::JUDGED[at]);
         Ok(Args {
             tool: self.tool.clone().or(p.tool),
-            args: match &self.args {
-                Some(a) => Some(a.clone()),
-                None => p.args.map(|a| a.json()).transpose()?,
-            },
-            policy: self.policy.or(policy),
-            level: self.level.or(level),
+            args,
+            policy: self.policy.or(p.policy),
+            level: self.level.or(p.level),
             forbidden_tool: [p.forbidden_tool, self.forbidden_tool.clone()].concat(),
             child,
             ..self.clone()
@@ -178,10 +173,10 @@ pub struct Outcome {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let args = &args.with_profile()?;
     if args.jobs == 0 {
         bail!("--jobs must be at least 1");
     }
+    let args = &args.with_profile()?;
     if args.mix == Mix::Lean && (args.policy() == Policy::Close || args.no_share) {
         eprintln!(
             "portcullis: --mix lean saves process starts only when keep-open sessions share a process; \

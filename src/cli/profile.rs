@@ -3,8 +3,11 @@
 //! of `portcullis fuzz` (docs/profiles.md). Flags given on the command line
 //! win over it; repeatable ones add to its lists.
 
-use anyhow::{Context, Result, bail};
+use crate::{Level, Policy};
+use anyhow::{Context, Result, anyhow, bail};
 use serde::Deserialize;
+use serde_json::Value;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -26,9 +29,9 @@ pub struct Profile {
     /// `--args`: a JSON text, or a TOML table of the same shape.
     pub args: Option<CallArgs>,
     pub forbidden_tool: Vec<String>,
-    pub policy: Option<String>,
-    pub level: Option<String>,
-    pub effect: Option<String>,
+    pub policy: Option<Policy>,
+    pub level: Option<Level>,
+    pub effect: Option<Effect>,
     pub watch_dir: Vec<String>,
     pub watch_file: Vec<String>,
     pub sink_ignore: Vec<String>,
@@ -40,114 +43,152 @@ pub struct Profile {
 
 /// A call's arguments: `args = '{"url":"{canary}"}'` or `args = { url = "{canary}" }`.
 #[derive(Deserialize, Debug)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "a JSON object as text, or a table")]
 pub enum CallArgs {
     Json(String),
     Table(toml::Table),
 }
 
-impl CallArgs {
-    /// The arguments as the JSON text `--args` takes.
-    pub fn json(&self) -> Result<String> {
+/// `effect`: what counts as a call's action.
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(rename_all = "kebab-case")]
+pub enum Effect {
+    Probe,
+    Answer,
+}
+
+impl Effect {
+    /// The `--effect` value.
+    pub fn as_str(self) -> &'static str {
         match self {
-            CallArgs::Json(text) => Ok(text.clone()),
-            CallArgs::Table(t) => Ok(serde_json::to_string(t)?),
+            Effect::Probe => "probe",
+            Effect::Answer => "answer",
         }
     }
 }
 
-/// A profile read and made ready: its placeholders expanded, its `prepare`
-/// run, and the temporary folder `{tmp}` held until the run ends.
+/// The placeholders a profile's strings, and the flags given beside it,
+/// may hold: `{here}`, the profile's folder; `{tmp}`, the run's temporary
+/// folder, while it is held.
+#[derive(Clone, Debug)]
+pub struct Places {
+    here: String,
+    tmp: Option<String>,
+}
+
+impl Places {
+    /// `text` with its placeholders filled in.
+    pub fn fill(&self, text: &str) -> String {
+        let text = text.replace("{here}", &self.here);
+        match &self.tmp {
+            Some(t) => text.replace("{tmp}", t),
+            None => text,
+        }
+    }
+
+    /// A call's arguments (JSON text) with the placeholders filled in in
+    /// its strings, so a path that needs escaping in JSON stays one string;
+    /// text that is not JSON is left to `--args` to refuse.
+    pub fn fill_args(&self, json: &str) -> String {
+        match serde_json::from_str::<Value>(json) {
+            Ok(mut v) => {
+                self.fill_strings(&mut v);
+                v.to_string()
+            }
+            Err(_) => json.to_owned(),
+        }
+    }
+
+    fn fill_strings(&self, v: &mut Value) {
+        match v {
+            Value::String(s) => *s = self.fill(s),
+            Value::Array(items) => items.iter_mut().for_each(|x| self.fill_strings(x)),
+            Value::Object(m) => m.values_mut().for_each(|x| self.fill_strings(x)),
+            _ => {}
+        }
+    }
+}
+
+/// A profile read and made ready: its `prepare` run, and the temporary
+/// folder `{tmp}` held until the run ends.
 pub struct Loaded {
     pub profile: Profile,
+    pub places: Places,
     pub tmp: Option<tempfile::TempDir>,
 }
 
-/// Reads the profile at `path`. `{here}` becomes the profile's folder and
-/// `{tmp}` a fresh temporary folder (made only when the profile names it),
-/// in every string but `tool`; then `prepare` runs there.
-pub fn load(path: &Path) -> Result<Loaded> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("--profile {}", path.display()))?;
-    let mut profile: Profile = toml::from_str(&text).map_err(|e| {
-        let at = match e.span().filter(|s| s.start > 0) {
-            Some(s) => format!(" line {}", text[..s.start].lines().count().max(1)),
-            None => String::new(),
-        };
-        anyhow::anyhow!("--profile {}{at}: {}", path.display(), e.message().trim_end())
+/// Reads the profile at `path`, checks it, makes `{tmp}` when the profile
+/// or `beside` (the flags given with it) names it or the profile has a
+/// `prepare`, and runs `prepare` there. Placeholders are filled in by the
+/// caller, through [`Loaded::places`].
+pub fn load(path: &Path, beside: &[&str]) -> Result<Loaded> {
+    let named = |what: &str| format!("--profile {}{what}", path.display());
+    let text = std::fs::read_to_string(path).with_context(|| named(""))?;
+    let profile: Profile = toml::from_str(&text).map_err(|e| {
+        let line = e.span().map(|s| format!(" line {}", text[..s.start].matches('\n').count() + 1));
+        anyhow!("{}: {}", named(&line.unwrap_or_default()), e.message().trim_end().replace('\n', " "))
     })?;
+    if profile.level == Some(Level::Tolerated) {
+        bail!("{}: level \"tolerated\" is judged by neither; use spec or hardening", named(""));
+    }
     let here = std::path::absolute(path)?.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-    let tmp = match text.contains("{tmp}") || profile.prepare.is_some() {
+    let wanted = text.contains("{tmp}") || beside.iter().any(|s| s.contains("{tmp}")) || profile.prepare.is_some();
+    let tmp = match wanted {
         true => Some(tempfile::Builder::new().prefix("portcullis-profile-").tempdir()?),
         false => None,
     };
-    let tmp_text = tmp.as_ref().map(|t| t.path().display().to_string());
-    let expand = |s: &mut String| {
-        *s = s.replace("{here}", &here.display().to_string());
-        if let Some(t) = &tmp_text {
-            *s = s.replace("{tmp}", t);
-        }
-    };
-    profile.strings().for_each(expand);
-    if let Some(CallArgs::Table(t)) = &mut profile.args {
-        let mut json = serde_json::to_string(t)?;
-        expand(&mut json);
-        profile.args = Some(CallArgs::Json(json));
+    let places = Places { here: here.display().to_string(), tmp: tmp.as_ref().map(|t| t.path().display().to_string()) };
+    if let (Some(script), Some(dir)) = (&profile.prepare, &tmp) {
+        prepare(&places.fill(script), dir.path()).map_err(|e| anyhow!("{}: {e}", named(": prepare")))?;
     }
-    if let Some(script) = &profile.prepare {
-        let cwd = tmp.as_ref().map_or(here.as_path(), |t| t.path());
-        prepare(script, cwd).with_context(|| format!("--profile {}: prepare", path.display()))?;
-    }
-    Ok(Loaded { profile, tmp })
+    Ok(Loaded { profile, places, tmp })
 }
 
 impl Profile {
-    /// Every string a placeholder may stand in, but the tool's name.
-    fn strings(&mut self) -> impl Iterator<Item = &mut String> {
-        let args = match &mut self.args {
-            Some(CallArgs::Json(text)) => Some(text),
-            _ => None,
+    /// Its `args` as the JSON text `--args` takes, the placeholders filled in.
+    pub fn call_args(&self, places: &Places) -> Result<Option<String>> {
+        let text = match &self.args {
+            None => return Ok(None),
+            Some(CallArgs::Json(text)) => text.clone(),
+            Some(CallArgs::Table(t)) => serde_json::to_string(t)?,
         };
-        self.command
-            .iter_mut()
-            .flatten()
-            .chain(&mut self.prepare)
-            .chain(&mut self.env)
-            .chain(args)
-            .chain(&mut self.watch_dir)
-            .chain(&mut self.watch_file)
+        Ok(Some(places.fill_args(&text)))
     }
 }
 
-/// Runs `script` with `sh -c` in `cwd`, bounded; its output goes to a log
-/// in `cwd`, whose last line a failure quotes.
+/// Runs `script` with `sh -c` in `cwd`, in a process group of its own,
+/// bounded (the whole group is ended past the bound); its output goes to a
+/// log beside `cwd`, whose last line a failure quotes.
 fn prepare(script: &str, cwd: &Path) -> Result<()> {
-    let log_path = cwd.join("prepare.log");
-    let log = std::fs::File::create(&log_path)?;
+    let log = tempfile::NamedTempFile::new()?;
     let mut child = std::process::Command::new("sh")
         .args(["-c", script])
         .current_dir(cwd)
         .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
+        .stdout(log.reopen()?)
+        .stderr(log.reopen()?)
+        .process_group(0)
         .spawn()
         .context("could not start sh")?;
     let deadline = Instant::now() + PREPARE_LIMIT;
+    let first = script.lines().next().unwrap_or_default();
+    let shown = if first.len() < script.trim_end().len() { format!("{first} ...") } else { first.to_owned() };
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break status;
         }
         if Instant::now() >= deadline {
-            // Ours, by its id: started above and not yet reaped.
-            let _ = child.kill();
+            // The group is ours: started above, its leader not yet reaped.
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::SIGKILL);
             let _ = child.wait();
-            bail!("`{script}` still ran after {} s", PREPARE_LIMIT.as_secs());
+            bail!("`{shown}` still ran after {} s", PREPARE_LIMIT.as_secs());
         }
         std::thread::sleep(Duration::from_millis(20));
     };
     if !status.success() {
-        let said = std::fs::read_to_string(&log_path).unwrap_or_default();
+        let said = std::fs::read_to_string(log.path()).unwrap_or_default();
         let last = said.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no output");
-        bail!("`{script}` failed ({status}): {last}");
+        bail!("`{shown}` failed ({status}): {last}");
     }
     Ok(())
 }

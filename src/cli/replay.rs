@@ -54,7 +54,7 @@ impl Loaded {
 /// The artifact's target and exact scripts, moved onto this run's sink.
 pub fn load(path: &std::path::Path, child: &ChildFlags) -> Result<Loaded> {
     let artifact = Artifact::load(path)?;
-    let (child, _) = child.with_profile()?;
+    let (child, _) = child.with_profile(&[])?;
     let mut setup = child.setup()?;
     if let Some([answer, quiet, exit_grace]) = artifact.waits_ms {
         setup.waits = setup.waits.at_least(Waits::from_ms(answer, quiet, exit_grace));

@@ -3,7 +3,7 @@
 //! tools/list).
 
 use super::call_template;
-use super::profile::{self, Profile};
+use super::profile::{self, Places, Profile};
 use crate::catalogue::{ArgKind, ArgSpec, ToolSpec, template_carries_token};
 use crate::probe::{ProbeConfig, Probes};
 use crate::process::{ChildTarget, Command, Waits, list_tools};
@@ -88,45 +88,50 @@ pub struct Setup {
 
 impl ChildFlags {
     /// These flags over `--profile`'s, and the profile for the flags of the
-    /// subcommand: a flag given wins, a repeatable one adds to the
-    /// profile's list, and the command after `--` replaces the profile's.
-    pub fn with_profile(&self) -> Result<(ChildFlags, Option<Profile>)> {
+    /// subcommand, with the places its placeholders stand for: a flag given
+    /// wins, a repeatable one adds to the profile's list, and the command
+    /// after `--` replaces the profile's. `{here}` and `{tmp}` are filled in
+    /// in both; `beside` names the subcommand's own flags that may hold them.
+    pub fn with_profile(&self, beside: &[&str]) -> Result<(ChildFlags, Option<(Profile, Places)>)> {
         let Some(path) = &self.profile else {
             if self.command.is_empty() {
                 bail!("no COMMAND after -- (and no --profile)");
             }
             return Ok((self.clone(), None));
         };
-        let profile::Loaded { profile: p, tmp } = profile::load(path)?;
-        let then = |mine: &[String], theirs: &[String]| [theirs, mine].concat();
+        let paths = |ps: &[PathBuf]| ps.iter().map(|p| p.display().to_string()).collect::<Vec<_>>();
+        let mine = [self.command.clone(), self.env.clone(), paths(&self.watch_dir), paths(&self.watch_file)].concat();
+        let mentioned: Vec<&str> = mine.iter().map(String::as_str).chain(beside.iter().copied()).collect();
+        let profile::Loaded { profile: p, places, tmp } = profile::load(path, &mentioned)?;
+        let fill = |words: Vec<String>| words.iter().map(|w| places.fill(w)).collect::<Vec<_>>();
+        let fill_paths = |theirs: &[String], mine: &[PathBuf]| {
+            fill([theirs.to_vec(), paths(mine)].concat()).into_iter().map(PathBuf::from).collect()
+        };
         let merged = ChildFlags {
             timeout_ms: self.timeout_ms.or(p.timeout_ms),
             quiet_ms: self.quiet_ms.or(p.quiet_ms),
             exit_grace_ms: self.exit_grace_ms.or(p.exit_grace_ms),
-            watch_dir: [p.watch_dir.iter().map(PathBuf::from).collect(), self.watch_dir.clone()].concat(),
-            watch_file: [p.watch_file.iter().map(PathBuf::from).collect(), self.watch_file.clone()].concat(),
-            env: then(&self.env, &p.env),
-            sink_ignore: then(&self.sink_ignore, &p.sink_ignore),
+            watch_dir: fill_paths(&p.watch_dir, &self.watch_dir),
+            watch_file: fill_paths(&p.watch_file, &self.watch_file),
+            env: fill([p.env.clone(), self.env.clone()].concat()),
+            sink_ignore: [p.sink_ignore.clone(), self.sink_ignore.clone()].concat(),
             tcp_sink: self.tcp_sink || p.tcp_sink == Some(true),
-            effect: self.effect.clone().or(p.effect.clone()),
+            effect: self.effect.clone().or(p.effect.map(|e| e.as_str().to_owned())),
             profile: self.profile.clone(),
             command: match self.command.is_empty() {
-                true => p.command.clone().unwrap_or_default(),
-                false => self.command.clone(),
+                true => fill(p.command.clone().unwrap_or_default()),
+                false => fill(self.command.clone()),
             },
             asked: Some(Box::new(self.clone())),
             tmp: tmp.map(Arc::new),
         };
-        if let Some(e) = merged.effect.as_deref().filter(|e| !EFFECTS.contains(e)) {
-            bail!("--profile {}: effect {e:?} is none of {}", path.display(), EFFECTS.join(", "));
-        }
         if let Some(bad) = merged.sink_ignore.iter().find_map(|p| parse_sink_path(p).err()) {
             bail!("--profile {}: sink-ignore {bad}", path.display());
         }
         if merged.command.is_empty() {
             bail!("--profile {} names no command, and none follows --", path.display());
         }
-        Ok((merged, Some(p)))
+        Ok((merged, Some((p, places))))
     }
 
     /// The profile's `{tmp}`, while these flags hold it.
