@@ -88,9 +88,9 @@ impl Shape {
             parts.params_with(&format!("{text}{sep}{}:{raw}}}", json_str(key)))
         };
         let enum_arg = parts.tool.args.iter().find(|a| matches!(a.kind, ArgKind::Enum(_))).cloned();
-        // A token carried in an argument the schema does not declare (an
-        // open one: see UnknownArgument) may be of any type there.
-        let typed = parts.tool.args.iter().any(|a| a.name == token_key);
+        // A token carried in an argument an open schema does not declare
+        // (see UnknownArgument) may be of any type there.
+        let typed = parts.tool.closed || parts.tool.args.iter().any(|a| a.name == token_key);
         let mistyped = matches!(self.kind, Kind::MistypedArray | Kind::MistypedObject)
             || (self.kind == Kind::BadEnumValue && enum_arg.is_none());
         if mistyped && !typed {
