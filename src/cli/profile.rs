@@ -7,10 +7,9 @@ use crate::{Level, Policy};
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Deserialize;
 use serde_json::Value;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The longest a profile's `prepare` command may run.
 const PREPARE_LIMIT: Duration = Duration::from_secs(120);
@@ -49,8 +48,8 @@ pub enum CallArgs {
     Table(toml::Table),
 }
 
-/// `effect`: what counts as a call's action.
-#[derive(Deserialize, Debug, Clone, Copy)]
+/// `--effect` and a profile's `effect`: what counts as a call's action.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Effect {
     Probe,
@@ -58,7 +57,7 @@ pub enum Effect {
 }
 
 impl Effect {
-    /// The `--effect` value.
+    /// Its name on the command line and in a profile.
     pub fn as_str(self) -> &'static str {
         match self {
             Effect::Probe => "probe",
@@ -161,34 +160,19 @@ impl Profile {
 /// log beside `cwd`, whose last line a failure quotes.
 fn prepare(script: &str, cwd: &Path) -> Result<()> {
     let log = tempfile::NamedTempFile::new()?;
-    let mut child = std::process::Command::new("sh")
-        .args(["-c", script])
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(log.reopen()?)
-        .stderr(log.reopen()?)
-        .process_group(0)
-        .spawn()
-        .context("could not start sh")?;
-    let deadline = Instant::now() + PREPARE_LIMIT;
+    let mut command = std::process::Command::new("sh");
+    command.args(["-c", script]).current_dir(cwd).stdin(Stdio::null());
+    command.stdout(log.reopen()?).stderr(log.reopen()?);
+    let status = crate::process::run_bounded(command, PREPARE_LIMIT).context("could not start sh")?;
     let first = script.lines().next().unwrap_or_default();
     let shown = if first.len() < script.trim_end().len() { format!("{first} ...") } else { first.to_owned() };
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
+    match status {
+        None => bail!("`{shown}` still ran after {} s", PREPARE_LIMIT.as_secs()),
+        Some(status) if !status.success() => {
+            let said = std::fs::read_to_string(log.path()).unwrap_or_default();
+            let last = said.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no output");
+            bail!("`{shown}` failed ({status}): {last}")
         }
-        if Instant::now() >= deadline {
-            // The group is ours: started above, its leader not yet reaped.
-            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::SIGKILL);
-            let _ = child.wait();
-            bail!("`{shown}` still ran after {} s", PREPARE_LIMIT.as_secs());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    if !status.success() {
-        let said = std::fs::read_to_string(log.path()).unwrap_or_default();
-        let last = said.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no output");
-        bail!("`{shown}` failed ({status}): {last}");
+        Some(_) => Ok(()),
     }
-    Ok(())
 }

@@ -3,7 +3,7 @@
 //! tools/list).
 
 use super::call_template;
-use super::profile::{self, Places, Profile};
+use super::profile::{self, Effect, Places, Profile};
 use crate::catalogue::{ArgKind, ArgSpec, ToolSpec, template_carries_token};
 use crate::probe::{ProbeConfig, Probes};
 use crate::process::{ChildTarget, Command, Waits, list_tools};
@@ -56,8 +56,8 @@ pub struct ChildFlags {
     /// What counts as a call's action: what a probe sees (probe), or also a
     /// success result, for a tool with no effect a probe can see, such as a
     /// clock (answer) [default: probe].
-    #[arg(long, value_parser = EFFECTS, value_name = "EFFECT")]
-    pub effect: Option<String>,
+    #[arg(long, value_enum, value_name = "EFFECT")]
+    pub effect: Option<Effect>,
     /// A target profile (TOML, docs/profiles.md): how to launch the server,
     /// what to call, how its effects are seen. Flags given here win over
     /// it; repeatable ones add to it.
@@ -74,8 +74,6 @@ pub struct ChildFlags {
     #[arg(skip)]
     tmp: Option<Arc<tempfile::TempDir>>,
 }
-
-const EFFECTS: [&str; 2] = ["probe", "answer"];
 
 /// Everything one job needs to start sessions.
 pub struct Setup {
@@ -116,7 +114,7 @@ impl ChildFlags {
             env: fill([p.env.clone(), self.env.clone()].concat()),
             sink_ignore: [p.sink_ignore.clone(), self.sink_ignore.clone()].concat(),
             tcp_sink: self.tcp_sink || p.tcp_sink == Some(true),
-            effect: self.effect.clone().or(p.effect.map(|e| e.as_str().to_owned())),
+            effect: self.effect.or(p.effect),
             profile: self.profile.clone(),
             command: match self.command.is_empty() {
                 true => fill(p.command.clone().unwrap_or_default()),
@@ -174,8 +172,8 @@ impl ChildFlags {
         given.watch_file.iter().for_each(|f| flag("watch-file", absolute(&f.display().to_string())));
         given.env.iter().for_each(|e| flag("env", e.clone()));
         given.sink_ignore.iter().for_each(|p| flag("sink-ignore", p.clone()));
-        if let Some(effect) = &given.effect {
-            flag("effect", effect.clone());
+        if let Some(effect) = given.effect {
+            flag("effect", effect.as_str().to_owned());
         }
         if given.tcp_sink {
             words.push("--tcp-sink".into());
@@ -215,7 +213,7 @@ impl ChildFlags {
             })
             .collect();
         let command = Command::new(expand(program), args.iter().map(|a| expand(a))).with_env(env);
-        Ok(Setup { probes, command, waits: self.waits(), answers: self.effect.as_deref() == Some("answer") })
+        Ok(Setup { probes, command, waits: self.waits(), answers: self.effect == Some(Effect::Answer) })
     }
 }
 

@@ -35,7 +35,7 @@ pub(crate) use discover::list_tools;
 pub use job::Job;
 pub use session::ChildGateway;
 pub use spawn::Command;
-pub(crate) use spawn::end_everything;
+pub(crate) use spawn::{end_everything, run_bounded};
 pub use waits::Waits;
 
 use crate::catalogue::{Catalogue, ToolSpec};

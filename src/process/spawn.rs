@@ -7,7 +7,7 @@ use super::group;
 use crate::seam::Fault;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, ExitStatus, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
 use tempfile::TempDir;
@@ -124,6 +124,28 @@ pub(crate) fn spawn(cmd: &Command, cache: Option<&Path>) -> Result<Spawned, Faul
         return Err(Fault::spawn(&cmd.program, "its pipes were not set up"));
     };
     Ok(Spawned { child, stdin, stdout, stderr, home })
+}
+
+/// Runs `command` to its end in a process group of its own, registered
+/// while it runs (so a signal to portcullis ends it), for at most `limit`:
+/// past it the whole group is ended and there is no status.
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
+pub(crate) fn run_bounded(mut command: std::process::Command, limit: Duration) -> std::io::Result<Option<ExitStatus>> {
+    command.process_group(0);
+    let mut registry = started();
+    let mut child = command.spawn()?;
+    registry.groups.push(child.id());
+    drop(registry);
+    match group::wait_for(&mut child, limit) {
+        Some(status) => {
+            ended(child.id());
+            Ok(Some(status))
+        }
+        None => {
+            group::end(&mut child, Duration::ZERO, Duration::from_millis(500));
+            Ok(None)
+        }
+    }
 }
 
 /// Ends every process group started here and not ended yet (SIGTERM, then
