@@ -3,6 +3,7 @@
 
 mod adapters;
 mod artifact;
+mod audit;
 mod cli;
 mod common;
 mod concurrent;
@@ -22,6 +23,7 @@ mod profiles;
 mod reference;
 #[path = "regression/main.rs"]
 mod regression;
+mod release_gate;
 mod remembering;
 mod rmcp_gateway;
 mod rules_doc;

@@ -17,6 +17,8 @@ mod lifetime;
 mod stdout;
 
 pub(crate) use facts::Facts;
+#[cfg_attr(not(feature = "cli"), allow(unused_imports))]
+pub(crate) use stdout::line_problem;
 
 /// The policy a gateway showed in one session run under [`Policy::Auto`],
 /// and the frame it showed it on: see [`facts::seen_policy`].

@@ -2,23 +2,14 @@
 //! server-to-client shape the revision permits; nothing trails the last LF.
 
 use super::{CheckId, Facts, Violation};
+use crate::protocol::Revision;
 use serde_json::{Map, Value};
 
 pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     let stdout = &facts.obs.stdout;
     for line in &facts.lines {
         let bytes = &stdout[line.range.clone()];
-        let problem = match &line.value {
-            None if std::str::from_utf8(bytes).is_err() => Some("a line that is not UTF-8".to_owned()),
-            None if bytes.iter().all(u8::is_ascii_whitespace) => Some("an empty line".to_owned()),
-            None => Some("a line that is not exactly one JSON value".to_owned()),
-            Some(Value::Array(items)) if facts.revision.has_batches() && !items.is_empty() => {
-                items.iter().find_map(|m| response_shape(m).err().map(|e| format!("in a batch response: {e}")))
-            }
-            Some(Value::Array(_)) => Some(format!("an array, which {} does not permit", facts.revision)),
-            Some(v) => message_shape(v).err(),
-        };
-        if let Some(p) = problem {
+        if let Some(p) = line_problem(bytes, line.value.as_ref(), facts.revision) {
             out.push(Violation::at_stdout(CheckId::StdoutClean, line.range.clone(), None, p));
         }
     }
@@ -27,6 +18,22 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     if tail < stdout.len() && finished {
         let detail = format!("{} bytes after the last LF", stdout.len() - tail);
         out.push(Violation::at_stdout(CheckId::StdoutClean, tail..stdout.len(), None, detail));
+    }
+}
+
+/// What is wrong with one stdout line (its LF left off) that `value` is
+/// read from, if anything: it must be one server-to-client message (or,
+/// where `revision` has batches, a batch of responses).
+pub(crate) fn line_problem(bytes: &[u8], value: Option<&Value>, revision: Revision) -> Option<String> {
+    match value {
+        None if std::str::from_utf8(bytes).is_err() => Some("a line that is not UTF-8".to_owned()),
+        None if bytes.iter().all(u8::is_ascii_whitespace) => Some("an empty line".to_owned()),
+        None => Some("a line that is not exactly one JSON value".to_owned()),
+        Some(Value::Array(items)) if revision.has_batches() && !items.is_empty() => {
+            items.iter().find_map(|m| response_shape(m).err().map(|e| format!("in a batch response: {e}")))
+        }
+        Some(Value::Array(_)) => Some(format!("an array, which {revision} does not permit")),
+        Some(v) => message_shape(v).err(),
     }
 }
 

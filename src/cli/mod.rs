@@ -1,8 +1,11 @@
 //! The `portcullis` command line: its subcommands, one module each.
 
+mod audit;
 mod call_template;
+mod conversation;
 mod corpus;
 mod fuzz;
+mod gate;
 mod hunting;
 mod interrupt;
 mod jobs;
@@ -15,6 +18,7 @@ mod reference_gateway;
 mod replay;
 mod sarif;
 mod setup;
+mod stdout_lines;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -49,6 +53,12 @@ enum Command {
     Promote(promote::Args),
     /// Hunt every built-in planted bug and check the reference stays clean.
     Mutants(mutants::Args),
+    /// Release gate: every stdout byte a protocol message, under variants that make runtimes talk.
+    #[command(after_help = CHECK_STDOUT_EXAMPLES)]
+    CheckStdout(gate::Args),
+    /// Runtime privilege audit: canary secrets, what it opens, connects to and runs, per phase.
+    #[command(after_help = AUDIT_EXAMPLES)]
+    Audit(audit::Args),
     /// Serve the reference gateway (or a mutant) on stdio; `fetch` makes a real HTTP GET.
     ReferenceGateway(reference_gateway::Args),
 }
@@ -58,6 +68,22 @@ const EXAMPLES: &str = "Examples:
   portcullis fuzz --policy keep-open --jobs 2 -- npx -y @scope/some-mcp-server
   portcullis replay portcullis-findings/FINDING.json -- python3 server.py
   portcullis mutants";
+
+const CHECK_STDOUT_EXAMPLES: &str = "Examples:
+  portcullis check-stdout -- uvx mcp-server-fetch
+  portcullis check-stdout --env API_URL=http://127.0.0.1:9 --fail-flag --config=/nonexistent -- ./my-server
+  portcullis check-stdout --junit stdout.xml --report stdout.json -- node dist/index.js
+
+Exit codes: 0 clean, 1 a variant wrote a line that is not a protocol message, 2 a usage or harness error
+(or the server as released left initialize unanswered, so nothing past its startup was gated).";
+
+const AUDIT_EXAMPLES: &str = "Examples:
+  portcullis audit -- uvx mcp-server-fetch
+  portcullis audit --allow-path /srv/data --report audit.json --junit audit.xml -- node dist/index.js
+  portcullis audit --profile profiles/mcp-server-git.toml
+
+Exit codes: 0 both verdicts clean, 1 a finding in either, 2 a usage or harness error
+(or the server left initialize unanswered and nothing was found in its startup).";
 
 const FUZZ_EXAMPLES: &str = "Examples:
   Let portcullis list the tools and pick one that can carry a canary:
@@ -120,6 +146,8 @@ pub fn main() -> ExitCode {
         Command::Mutants(args) => mutants::run(&args),
         Command::Promote(args) => promote::run(&args),
         Command::ReferenceGateway(args) => reference_gateway::run(&args),
+        Command::CheckStdout(args) => gate::run(&args),
+        Command::Audit(args) => audit::run(&args),
     };
     if let Some(signal) = interrupt::stopped() {
         // What the command saved and printed is all there is: a session it

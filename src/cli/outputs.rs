@@ -132,7 +132,7 @@ fn junit(outcome: &Outcome, child: &ChildFlags, judged: &Judged) -> Report {
 
 /// Writes `bytes` to `path` through a temporary file in the same folder and
 /// a rename, so a reader never sees half a file.
-fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(super) fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("writing {}", path.display()))?;
     tmp.write_all(bytes).with_context(|| format!("writing {}", path.display()))?;

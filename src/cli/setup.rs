@@ -259,9 +259,17 @@ pub fn choose_tools(
     forbidden: &[String],
     rev: Revision,
 ) -> Result<(Vec<ToolSpec>, Vec<String>)> {
-    let probe = setup.target(vec![]);
-    let listing = list_tools(&probe, rev);
-    let listed: Vec<Listed> = match &listing {
+    choose_from(&list_tools(&setup.target(vec![]), rev), name, args, forbidden)
+}
+
+/// [`choose_tools`] from a listing already asked for.
+pub fn choose_from(
+    listing: &Result<Vec<Value>, Fault>,
+    name: Option<&str>,
+    args: Option<Map<String, Value>>,
+    forbidden: &[String],
+) -> Result<(Vec<ToolSpec>, Vec<String>)> {
+    let listed: Vec<Listed> = match listing {
         Ok(tools) => tools
             .iter()
             .filter_map(|raw| {
@@ -282,14 +290,14 @@ pub fn choose_tools(
                 let args = keys.map(|k| ArgSpec::required(k, ArgKind::Text)).collect();
                 (ToolSpec { closed: false, ..ToolSpec::new(n, args) }, None)
             }
-            None => match &listing {
+            None => match listing {
                 Ok(_) => bail!("the server lists no tool {n:?}; it has: {}", names(&specs)),
                 Err(e @ Fault::Spawn { .. }) => bail!("{}", super::told(e)),
                 Err(e) => bail!("could not list the server's tools ({}); pass --args for {n:?}", super::told(e)),
             },
         },
         None => {
-            match &listing {
+            match listing {
                 Err(e @ Fault::Spawn { .. }) => bail!("{}", super::told(e)),
                 Err(Fault::Config { what }) => bail!("{what}"),
                 Err(Fault::Timeout { what }) => bail!(

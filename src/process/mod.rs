@@ -45,7 +45,7 @@ use crate::run::drive;
 use crate::script::Script;
 use crate::seam::{Action, Fault, Recorder, Session, Target};
 use ledger::Ledger;
-use spawn::Home;
+pub(crate) use spawn::Home;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -138,6 +138,12 @@ impl ChildTarget {
     /// session (a saved finding's), as a job's do once it has seen it.
     pub fn cover(&self, late: Duration) {
         self.shared.grown.cover(late);
+    }
+
+    /// The package cache its processes get, once one has started.
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
+    pub(crate) fn cache_dir(&self) -> Option<std::path::PathBuf> {
+        self.shared.cache.get().and_then(Option::as_ref).map(|h| h.path().to_owned())
     }
 
     /// The probes that observe effects.

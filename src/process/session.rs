@@ -266,13 +266,25 @@ impl ChildGateway {
         }
     }
 
+    /// Its temporary HOME.
+    pub(crate) fn home(&self) -> &std::path::Path {
+        self._home.path()
+    }
+
     /// Ends the session as dropping it does, and returns the stdout and
     /// stderr written since they were last taken, an exit's last words too.
-    pub(crate) fn finish(mut self) -> (Vec<u8>, Vec<u8>) {
+    pub(crate) fn finish(self) -> (Vec<u8>, Vec<u8>) {
+        let (out, err, _) = self.finish_with_exit();
+        (out, err)
+    }
+
+    /// [`ChildGateway::finish`], and how the process ended.
+    pub(crate) fn finish_with_exit(mut self) -> (Vec<u8>, Vec<u8>, Exit) {
         self.end();
         self.stdout.wait_closed(Instant::now() + Duration::from_millis(100));
         self.stderr.wait_closed(Instant::now() + Duration::from_millis(100));
-        (self.take_stdout(), self.take_stderr())
+        let exit = self.exit();
+        (self.take_stdout(), self.take_stderr(), exit)
     }
 
     /// Closes stdin, gives the server the exit grace to exit, collects its

@@ -24,12 +24,18 @@ pub struct Command {
     /// cache (`XDG_CACHE_HOME`, `npm_config_cache`): a value, or `None` to
     /// pass the harness's own value through. They may set those too.
     pub env: Vec<(String, Option<String>)>,
+    /// The working folder: portcullis's own when `None`.
+    pub cwd: Option<PathBuf>,
+    /// Files written into the fresh HOME before the start: a path relative
+    /// to HOME and its content (an audit's canary credentials).
+    pub home_files: Vec<(PathBuf, Vec<u8>)>,
 }
 
 impl Command {
     /// `program` with `args` and no variables passed through.
     pub fn new(program: impl Into<String>, args: impl IntoIterator<Item = impl Into<String>>) -> Command {
-        Command { program: program.into(), args: args.into_iter().map(Into::into).collect(), env: Vec::new() }
+        let args = args.into_iter().map(Into::into).collect();
+        Command { program: program.into(), args, env: Vec::new(), cwd: None, home_files: Vec::new() }
     }
 
     /// This command with `env` passed to the child as well.
@@ -96,7 +102,15 @@ pub(crate) fn ended(pgid: u32) {
 /// temporary folder and `cache` (if any) its package cache.
 pub(crate) fn spawn(cmd: &Command, cache: Option<&Path>) -> Result<Spawned, Fault> {
     let home = Home::new()?;
+    for (path, content) in &cmd.home_files {
+        let at = home.path().join(path);
+        let made = at.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|_| std::fs::write(&at, content));
+        made.map_err(|e| Fault::spawn(format!("a file in HOME ({})", path.display()), e))?;
+    }
     let mut command = std::process::Command::new(&cmd.program);
+    if let Some(dir) = &cmd.cwd {
+        command.current_dir(dir);
+    }
     command.args(&cmd.args).env_clear().env("HOME", home.path());
     command.env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()));
     command.env("LANG", std::env::var_os("LANG").unwrap_or_else(|| "C.UTF-8".into()));

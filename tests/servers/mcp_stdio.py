@@ -25,16 +25,27 @@ def send(message):
         write(message)
 
 
-def requests():
-    """The JSON objects on stdin, one per line, until it closes."""
+def refuse_constant(name):
+    raise ValueError(name + " is not JSON")
+
+
+def requests(strict=False):
+    """The JSON objects on stdin, one per line, until it closes. `strict`
+    refuses NaN and Infinity, and answers a request whose id is not a
+    string or an integer with an invalid-request error."""
     for line in sys.stdin:
         try:
-            request = json.loads(line)
+            request = json.loads(line, parse_constant=refuse_constant if strict else None)
         except (ValueError, RecursionError):
             send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}})
             continue
-        if isinstance(request, dict):
-            yield request
+        if not isinstance(request, dict):
+            continue
+        rid = request.get("id")
+        if strict and "id" in request and (isinstance(rid, bool) or not isinstance(rid, (str, int))):
+            send({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "invalid request"}})
+            continue
+        yield request
 
 
 def params(request):
@@ -69,12 +80,12 @@ def try_get(url, delay=0):
         pass
 
 
-def serve(name, tools, call, other=None):
+def serve(name, tools, call, other=None, strict=False):
     """Answers each request until stdin closes: `initialize`, `tools/list`
     with `tools`, `tools/call` through `call(rid, params)`, and any other
     through `other(rid)` (an empty result by default). Notifications get
-    nothing."""
-    for request in requests():
+    nothing. `strict` as for `requests`."""
+    for request in requests(strict):
         method, rid = request.get("method"), request.get("id")
         if rid is None:
             continue

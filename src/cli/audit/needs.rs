@@ -1,0 +1,61 @@
+//! The smallest environment a server needs, found by trying: the opening
+//! (initialize, tools/list, ping) run without the canaries, then with no
+//! variable of the user's, then without each one alone. A variable is
+//! needed when the opening fails, or lists other tools, without it.
+
+use crate::cli::conversation::Conversation;
+use crate::process::{ChildTarget, Command};
+use crate::protocol::Revision;
+
+/// What the trials showed.
+#[derive(Clone, Debug, Default)]
+pub struct Needs {
+    /// Whether the trials ran (the audit's own opening worked).
+    pub tried: bool,
+    /// Whether the opening worked without any canary.
+    pub without_canaries: bool,
+    /// The user's variables it failed without.
+    pub needed: Vec<String>,
+    /// The user's variables it did as well without.
+    pub unneeded: Vec<String>,
+}
+
+/// The tool names the opening of `cmd` lists, if the opening works.
+fn opening(target: &ChildTarget, cmd: Command, revision: Revision) -> Option<Vec<String>> {
+    let mut one = target.clone();
+    one.command = cmd;
+    let mut talk = Conversation::start(&one, revision, 0).ok()?;
+    let ok = talk.open();
+    let names = talk
+        .tools
+        .as_ref()
+        .map(|tools| tools.iter().filter_map(|t| t.get("name").and_then(|n| n.as_str()).map(str::to_owned)).collect());
+    talk.finish();
+    names.filter(|_| ok)
+}
+
+pub fn find(target: &ChildTarget, base: &Command, revision: Revision) -> Needs {
+    let mut needs = Needs { tried: true, ..Needs::default() };
+    let Some(listed) = opening(target, base.clone(), revision) else { return needs };
+    needs.without_canaries = true;
+    let keys: Vec<String> = base.env.iter().map(|(k, _)| k.clone()).collect();
+    if keys.is_empty() {
+        return needs;
+    }
+    let without = |drop: &[String]| {
+        let mut cmd = base.clone();
+        cmd.env.retain(|(k, _)| !drop.contains(k));
+        opening(target, cmd, revision).as_ref() == Some(&listed)
+    };
+    if without(&keys) {
+        needs.unneeded = keys;
+        return needs;
+    }
+    for key in keys {
+        match without(std::slice::from_ref(&key)) {
+            true => needs.unneeded.push(key),
+            false => needs.needed.push(key),
+        }
+    }
+    needs
+}

@@ -1,0 +1,148 @@
+//! One conversation with a server as a client opens it: `initialize`, then
+//! `notifications/initialized` and `tools/list`, then `ping`, each waited
+//! for up to a bound; then whatever the caller sends; then stdin closed,
+//! the exit grace, and the whole process group ended. Everything the
+//! server wrote, on stdout and stderr, is kept to the last byte.
+
+use crate::process::{ChildGateway, ChildTarget};
+use crate::protocol::{Id, Policy, Revision};
+use crate::script::Script;
+use crate::seam::{Action, Exit, Fault, Gateway, Recorder, Session, Target};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// A conversation under way.
+pub struct Conversation {
+    gateway: ChildGateway,
+    recorder: Recorder,
+    revision: Revision,
+    bound: Duration,
+    started: Instant,
+    /// The requests answered so far, by method.
+    pub answered: Vec<&'static str>,
+    /// The first request left unanswered within the bound, if any.
+    pub unanswered: Option<&'static str>,
+    /// The `tools` array of the `tools/list` answer, if one came.
+    pub tools: Option<Vec<Value>>,
+}
+
+/// What a finished conversation left.
+pub struct Transcript {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub exit: Exit,
+    pub answered: Vec<&'static str>,
+    pub unanswered: Option<&'static str>,
+    /// Bytes of stdout and stderr cut for want of room.
+    pub cut: (u64, u64),
+    /// What the probes saw the server do, with the session's tokens.
+    pub effects: Vec<Action>,
+    pub elapsed: Duration,
+}
+
+impl Conversation {
+    /// Starts `target`'s command for a session whose tokens have `salt`,
+    /// answers awaited for up to the target's answer wait each.
+    pub fn start(target: &ChildTarget, revision: Revision, salt: u32) -> Result<Conversation, Fault> {
+        let recorder = Recorder::new();
+        let session = Session { policy: Policy::KeepOpen, revision, salt };
+        let gateway = target.start(&session, recorder.clone())?;
+        Ok(Conversation {
+            gateway,
+            recorder,
+            revision,
+            bound: target.waits().answer,
+            started: Instant::now(),
+            answered: Vec::new(),
+            unanswered: None,
+            tools: None,
+        })
+    }
+
+    /// The opening: each request sent once the one before was answered;
+    /// it stops at the first left unanswered. Whether all were answered.
+    pub fn open(&mut self) -> bool {
+        let handshake = Script::handshake(self.revision);
+        let [initialize, initialized] = &handshake.frames[..] else { unreachable!("a handshake has two frames") };
+        let (initialize, initialized) = (initialize.bytes.clone(), initialized.bytes.clone());
+        if self.request("initialize", 1, &initialize).is_none() {
+            return false;
+        }
+        self.send(&initialized);
+        let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+        let Some(listed) = self.request("tools/list", 2, &[&list[..], b"\n"].concat()) else { return false };
+        self.tools = listed.pointer("/result/tools").and_then(Value::as_array).cloned();
+        self.request("ping", 3, b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n").is_some()
+    }
+
+    /// Sends `bytes` as they are.
+    pub fn send(&mut self, bytes: &[u8]) {
+        // A write to a server that has gone is the server's business.
+        let _ = self.gateway.write_stdin(bytes);
+    }
+
+    /// Sends request `line` (id `id`, method `method`) and waits for its
+    /// answer, noting whether it came.
+    pub fn request(&mut self, method: &'static str, id: i64, line: &[u8]) -> Option<Value> {
+        self.send(line);
+        let answer = self.gateway.await_answer(Id::Int(id), self.bound);
+        match answer {
+            Some(_) => self.answered.push(method),
+            None => {
+                self.unanswered.get_or_insert(method);
+            }
+        }
+        answer
+    }
+
+    /// Sends request `line` (id `id`) and waits for its answer, which is
+    /// not counted in the opening's.
+    pub fn ping(&mut self, id: i64, line: &[u8]) -> Option<Value> {
+        self.send(line);
+        self.gateway.await_answer(Id::Int(id), self.bound)
+    }
+
+    /// Its temporary HOME.
+    pub fn home(&self) -> std::path::PathBuf {
+        self.gateway.home().to_owned()
+    }
+
+    /// Whether the server is still running.
+    pub fn running(&mut self) -> bool {
+        !self.gateway.exit().ended()
+    }
+
+    /// Closes stdin, ends the process group after the exit grace, and
+    /// keeps everything written.
+    pub fn finish(self) -> Transcript {
+        let cut = self.gateway.cut();
+        let (stdout, stderr, exit) = self.gateway.finish_with_exit();
+        Transcript {
+            stdout,
+            stderr,
+            exit,
+            answered: self.answered,
+            unanswered: self.unanswered,
+            cut,
+            effects: self.recorder.actions(),
+            elapsed: self.started.elapsed(),
+        }
+    }
+}
+
+impl Transcript {
+    /// How the opening went and how the process ended, in a few words.
+    pub fn story(&self, stdin_closed_at_once: bool) -> String {
+        let opening = match (stdin_closed_at_once, self.answered.is_empty(), self.unanswered) {
+            (true, _, _) => "stdin closed before any input".to_owned(),
+            (false, true, Some(m)) => format!("{m} unanswered"),
+            (false, false, Some(m)) => format!("answered {}; {m} unanswered", self.answered.join(", ")),
+            (false, _, None) => format!("answered {}", self.answered.join(", ")),
+        };
+        let ended = match &self.exit {
+            Exit::Running => "was ended".to_owned(),
+            e => e.to_string(),
+        };
+        format!("{opening}; {ended} ({:.1} s)", self.elapsed.as_secs_f64())
+    }
+}

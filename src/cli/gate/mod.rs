@@ -1,0 +1,130 @@
+//! `portcullis check-stdout`: the release gate of a stdio server's stdout.
+//! The command is launched as released, then under each variant that makes
+//! runtimes talk; each runs the opening (initialize, initialized,
+//! tools/list, ping) and closes stdin, and every stdout byte it wrote,
+//! also when it failed, must belong to a protocol message.
+
+mod gate_output;
+mod variants;
+
+use super::conversation::{Conversation, Transcript};
+use super::stdout_lines::{self, Dirty};
+use crate::probe::{ProbeConfig, Probes};
+use crate::process::{ChildTarget, Command, Home, Waits};
+use crate::protocol::Revision;
+use anyhow::{Result, bail};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use variants::Variant;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Pass a variable to the server in every variant: KEY takes the
+    /// harness's value, KEY=VALUE sets it. Repeatable.
+    #[arg(long, value_name = "KEY[=VALUE]")]
+    env: Vec<String>,
+    /// An argument that makes the server fail early (a bad flag, a missing
+    /// configuration file): adds the variant `early-failure`, the command
+    /// with it appended. Repeatable, for a flag and its value.
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    fail_flag: Vec<String>,
+    /// The longest wait for each answer of the opening, in milliseconds.
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    timeout_ms: u64,
+    /// How long the server may take to exit once stdin is closed before
+    /// its process group is ended, in milliseconds.
+    #[arg(long, default_value_t = 2_000, value_name = "N")]
+    exit_grace_ms: u64,
+    /// The protocol revision `initialize` asks for [default: the latest].
+    #[arg(long, value_parser = super::one_of(&Revision::ALL))]
+    revision: Option<Revision>,
+    /// Write the verdict of each variant as JSON here.
+    #[arg(long, value_name = "FILE.json")]
+    report: Option<PathBuf>,
+    /// Write a JUnit XML report here: one test case per variant, its
+    /// stderr attached.
+    #[arg(long, value_name = "FILE.xml")]
+    junit: Option<PathBuf>,
+    /// The server exactly as it is released, and its arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// One variant's run and its verdict.
+pub struct Checked {
+    pub variant: Variant,
+    pub launch: String,
+    pub transcript: Transcript,
+    pub lines: usize,
+    pub dirty: Vec<Dirty>,
+}
+
+pub fn run(args: &Args) -> Result<ExitCode> {
+    let revision = args.revision.unwrap_or(Revision::ALL[Revision::ALL.len() - 1]);
+    let (program, words) = args.command.split_first().expect("clap requires a command");
+    let env = args
+        .env
+        .iter()
+        .map(|e| match e.split_once('=') {
+            Some((k, v)) => (k.to_owned(), Some(v.to_owned())),
+            None => (e.clone(), None),
+        })
+        .collect();
+    let base = Command::new(program.clone(), words.iter().cloned()).with_env(env);
+    // No call is made: the probes are there because every target has them.
+    let probes = Arc::new(Probes::start(&ProbeConfig::default())?);
+    let waits = Waits::from_ms(args.timeout_ms, 10, args.exit_grace_ms);
+    let target = ChildTarget::new(base.clone(), waits, vec![], probes);
+    let shown = shlex::try_join(args.command.iter().map(String::as_str)).unwrap_or_else(|_| args.command.join(" "));
+    let all = variants::all(&args.fail_flag);
+    eprintln!("portcullis check-stdout: `{shown}` in {} variants", all.len());
+    let mut checked = Vec::new();
+    for variant in all {
+        let one = check(&target, &base, variant, revision)?;
+        gate_output::line(&one);
+        checked.push(one);
+    }
+    let outputs = gate_output::Outputs { json: args.report.as_deref(), junit: args.junit.as_deref() };
+    gate_output::write(outputs, &shown, &checked)?;
+    let dirty: Vec<&Checked> = checked.iter().filter(|c| !c.dirty.is_empty()).collect();
+    for c in &dirty {
+        gate_output::failure(c);
+    }
+    let unanswered = checked.first().and_then(|c| c.transcript.unanswered.map(|m| (m, &c.transcript.stderr)));
+    if let Some((method, stderr)) = unanswered.filter(|_| dirty.is_empty()) {
+        bail!(
+            "the server as released left {method} unanswered within {} ms, so its stdout was not gated past that \
+             ({}; raise --timeout-ms if it is slow to start)",
+            args.timeout_ms,
+            crate::process::stderr_tail(stderr)
+        );
+    }
+    match dirty.len() {
+        0 => {
+            println!("clean: every stdout line in {} variants was a protocol message", checked.len());
+            Ok(ExitCode::SUCCESS)
+        }
+        n => {
+            println!("dirty: {n} of {} variants wrote stdout that is not a protocol message", checked.len());
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// Runs `variant` of `base` to its end and judges its stdout.
+fn check(target: &ChildTarget, base: &Command, variant: Variant, revision: Revision) -> Result<Checked> {
+    let folder = if variant.empty_cwd { Some(Home::new()?) } else { None };
+    let cmd = variants::command(base, &variant, folder.as_ref().map(Home::path));
+    let launch = variants::launch_line(&cmd, &variant);
+    let mut one = target.clone();
+    one.command = cmd;
+    let mut talk = Conversation::start(&one, revision, 0)
+        .map_err(|e| anyhow::anyhow!("variant {}: {}", variant.name, super::told(&e)))?;
+    if !variant.stdin_closed {
+        talk.open();
+    }
+    let transcript = talk.finish();
+    let (lines, dirty) = stdout_lines::judge(&transcript.stdout, revision);
+    Ok(Checked { variant, launch, transcript, lines, dirty })
+}

@@ -1,0 +1,82 @@
+//! `portcullis audit`, run as users run it: the reference gateway is clean
+//! on both verdicts; a server that logs a credential to stderr fails the
+//! runtime verdict alone; one that reads a file outside its folder at
+//! startup is named, with the phase, where strace can trace.
+
+use crate::cli::{BIN, portcullis, text};
+use std::path::Path;
+
+fn server(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers").join(name).display().to_string()
+}
+
+/// Whether strace can trace here, as the audit itself asks.
+fn traced(out: &str) -> bool {
+    assert!(
+        out.contains("strace: traced") || out.contains("strace: not used: "),
+        "the audit says whether strace ran: {out}"
+    );
+    out.contains("strace: traced")
+}
+
+#[test]
+fn the_reference_gateway_is_clean_on_both_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (report, junit) = (dir.path().join("audit.json"), dir.path().join("audit.xml"));
+    let args = ["audit", "--frames", "12", "--report", report.to_str().unwrap(), "--junit", junit.to_str().unwrap()];
+    let o = portcullis(&[&args[..], &["--", BIN, "reference-gateway"]].concat(), dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("protocol: clean") && out.contains("runtime: clean"), "{}", text(&o));
+    assert!(out.contains("12 of 12 rejected frames sent"), "{}", text(&o));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(json["protocol"]["clean"], true, "{json:#}");
+    assert_eq!(json["runtime"]["clean"], true, "{json:#}");
+    assert!(json["canaries"]["files"].as_array().unwrap().iter().any(|f| f == "{home}/.aws/credentials"));
+    if traced(&out) {
+        let ran = json["needs"]["programs"].as_array().unwrap();
+        assert!(ran.iter().any(|p| p.as_str().unwrap().ends_with("portcullis")), "{json:#}");
+    }
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains(r#"testcase name="runtime: canary-leak""#) && xml.contains("failures=\"0\""), "{xml}");
+}
+
+#[test]
+fn a_credential_logged_to_stderr_fails_the_runtime_verdict_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = portcullis(&["audit", "--frames", "12", "--", "python3", &server("echoes_secret.py")], dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("protocol: clean"), "stdout stayed clean: {}", text(&o));
+    assert!(out.contains("runtime: FAILED"), "{}", text(&o));
+    assert!(out.contains("[canary-leak] GITHUB_TOKEN left through stderr"), "{}", text(&o));
+    assert!(!out.contains("AWS_ACCESS_KEY_ID left"), "it logs names ending in TOKEN or KEY only: {}", text(&o));
+}
+
+#[test]
+fn a_file_read_outside_its_folder_at_startup_is_named_with_its_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let peek = elsewhere.path().join("notes.txt");
+    std::fs::write(&peek, "private").unwrap();
+    let env = format!("PEEK={}", peek.display());
+    let o = portcullis(
+        &["audit", "--frames", "4", "--env", &env, "--", "python3", &server("reads_outside.py")],
+        dir.path(),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    if !traced(&out) {
+        assert_eq!(o.status.code(), Some(0), "nothing else is wrong with it: {}", text(&o));
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let named = format!("[outside-area] (startup) {} opened to be read, outside its area", peek.display());
+    assert!(out.contains(&named), "{}", text(&o));
+    assert!(out.contains("protocol: clean"), "{}", text(&o));
+    assert!(out.contains("environment: PATH, LANG, HOME, and PEEK; no canary variable"), "{}", text(&o));
+    // Allowed, it is clean.
+    let allow = elsewhere.path().display().to_string();
+    let args = ["audit", "--frames", "4", "--allow-path", &allow, "--env", &env, "--", "python3"];
+    let o = portcullis(&[&args[..], &[&server("reads_outside.py")]].concat(), dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}

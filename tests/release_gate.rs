@@ -1,0 +1,71 @@
+//! `portcullis check-stdout`, the release gate, run as users run it: the
+//! reference gateway comes out clean; a server whose banner shows only
+//! under a verbose variable, or whose early failure prints to stdout, is
+//! caught in that variant alone, with its bytes, launch and stderr.
+
+use crate::cli::{BIN, portcullis, text};
+use std::path::Path;
+
+fn server(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers").join(name).display().to_string()
+}
+
+#[test]
+fn the_reference_gateway_is_clean_in_every_variant() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("gate.json");
+    let o =
+        portcullis(&["check-stdout", "--report", report.to_str().unwrap(), "--", BIN, "reference-gateway"], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("clean: every stdout line in 6 variants"), "{}", text(&o));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let variants = json["variants"].as_array().unwrap();
+    let names: Vec<&str> = variants.iter().map(|v| v["variant"].as_str().unwrap()).collect();
+    assert_eq!(names, ["released", "verbose", "debug", "deprecation", "empty-cwd", "stdin-closed"]);
+    assert!(variants.iter().all(|v| v["clean"] == true), "{json:#}");
+    let released = &variants[0];
+    assert_eq!(released["answered"], serde_json::json!(["initialize", "tools/list", "ping"]), "{json:#}");
+}
+
+#[test]
+fn a_banner_under_a_verbose_variable_and_an_early_failure_are_caught_in_their_variants() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("gate.xml");
+    let banner = server("verbose_banner.py");
+    let args = ["check-stdout", "--fail-flag", "--config=/nonexistent", "--junit", junit.to_str().unwrap()];
+    let o = portcullis(&[&args[..], &["--", "python3", &banner]].concat(), dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("variant: verbose"), "{}", text(&o));
+    assert!(out.contains(r"non-protocol stdout on line 1: b'loading optional extension\n'"), "{}", text(&o));
+    assert!(out.contains("launch: VERBOSE=1 "), "the launch names the variable: {}", text(&o));
+    assert!(out.contains("variant: early-failure"), "{}", text(&o));
+    assert!(out.contains(r"b'error: no configuration at /nonexistent\n'"), "{}", text(&o));
+    assert!(out.contains("outcome: initialize unanswered; exited with status 1"), "{}", text(&o));
+    // Python's verbose import log, which the variant turned on, is stderr.
+    assert!(out.contains("stderr (") && out.contains("  | "), "stderr is attached apart: {}", text(&o));
+    for clean in ["released", "debug", "deprecation", "empty-cwd", "stdin-closed"] {
+        assert!(!out.contains(&format!("variant: {clean} ")), "{clean} is clean: {}", text(&o));
+    }
+    assert!(out.contains("dirty: 2 of 7 variants"), "{}", text(&o));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains(r#"testcase name="stdout-clean [verbose]""#), "{xml}");
+    assert!(xml.contains("failures=\"2\""), "{xml}");
+    assert!(xml.contains("# installing zipimport hook") || xml.contains("import "), "stderr in system-err: {xml}");
+}
+
+#[test]
+fn bad_input_to_the_gate_is_a_one_line_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = portcullis(&["check-stdout", "--", "/nonexistent/server"], dir.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.lines().any(|l| l.starts_with("portcullis: error: variant released:")), "{}", text(&o));
+    let o = portcullis(&["check-stdout"], dir.path());
+    assert_eq!(o.status.code(), Some(2), "no command: {}", text(&o));
+    // A server that never answers: nothing past its startup was gated.
+    let o =
+        portcullis(&["check-stdout", "--timeout-ms", "300", "--exit-grace-ms", "100", "--", "sleep", "30"], dir.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("left initialize unanswered within 300 ms"), "{}", text(&o));
+}
