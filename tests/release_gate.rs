@@ -51,7 +51,7 @@ fn a_banner_under_a_verbose_variable_and_an_early_failure_are_caught_in_their_va
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains(r#"testcase name="stdout-clean [verbose]""#), "{xml}");
     assert!(xml.contains("failures=\"2\""), "{xml}");
-    assert!(xml.contains("# installing zipimport hook") || xml.contains("import "), "stderr in system-err: {xml}");
+    assert!(xml.contains("# installing zipimport hook"), "Python's verbose stderr in system-err: {xml}");
 }
 
 #[test]

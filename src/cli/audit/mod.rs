@@ -93,7 +93,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let strace = if args.no_strace { Err("not asked for (--no-strace)".to_owned()) } else { strace::available() };
     let mut planted = setup.command.clone();
     planted.env.extend(canaries.env());
-    planted.env.push(("TMPDIR".into(), Some(tmpdir.path().display().to_string())));
+    if !user_keys.iter().any(|k| k == "TMPDIR") {
+        planted.env.push(("TMPDIR".into(), Some(tmpdir.path().display().to_string())));
+    }
     planted.home_files = canaries.home_files();
     let mut target = setup.target(vec![]);
     let shown = shlex::try_join(child.command.iter().map(String::as_str)).unwrap_or_else(|_| child.command.join(" "));
@@ -108,8 +110,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             Ok(()) => strace::wrap(&planted, &prefix),
             Err(_) => planted.clone(),
         };
-        let mut talk =
-            Conversation::start(&target, revision, salt).map_err(|e| anyhow::anyhow!("{}", super::told(&e)))?;
+        let mut talk = match Conversation::start(&target, revision, salt) {
+            Ok(talk) => talk,
+            Err(e) if legs.is_empty() => bail!("{}", super::told(&e)),
+            Err(e) => break Some(format!("it could not be started again: {}", super::told(&e))),
+        };
         if strace.is_ok() {
             settle_startup(&prefix, target.waits().answer);
         }
@@ -195,7 +200,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     findings.retain(|f| seen.insert((f.kind, f.phase, f.detail.clone())));
     let places = Places { home: first_home, cache: target.cache_dir(), tmpdir: tmpdir.path().to_owned(), cwd };
     let needs = match opened {
-        true => needs::find(&setup.target(vec![]), &setup.command, revision),
+        true => needs::find(&target, &setup.command, revision),
         false => needs::Needs::default(),
     };
     let phases = Phase::ALL

@@ -92,9 +92,11 @@ fn parse(line: &str) -> Option<Event> {
             // kernel opened; the argument, as the server named it.
             let named = quoted(args).into_iter().next()?;
             let path = annotation(result).map(PathBuf::from).unwrap_or_else(|| PathBuf::from(named));
+            // The flags follow the path, which may hold any text.
+            let flags = args.rsplit_once('"').map_or("", |(_, f)| f);
             let write =
-                name == "creat" || ["O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC"].iter().any(|f| args.contains(f));
-            Act::Open { path, write, dir: args.contains("O_DIRECTORY") }
+                name == "creat" || ["O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC"].iter().any(|f| flags.contains(f));
+            Act::Open { path, write, dir: flags.contains("O_DIRECTORY") }
         }
         "execve" | "execveat" if !failed => {
             let strings = quoted(args);
