@@ -10,13 +10,19 @@ fn server(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers").join(name).display().to_string()
 }
 
-/// Whether strace can trace here, as the audit itself asks.
+/// Whether the audit traced with strace: it must say which, and trace
+/// wherever strace can trace `true`.
 fn traced(out: &str) -> bool {
     assert!(
         out.contains("strace: traced") || out.contains("strace: not used: "),
         "the audit says whether strace ran: {out}"
     );
-    out.contains("strace: traced")
+    let can = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-o", "/dev/null", "--", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert_eq!(out.contains("strace: traced"), can, "strace traces here: {can}; {out}");
+    can
 }
 
 #[test]
@@ -81,4 +87,20 @@ fn a_file_read_outside_its_folder_at_startup_is_named_with_its_phase() {
     let args = ["audit", "--frames", "4", "--allow-path", &allow, "--env", &env, "--", "python3"];
     let o = portcullis(&[&args[..], &[&server("reads_outside.py")]].concat(), dir.path());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn a_program_run_for_a_rejected_frame_is_named_and_pings_alone_run_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = portcullis(&["audit", "--frames", "6", "--", "python3", &server("runs_on_bad_line.py")], dir.path());
+    let out = String::from_utf8_lossy(&o.stdout);
+    if !traced(&out) {
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let ran =
+        out.lines().find(|l| l.contains("[rejected-frame-activity] (rejected frames) while rejecting frames it ran"));
+    assert!(ran.is_some_and(|l| l.contains("/true (true)")), "{}", text(&o));
+    assert!(out.contains("protocol: clean"), "{}", text(&o));
+    assert!(!out.contains("(control pings) "), "pings alone run nothing: {}", text(&o));
 }

@@ -115,8 +115,7 @@ impl Conversation {
     /// Closes stdin, ends the process group after the exit grace, and
     /// keeps everything written.
     pub fn finish(self) -> Transcript {
-        let cut = self.gateway.cut();
-        let (stdout, stderr, exit) = self.gateway.finish_with_exit();
+        let (stdout, stderr, exit, cut) = self.gateway.finish_with_exit();
         Transcript {
             stdout,
             stderr,

@@ -204,14 +204,8 @@ impl ChildFlags {
         let tcp = probes.tcp_addr().unwrap_or_default();
         let expand = |s: &str| s.replace("{sink}", &sink).replace("{tcp-sink}", &tcp);
         let (program, args) = self.command.split_first().context("no COMMAND after --")?;
-        let env = self
-            .env
-            .iter()
-            .map(|e| match e.split_once('=') {
-                Some((k, v)) => (k.to_owned(), Some(expand(v))),
-                None => (e.clone(), None),
-            })
-            .collect();
+        let env =
+            self.env.iter().map(|e| env_var(e).map(|(k, v)| (k, v.map(|v| expand(&v))))).collect::<Result<_>>()?;
         let command = Command::new(expand(program), args.iter().map(|a| expand(a))).with_env(env);
         Ok(Setup { probes, command, waits: self.waits(), answers: self.effect == Some(Effect::Answer) })
     }
@@ -223,6 +217,19 @@ impl Setup {
         ChildTarget::new(self.command.clone(), self.waits, tools, self.probes.clone())
             .effects_from_answers(self.answers)
     }
+}
+
+/// Reads an `--env`: `KEY` (the harness's value passed through) or
+/// `KEY=VALUE`; a key must be a name.
+pub fn env_var(given: &str) -> Result<(String, Option<String>)> {
+    let (key, value) = match given.split_once('=') {
+        Some((k, v)) => (k, Some(v.to_owned())),
+        None => (given, None),
+    };
+    if key.is_empty() || key.contains(char::is_whitespace) || key.contains('\0') {
+        bail!("--env {given:?}: {key:?} is not a variable's name (KEY or KEY=VALUE)");
+    }
+    Ok((key.to_owned(), value))
 }
 
 /// `path` made absolute against the current folder, as given otherwise.

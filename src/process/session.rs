@@ -274,17 +274,18 @@ impl ChildGateway {
     /// Ends the session as dropping it does, and returns the stdout and
     /// stderr written since they were last taken, an exit's last words too.
     pub(crate) fn finish(self) -> (Vec<u8>, Vec<u8>) {
-        let (out, err, _) = self.finish_with_exit();
+        let (out, err, ..) = self.finish_with_exit();
         (out, err)
     }
 
-    /// [`ChildGateway::finish`], and how the process ended.
-    pub(crate) fn finish_with_exit(mut self) -> (Vec<u8>, Vec<u8>, Exit) {
+    /// [`ChildGateway::finish`], how the process ended, and how many bytes
+    /// of stdout and stderr were cut for want of room.
+    pub(crate) fn finish_with_exit(mut self) -> (Vec<u8>, Vec<u8>, Exit, (u64, u64)) {
         self.end();
         self.stdout.wait_closed(Instant::now() + Duration::from_millis(100));
         self.stderr.wait_closed(Instant::now() + Duration::from_millis(100));
         let exit = self.exit();
-        (self.take_stdout(), self.take_stderr(), exit)
+        (self.take_stdout(), self.take_stderr(), exit, self.cut())
     }
 
     /// Closes stdin, gives the server the exit grace to exit, collects its

@@ -29,14 +29,17 @@ def refuse_constant(name):
     raise ValueError(name + " is not JSON")
 
 
-def requests(strict=False):
+def requests(strict=False, bad_line=None):
     """The JSON objects on stdin, one per line, until it closes. `strict`
     refuses NaN and Infinity, and answers a request whose id is not a
-    string or an integer with an invalid-request error."""
+    string or an integer with an invalid-request error. `bad_line`, if
+    given, is called with each line that does not parse."""
     for line in sys.stdin:
         try:
             request = json.loads(line, parse_constant=refuse_constant if strict else None)
         except (ValueError, RecursionError):
+            if bad_line is not None:
+                bad_line(line)
             send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}})
             continue
         if not isinstance(request, dict):
@@ -80,12 +83,12 @@ def try_get(url, delay=0):
         pass
 
 
-def serve(name, tools, call, other=None, strict=False):
+def serve(name, tools, call, other=None, strict=False, bad_line=None):
     """Answers each request until stdin closes: `initialize`, `tools/list`
     with `tools`, `tools/call` through `call(rid, params)`, and any other
     through `other(rid)` (an empty result by default). Notifications get
-    nothing. `strict` as for `requests`."""
-    for request in requests(strict):
+    nothing. `strict` and `bad_line` as for `requests`."""
+    for request in requests(strict, bad_line):
         method, rid = request.get("method"), request.get("id")
         if rid is None:
             continue

@@ -21,6 +21,8 @@ struct Did {
     connected: BTreeSet<String>,
     listened: BTreeSet<String>,
     ran: BTreeSet<String>,
+    /// Opens that failed, as named.
+    tried: BTreeSet<PathBuf>,
 }
 
 /// Folders the kernel makes up: opening them says little of a privilege.
@@ -36,6 +38,7 @@ fn did<'a>(events: impl IntoIterator<Item = &'a Event>) -> Did {
             Act::Connect { to } => _ = d.connected.insert(to.clone()),
             Act::Bind { to } => _ = d.listened.insert(to.clone()),
             Act::Exec { program, .. } => _ = d.ran.insert(program.display().to_string()),
+            Act::Tried { path } => _ = d.tried.insert(path.clone()),
         }
     }
     d
@@ -69,6 +72,10 @@ pub fn print(a: &Audit) {
         listed(&files, 5)
     );
     match &a.strace {
+        Ok(()) if a.cut_short > 0 => println!(
+            "strace: traced, but the trace of {} processes or threads ends early (strace was ended before them)",
+            a.cut_short
+        ),
         Ok(()) => println!("strace: traced files opened, connections, sockets bound and programs run"),
         Err(why) => println!("strace: not used: {why}; files, connections and programs are not listed"),
     }
@@ -94,7 +101,7 @@ pub fn print(a: &Audit) {
         let found = verdict_of(a, verdict);
         match found.is_empty() {
             true => println!("{name}: clean ({clean})"),
-            false => println!("{name}: FAILED ({} findings)", found.len()),
+            false => println!("{name}: FAILED ({})", crate::report::counted(found.len(), "finding")),
         }
         for f in found {
             let phase = f.phase.map(|p| format!(" ({})", p.name())).unwrap_or_default();
@@ -108,10 +115,11 @@ pub fn print(a: &Audit) {
             let d = did(events);
             let files = |s: &BTreeSet<PathBuf>| paths(a, &smallest(&s.iter().cloned().collect::<Vec<_>>()));
             println!(
-                "  {}: {} files read, {} written, {} connections, {} programs run",
+                "  {}: {} files read, {} written, {} not there or refused, {} connections, {} programs run",
                 phase.name(),
                 d.read.len(),
                 d.written.len(),
+                d.tried.len(),
                 d.connected.len(),
                 d.ran.len()
             );
@@ -144,6 +152,9 @@ fn environment(a: &Audit) -> String {
     let n = &a.needs;
     if !n.tried {
         return "not tried (the audit's own opening did not finish)".into();
+    }
+    if let Some(why) = &n.inconclusive {
+        return format!("not found: a trial could not start the server ({why})");
     }
     if !n.without_canaries {
         return "PATH, LANG, HOME and some canary variable: the opening failed without them (a server that needs a \
@@ -178,7 +189,7 @@ fn finding_json(f: &Finding) -> Value {
 fn did_json(a: &Audit, d: &Did) -> Value {
     let shown = |s: &BTreeSet<PathBuf>| s.iter().map(|p| a.places.show(p)).collect::<Vec<_>>();
     json!({
-        "read": shown(&d.read), "written": shown(&d.written),
+        "read": shown(&d.read), "written": shown(&d.written), "tried": shown(&d.tried),
         "connected": d.connected, "listened": d.listened, "ran": d.ran,
     })
 }
@@ -200,7 +211,8 @@ fn report(a: &Audit) -> Value {
             "variables": a.canaries.all.iter().filter(|c| !c.file).map(|c| &c.name).collect::<Vec<_>>(),
             "files": a.canaries.all.iter().filter(|c| c.file).map(|c| format!("{{home}}/{}", c.name)).collect::<Vec<_>>(),
         },
-        "strace": {"used": a.strace.is_ok(), "why_not": a.strace.as_ref().err()},
+        "strace": {"used": a.strace.is_ok(), "why_not": a.strace.as_ref().err(), "cut_short": a.cut_short},
+        "restarts": a.restarts,
         "opening": {"answered": a.transcript.answered, "unanswered": a.transcript.unanswered},
         "frames": {"planned": a.frames_planned, "sent": a.frames_sent, "processes": a.processes, "stopped": a.stopped},
         "exit": a.transcript.exit.to_string(),

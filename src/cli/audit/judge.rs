@@ -21,6 +21,9 @@ pub enum Phase {
     Startup,
     /// initialize, initialized, tools/list, ping.
     Handshake,
+    /// As many pings as there are frames, before any: what the server does
+    /// on its own meanwhile is not the frames' doing.
+    Control,
     /// The rejected frames, each followed by a ping.
     Rejected,
     /// stdin closed, until the process group has ended.
@@ -28,12 +31,13 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 4] = [Phase::Startup, Phase::Handshake, Phase::Rejected, Phase::Shutdown];
+    pub const ALL: [Phase; 5] = [Phase::Startup, Phase::Handshake, Phase::Control, Phase::Rejected, Phase::Shutdown];
 
     pub fn name(self) -> &'static str {
         match self {
             Phase::Startup => "startup",
             Phase::Handshake => "handshake",
+            Phase::Control => "control pings",
             Phase::Rejected => "rejected frames",
             Phase::Shutdown => "shutdown",
         }
@@ -44,6 +48,7 @@ impl Phase {
 /// clock strace stamps calls with).
 pub struct Clock {
     pub handshake: f64,
+    pub control: f64,
     pub rejected: f64,
     pub shutdown: f64,
 }
@@ -52,7 +57,8 @@ impl Clock {
     pub fn phase(&self, at: f64) -> Phase {
         match at {
             t if t < self.handshake => Phase::Startup,
-            t if t < self.rejected => Phase::Handshake,
+            t if t < self.control => Phase::Handshake,
+            t if t < self.rejected => Phase::Control,
             t if t < self.shutdown => Phase::Rejected,
             _ => Phase::Shutdown,
         }
@@ -98,6 +104,20 @@ pub struct Evidence<'a> {
     pub places: &'a Places,
     /// The sinks' addresses: connecting to them is a probe's business.
     pub sinks: &'a [String],
+    /// What the server did during the control pings (as [`activity`] says
+    /// it), which a rejected frame is not blamed for doing too.
+    pub control: &'a BTreeSet<String>,
+}
+
+/// A program run, a connection or a bind, said the same way for every
+/// process: what the frames are and are not blamed for.
+pub fn activity(act: &Act) -> Option<String> {
+    match act {
+        Act::Exec { program, argv } => Some(format!("ran {} ({})", program.display(), argv.join(" "))),
+        Act::Connect { to } => Some(format!("connected to {to}")),
+        Act::Bind { to } => Some(format!("listened on {to}")),
+        Act::Open { .. } | Act::Tried { .. } => None,
+    }
 }
 
 /// Most items of one kind listed in full.
@@ -155,19 +175,11 @@ pub fn judge(e: &Evidence) -> Vec<Finding> {
                     add(Verdict::Runtime, "outside-area", Some(*phase), detail);
                 }
             }
+            Act::Connect { to } if e.sinks.contains(to) => {}
             act if *phase == Phase::Rejected => {
-                let detail = match act {
-                    Act::Exec { program, argv } => format!("ran {} ({})", program.display(), argv.join(" ")),
-                    Act::Connect { to } if !e.sinks.contains(to) => format!("connected to {to}"),
-                    Act::Bind { to } => format!("listened on {to}"),
-                    _ => continue,
-                };
-                add(
-                    Verdict::Runtime,
-                    "rejected-frame-activity",
-                    Some(*phase),
-                    format!("while rejecting frames it {detail}"),
-                );
+                let Some(detail) = activity(act).filter(|d| !e.control.contains(d)) else { continue };
+                let detail = format!("while rejecting frames it {detail}, which it did not while answering pings");
+                add(Verdict::Runtime, "rejected-frame-activity", Some(*phase), detail);
             }
             _ => {}
         }

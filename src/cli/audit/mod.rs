@@ -11,22 +11,20 @@ mod audit_output;
 mod canary;
 mod frames;
 mod judge;
+mod legs;
 mod needs;
 mod strace;
 
-use super::conversation::{Conversation, Transcript};
-use super::setup::{ChildFlags, choose_from, parse_args};
-use crate::catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
-use crate::frame::Frame;
+use super::conversation::Transcript;
+use super::setup::{ChildFlags, parse_args};
 use crate::process::Home;
 use crate::protocol::Revision;
 use anyhow::{Result, bail};
 use area::{Area, Places};
 use canary::Canaries;
-use judge::{Clock, Evidence, Finding, Phase};
+use judge::{Evidence, Finding, Phase};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant, SystemTime};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -79,6 +77,11 @@ pub struct Audit {
     pub phases: Vec<(Phase, Vec<strace::Event>)>,
     pub places: Places,
     pub needs: needs::Needs,
+    /// Processes and threads whose trace strace could not finish.
+    pub cut_short: usize,
+    /// Each process after the first: its frames, stdout lines, exit and
+    /// stderr, for the report.
+    pub restarts: Vec<serde_json::Value>,
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
@@ -100,63 +103,28 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let mut target = setup.target(vec![]);
     let shown = shlex::try_join(child.command.iter().map(String::as_str)).unwrap_or_else(|_| child.command.join(" "));
     eprintln!("portcullis audit: `{shown}`");
-    let salt = crate::campaign::fresh_salt();
-    let mut legs: Vec<Leg> = Vec::new();
-    let mut frames: Vec<Frame> = Vec::new();
-    let mut next = 0;
-    let stopped = loop {
-        let prefix = traces.path().join(format!("trace-{}", legs.len()));
-        target.command = match &strace {
-            Ok(()) => strace::wrap(&planted, &prefix),
-            Err(_) => planted.clone(),
-        };
-        let mut talk = match Conversation::start(&target, revision, salt) {
-            Ok(talk) => talk,
-            Err(e) if legs.is_empty() => bail!("{}", super::told(&e)),
-            Err(e) => break Some(format!("it could not be started again: {}", super::told(&e))),
-        };
-        if strace.is_ok() {
-            settle_startup(&prefix, target.waits().answer);
-        }
-        let handshake = epoch();
-        let opened = talk.open();
-        let home = area::real(&talk.home());
-        let rejected = epoch();
-        if legs.is_empty() && opened {
-            let catalogue = catalogue_for(&talk, args, template.clone(), &setup.probes.http_base())?;
-            frames = frames::rejected(&catalogue, revision, salt, args.seed, args.frames);
-        }
-        let (sent, ended) = match opened {
-            true => send_rejected(&mut talk, &frames[next..], next),
-            false => {
-                (0, Some((false, format!("a restart left {} unanswered", talk.unanswered.unwrap_or("initialize")))))
-            }
-        };
-        next += sent;
-        let shutdown = epoch();
-        let mut transcript = talk.finish();
-        let salts: Vec<u32> =
-            [salt].into_iter().chain(frames.iter().flat_map(|f| crate::token::salts_in(&f.bytes))).collect();
-        transcript.effects.extend(target.late_effects(&salts));
-        let clock = Clock { handshake, rejected, shutdown };
-        let events = match &strace {
-            Ok(()) => strace::read(&prefix).into_iter().map(|e| (clock.phase(e.at), e)).collect(),
-            Err(_) => vec![],
-        };
-        legs.push(Leg { transcript, events, home, opened, sent });
-        match ended {
-            // A server that ends the session on a bad frame is started again
-            // for the frames left, as a client would start it.
-            Some((true, _)) if next < frames.len() && legs.len() <= frames.len() => continue,
-            Some((_, why)) if next < frames.len() => break Some(why),
-            _ => break None,
-        }
+    let plan = legs::Plan {
+        planted: &planted,
+        traces: strace.is_ok().then(|| traces.path()),
+        revision,
+        salt: crate::campaign::fresh_salt(),
+        args,
+        template,
+        sink: setup.probes.http_base(),
     };
+    let legs::Runs { mut legs, frames, stopped } = legs::run(&mut target, &plan)?;
+    let next: usize = legs.iter().map(|l| l.sent).sum();
     let opened = legs[0].opened;
     let cwd = std::env::current_dir()?;
     let sinks = [setup.probes.http_base().trim_start_matches("http://").to_owned()];
     let sinks: Vec<String> = sinks.into_iter().chain(setup.probes.tcp_addr()).collect();
     let first_home = legs[0].home.clone();
+    let control: std::collections::BTreeSet<String> = legs
+        .iter()
+        .flat_map(|l| &l.events)
+        .filter(|(p, _)| *p == Phase::Control)
+        .filter_map(|(_, e)| judge::activity(&e.act))
+        .collect();
     let mut findings = Vec::new();
     let mut at = 0;
     for leg in &mut legs {
@@ -184,6 +152,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             area: &area,
             places: &places,
             sinks: &sinks,
+            control: &control,
         };
         findings.extend(judge::judge(&evidence));
         at += leg.sent;
@@ -211,6 +180,19 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         })
         .collect();
     let processes = legs.len();
+    let cut_short = legs.iter().map(|l| l.cut_short).sum();
+    let restarts = legs[1..]
+        .iter()
+        .map(|l| {
+            let t = &l.transcript;
+            serde_json::json!({
+                "frames": l.sent,
+                "stdout_lines": super::stdout_lines::judge(&t.stdout, revision).0,
+                "exit": t.exit.to_string(),
+                "stderr": crate::escape::escape(&t.stderr, 16 << 10),
+            })
+        })
+        .collect();
     let transcript = legs.swap_remove(0).transcript;
     let audit = Audit {
         command: shown,
@@ -225,6 +207,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         places,
         needs,
         transcript,
+        cut_short,
+        restarts,
     };
     audit_output::print(&audit);
     audit_output::write(args.report.as_deref(), args.junit.as_deref(), &audit)?;
@@ -239,81 +223,4 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         );
     }
     Ok(if dirty { ExitCode::from(1) } else { ExitCode::SUCCESS })
-}
-
-/// Seconds since the epoch now: the clock strace stamps calls with.
-fn epoch() -> f64 {
-    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
-}
-
-/// Waits, up to `bound`, until the trace has not grown for 300 ms: the
-/// server has done what it does before it reads its first byte.
-fn settle_startup(prefix: &std::path::Path, bound: Duration) {
-    let size = || {
-        let dir = prefix.parent().expect("the trace prefix is in a folder");
-        std::fs::read_dir(dir).into_iter().flatten().flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum()
-    };
-    let deadline = Instant::now() + bound;
-    let (mut last, mut since) = (0u64, Instant::now());
-    while Instant::now() < deadline && since.elapsed() < Duration::from_millis(300) {
-        std::thread::sleep(Duration::from_millis(20));
-        let now: u64 = size();
-        if now != last {
-            (last, since) = (now, Instant::now());
-        }
-    }
-}
-
-/// The tool the rejected frames call: as `fuzz` chooses it from the
-/// listing, or, when none can be (no listing, no tool that carries a
-/// canary), a made-up one: the frames still test what the server reads.
-fn catalogue_for(
-    talk: &Conversation,
-    args: &Args,
-    template: Option<serde_json::Map<String, serde_json::Value>>,
-    base: &str,
-) -> Result<Catalogue> {
-    let listing = talk.tools.clone().ok_or_else(|| crate::Fault::config("no tools/list answer"));
-    let chosen = choose_from(&listing, args.tool.as_deref(), template, &[]);
-    let tools = match chosen {
-        Ok((tools, _)) => tools,
-        Err(e) if args.tool.is_some() || args.args.is_some() => return Err(e),
-        Err(_) => {
-            let mut tool = ToolSpec::new("portcullis_audit", vec![ArgSpec::required("url", ArgKind::Url)]);
-            tool.template = Some(serde_json::from_str(r#"{"url":"{canary}"}"#).expect("a JSON object"));
-            vec![tool]
-        }
-    };
-    Ok(Catalogue { tools, canary_base: base.to_owned() })
-}
-
-/// One process of an audit.
-struct Leg {
-    transcript: Transcript,
-    events: Vec<(Phase, strace::Event)>,
-    home: PathBuf,
-    opened: bool,
-    /// Rejected frames it was sent.
-    sent: usize,
-}
-
-/// Sends each frame (the first numbered `first`), then a ping, waiting
-/// for its answer: the number of frames sent, and, when they stopped
-/// early, whether the server ended and why.
-fn send_rejected(talk: &mut Conversation, frames: &[Frame], first: usize) -> (usize, Option<(bool, String)>) {
-    for (n, frame) in frames.iter().enumerate() {
-        let i = first + n;
-        talk.send(&frame.bytes);
-        let id = 900_000 + i as i64;
-        let ping = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
-        if talk.ping(id, ping.as_bytes()).is_none() {
-            let running = talk.running();
-            let why = match running {
-                true => format!("it stopped answering pings after frame #{} ({} {})", i + 1, frame.family, frame.kind),
-                false => format!("it ended after frame #{} ({} {})", i + 1, frame.family, frame.kind),
-            };
-            return (n + 1, Some((!running, why)));
-        }
-    }
-    (frames.len(), None)
 }

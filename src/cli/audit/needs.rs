@@ -18,25 +18,33 @@ pub struct Needs {
     pub needed: Vec<String>,
     /// The user's variables it did as well without.
     pub unneeded: Vec<String>,
+    /// Why the trials could not tell, when a process would not start:
+    /// a harness fault, not a need of the server's.
+    pub inconclusive: Option<String>,
 }
 
-/// The tool names the opening of `cmd` lists, if the opening works.
-fn opening(target: &ChildTarget, cmd: Command, revision: Revision) -> Option<Vec<String>> {
+/// The tool names the opening of `cmd` lists, if the opening works; an
+/// error when the process would not start.
+fn opening(target: &ChildTarget, cmd: Command, revision: Revision) -> Result<Option<Vec<String>>, String> {
     let mut one = target.clone();
     one.command = cmd;
-    let mut talk = Conversation::start(&one, revision, 0).ok()?;
+    let mut talk = Conversation::start(&one, revision, 0).map_err(|e| crate::cli::told(&e))?;
     let ok = talk.open();
     let names = talk
         .tools
         .as_ref()
         .map(|tools| tools.iter().filter_map(|t| t.get("name").and_then(|n| n.as_str()).map(str::to_owned)).collect());
     talk.finish();
-    names.filter(|_| ok)
+    Ok(names.filter(|_| ok))
 }
 
 pub fn find(target: &ChildTarget, base: &Command, revision: Revision) -> Needs {
     let mut needs = Needs { tried: true, ..Needs::default() };
-    let Some(listed) = opening(target, base.clone(), revision) else { return needs };
+    let listed = match opening(target, base.clone(), revision) {
+        Ok(Some(listed)) => listed,
+        Ok(None) => return needs,
+        Err(e) => return Needs { inconclusive: Some(e), ..needs },
+    };
     needs.without_canaries = true;
     let keys: Vec<String> = base.env.iter().map(|(k, _)| k.clone()).collect();
     if keys.is_empty() {
@@ -45,16 +53,21 @@ pub fn find(target: &ChildTarget, base: &Command, revision: Revision) -> Needs {
     let without = |drop: &[String]| {
         let mut cmd = base.clone();
         cmd.env.retain(|(k, _)| !drop.contains(k));
-        opening(target, cmd, revision).as_ref() == Some(&listed)
+        opening(target, cmd, revision).map(|names| names.as_ref() == Some(&listed))
     };
-    if without(&keys) {
-        needs.unneeded = keys;
-        return needs;
+    match without(&keys) {
+        Ok(true) => {
+            needs.unneeded = keys;
+            return needs;
+        }
+        Ok(false) => {}
+        Err(e) => return Needs { inconclusive: Some(e), ..needs },
     }
     for key in keys {
         match without(std::slice::from_ref(&key)) {
-            true => needs.unneeded.push(key),
-            false => needs.needed.push(key),
+            Ok(true) => needs.unneeded.push(key),
+            Ok(false) => needs.needed.push(key),
+            Err(e) => return Needs { inconclusive: Some(e), ..needs },
         }
     }
     needs

@@ -1,8 +1,11 @@
 //! What the server did at the operating system's level, from strace (a
 //! Debian package): files and folders opened, connections attempted,
 //! programs run, each with when. strace writes one file per process
-//! (`-ff`), so no call is split across lines, and `-y` names the file an
-//! opened descriptor is. Its output is read here for these few calls
+//! (`-ff`), `-y` names the file an opened descriptor is, and each file
+//! ends with how its process or thread ended (`+++ exited with 0 +++`)
+//! unless strace itself was ended first. A call a signal interrupted is
+//! split in two lines, `<unfinished ...>` and `<... NAME resumed>`, which
+//! are joined. Its output is read here for these few calls
 //! only: no maintained crate parses it.
 
 use crate::process::Command;
@@ -14,6 +17,9 @@ use std::time::Duration;
 pub enum Act {
     /// A file or folder opened (as the kernel named it).
     Open { path: PathBuf, write: bool, dir: bool },
+    /// An open that failed (a file that is not there, or refused), as the
+    /// server named it: listed, never judged, since runtimes probe many.
+    Tried { path: PathBuf },
     /// A connection attempted, whether or not it went through.
     Connect { to: String },
     /// A socket bound to an address: a port or path the server listens on.
@@ -53,19 +59,29 @@ pub fn available() -> Result<(), String> {
 pub fn wrap(cmd: &Command, prefix: &Path) -> Command {
     let mut traced = cmd.clone();
     traced.program = "strace".into();
-    let flags = ["-f", "-ff", "-qq", "-ttt", "-y", "-s", "256", "-e", CALLS, "-o"];
+    let flags = ["-f", "-ff", "-q", "-ttt", "-y", "-s", "256", "-e", CALLS, "-o"];
     traced.args = flags.iter().map(|f| f.to_string()).collect();
     traced.args.extend([prefix.display().to_string(), "--".into(), cmd.program.clone()]);
     traced.args.extend(cmd.args.iter().cloned());
     traced
 }
 
-/// Every call in the trace files `prefix.PID`, in time order.
-pub fn read(prefix: &Path) -> Vec<Event> {
+/// What the trace files of one process tree hold.
+#[derive(Default)]
+pub struct Trace {
+    /// Every call listed, in time order.
+    pub events: Vec<Event>,
+    /// Processes and threads whose trace ends before their end: strace
+    /// was ended (SIGKILL) while they ran, and what they did last is lost.
+    pub cut_short: usize,
+}
+
+/// Every call in the trace files `prefix.PID`.
+pub fn read(prefix: &Path) -> Trace {
     let (Some(dir), Some(stem)) = (prefix.parent(), prefix.file_name().and_then(|s| s.to_str())) else {
-        return vec![];
+        return Trace::default();
     };
-    let mut events = Vec::new();
+    let mut trace = Trace::default();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let pid = name.strip_prefix(stem).and_then(|r| r.strip_prefix('.'));
@@ -73,10 +89,33 @@ pub fn read(prefix: &Path) -> Vec<Event> {
             continue;
         }
         let text = std::fs::read(entry.path()).unwrap_or_default();
-        events.extend(String::from_utf8_lossy(&text).lines().filter_map(parse));
+        let text = String::from_utf8_lossy(&text);
+        let ended = text.lines().last().and_then(|l| l.split_once(' ')).is_some_and(|(_, r)| r.starts_with("+++"));
+        trace.cut_short += usize::from(!ended);
+        trace.events.extend(joined(&text).iter().filter_map(|l| parse(l)));
     }
-    events.sort_by(|a, b| a.at.total_cmp(&b.at));
-    events
+    trace.events.sort_by(|a, b| a.at.total_cmp(&b.at));
+    trace
+}
+
+/// The lines of one process's trace, each call a signal split in two
+/// (`NAME(args <unfinished ...>`, then `<... NAME resumed>rest`) joined
+/// into one, stamped when it began.
+fn joined(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut pending: Option<&str> = None;
+    for line in text.lines() {
+        if let Some(head) = line.strip_suffix(" <unfinished ...>") {
+            pending = Some(head);
+        } else if let Some(rest) = line.split_once("<... ").and_then(|(_, r)| r.split_once(" resumed>")) {
+            if let Some(head) = pending.take() {
+                lines.push(format!("{head}{}", rest.1));
+            }
+        } else {
+            lines.push(line.to_owned());
+        }
+    }
+    lines
 }
 
 /// One line of a trace file, when it is a call that did what we list.
@@ -87,7 +126,14 @@ fn parse(line: &str) -> Option<Event> {
     let (args, result) = rest.rsplit_once(") = ")?;
     let failed = result.starts_with('-');
     let act = match name {
-        "open" | "openat" | "openat2" | "creat" if !failed => {
+        "open" | "openat" | "openat2" | "creat" if failed => {
+            let named = PathBuf::from(quoted(args).into_iter().next()?);
+            // Relative to the folder strace named beside AT_FDCWD or the fd.
+            let base =
+                args.split_once('<').and_then(|(_, r)| r.split_once('>')).map(|(d, _)| PathBuf::from(unescape(d)));
+            Act::Tried { path: base.filter(|_| named.is_relative()).map_or(named.clone(), |b| b.join(&named)) }
+        }
+        "open" | "openat" | "openat2" | "creat" => {
             // The descriptor's path (`= 3</etc/hosts>`) is the file the
             // kernel opened; the argument, as the server named it.
             let named = quoted(args).into_iter().next()?;
@@ -209,7 +255,17 @@ mod tests {
         let relative = r#"1.5 openat(AT_FDCWD</srv>, "out.log", O_WRONLY|O_CREAT|O_APPEND, 0666) = 4</srv/out.log>"#;
         assert_eq!(parse(relative).unwrap().act, Act::Open { path: "/srv/out.log".into(), write: true, dir: false });
         let missing = r#"1.5 openat(AT_FDCWD</srv>, "nope", O_RDONLY) = -1 ENOENT (No such file or directory)"#;
-        assert!(parse(missing).is_none(), "a failed open opened nothing");
+        assert_eq!(
+            parse(missing).unwrap().act,
+            Act::Tried { path: "/srv/nope".into() },
+            "a failed open is listed apart"
+        );
+        let split = "5.0 connect(5, {sa_family=AF_INET, sin_port=htons(80), sin_addr=inet_addr(\"10.0.0.1\")}, 16 <unfinished ...>\n\
+                     5.1 --- SIGALRM {si_signo=SIGALRM} ---\n\
+                     5.2 <... connect resumed>) = -1 EINTR (Interrupted system call)\n";
+        let lines = joined(split);
+        let acts: Vec<Act> = lines.iter().filter_map(|l| parse(l)).map(|e| e.act).collect();
+        assert_eq!(acts, [Act::Connect { to: "10.0.0.1:80".into() }], "{lines:?}");
         let inet = r#"2.0 connect(5<socket:[99]>, {sa_family=AF_INET, sin_port=htons(443), sin_addr=inet_addr("10.1.2.3")}, 16) = -1 EINPROGRESS (Operation now in progress)"#;
         assert_eq!(parse(inet).unwrap().act, Act::Connect { to: "10.1.2.3:443".into() });
         let v6 = r#"2.0 connect(5, {sa_family=AF_INET6, sin6_port=htons(80), sin6_flowinfo=htonl(0), inet_pton(AF_INET6, "::1", &sin6_addr), sin6_scope_id=0}, 28) = 0"#;

@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
     fail_flag: Vec<String>,
     /// The longest wait for each answer of the opening, in milliseconds.
-    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    #[arg(long, default_value_t = 10_000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     timeout_ms: u64,
     /// How long the server may take to exit once stdin is closed before
     /// its process group is ended, in milliseconds.
@@ -63,14 +63,7 @@ pub struct Checked {
 pub fn run(args: &Args) -> Result<ExitCode> {
     let revision = args.revision.unwrap_or(Revision::ALL[Revision::ALL.len() - 1]);
     let (program, words) = args.command.split_first().expect("clap requires a command");
-    let env = args
-        .env
-        .iter()
-        .map(|e| match e.split_once('=') {
-            Some((k, v)) => (k.to_owned(), Some(v.to_owned())),
-            None => (e.clone(), None),
-        })
-        .collect();
+    let env = args.env.iter().map(|e| super::setup::env_var(e)).collect::<Result<_>>()?;
     let base = Command::new(program.clone(), words.iter().cloned()).with_env(env);
     // No call is made: the probes are there because every target has them.
     let probes = Arc::new(Probes::start(&ProbeConfig::default())?);
