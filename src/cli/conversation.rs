@@ -140,6 +140,10 @@ impl Transcript {
         };
         let ended = match &self.exit {
             Exit::Running => "was ended".to_owned(),
+            // What ends a server that outstays the exit grace.
+            Exit::Crashed(how) if how.ends_with("signal 15") || how.ends_with("signal 9") => {
+                format!("did not exit within the exit grace and was ended ({how})")
+            }
             e => e.to_string(),
         };
         format!("{opening}; {ended} ({:.1} s)", self.elapsed.as_secs_f64())

@@ -60,13 +60,15 @@ impl Area {
         }
         allowed.iter().for_each(|p| area.add(p, "--allow-path"));
         for (i, word) in words.iter().enumerate() {
-            let path = Path::new(word);
+            // `server.py` names a file here: its folder is this one, not "".
+            let Ok(path) = std::path::absolute(word) else { continue };
             if path.is_dir() {
-                area.add(path, "a folder the command names");
+                area.add(&path, "a folder the command names");
             } else if path.is_file() {
-                match i {
-                    0 => area.program(path),
-                    _ => area.add(path.parent().unwrap_or(path), "a file the command names is here"),
+                match (i, path.parent()) {
+                    (0, _) => area.program(&path),
+                    (_, Some(folder)) => area.add(folder, "a file the command names is here"),
+                    (_, None) => {}
                 }
             } else if let Some(found) = on_path(word).filter(|_| i == 0 && !word.contains('/')) {
                 area.program(&found);
@@ -76,7 +78,8 @@ impl Area {
     }
 
     fn add(&mut self, path: &Path, why: &str) {
-        let at = std::path::absolute(path).map(|p| real(&p)).unwrap_or_else(|_| path.to_owned());
+        // An empty path would hold every path: it is never a place.
+        let Ok(at) = std::path::absolute(path).map(|p| real(&p)) else { return };
         if !self.places.iter().any(|(p, _)| *p == at) {
             self.places.push((at, why.to_owned()));
         }
@@ -130,22 +133,23 @@ fn interpreter(script: &Path) -> Option<PathBuf> {
 }
 
 /// Where `name` is found on PATH, as a shell would run it.
-fn on_path(name: &str) -> Option<PathBuf> {
+pub fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
-/// The smallest set of folders that holds `paths`: each file's folder (a
-/// file in a top-level folder, such as `/etc/hosts`, itself), a folder
-/// inside another dropped, and a folder with `SPREAD` or more kept beneath
-/// it taken whole (never a top-level one).
-pub fn smallest(paths: &[PathBuf]) -> Vec<PathBuf> {
+/// The smallest set of folders that holds `files` and `folders`: each
+/// file's folder (a file in a top-level folder, such as `/etc/hosts`,
+/// itself), each folder itself, a folder inside another dropped, and a
+/// folder with `SPREAD` or more kept beneath it taken whole (never a
+/// top-level one).
+pub fn smallest(files: &[PathBuf], folders: &[PathBuf]) -> Vec<PathBuf> {
     const SPREAD: usize = 4;
     let own = |p: &PathBuf| match p.parent() {
         Some(d) if d.components().count() > 2 => d.to_owned(),
         _ => p.clone(),
     };
-    let mut dirs: Vec<PathBuf> = paths.iter().map(own).collect();
+    let mut dirs: Vec<PathBuf> = files.iter().map(own).chain(folders.iter().cloned()).collect();
     loop {
         dirs.sort();
         dirs.dedup();
@@ -180,7 +184,10 @@ mod tests {
             "/usr/lib/py/a/q/r.py",
         ];
         let paths: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
-        let got: Vec<String> = smallest(&paths).iter().map(|p| p.display().to_string()).collect();
+        let got: Vec<String> = smallest(&paths, &[]).iter().map(|p| p.display().to_string()).collect();
         assert_eq!(got, ["/etc/hosts", "/usr/lib/py"]);
+        let folder = [PathBuf::from("/srv/me/server")];
+        let got = smallest(&[PathBuf::from("/srv/me/server/main.py")], &folder);
+        assert_eq!(got, folder, "a folder opened is itself, not its parent");
     }
 }

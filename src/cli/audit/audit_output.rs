@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 struct Did {
     read: BTreeSet<PathBuf>,
     written: BTreeSet<PathBuf>,
+    /// Folders opened to be listed (read), apart from files.
+    folders: BTreeSet<PathBuf>,
     connected: BTreeSet<String>,
     listened: BTreeSet<String>,
     ran: BTreeSet<String>,
@@ -34,6 +36,7 @@ fn did<'a>(events: impl IntoIterator<Item = &'a Event>) -> Did {
         match &e.act {
             Act::Open { path, .. } if VIRTUAL.iter().any(|v| path.starts_with(v)) => {}
             Act::Open { path, write: true, .. } => _ = d.written.insert(path.clone()),
+            Act::Open { path, dir: true, .. } => _ = d.folders.insert(path.clone()),
             Act::Open { path, .. } => _ = d.read.insert(path.clone()),
             Act::Connect { to } => _ = d.connected.insert(to.clone()),
             Act::Bind { to } => _ = d.listened.insert(to.clone()),
@@ -57,18 +60,23 @@ fn listed<T: AsRef<str>>(items: impl IntoIterator<Item = T>, most: usize) -> Str
     }
 }
 
-fn paths(a: &Audit, ps: &[PathBuf]) -> Vec<String> {
-    ps.iter().map(|p| a.places.show(p)).collect()
+/// `files` and `folders` folded into the fewest folders, each named as
+/// the report names places.
+fn folded(a: &Audit, files: &BTreeSet<PathBuf>, folders: &BTreeSet<PathBuf>) -> Vec<String> {
+    let (files, folders): (Vec<_>, Vec<_>) = (files.iter().cloned().collect(), folders.iter().cloned().collect());
+    smallest(&files, &folders).iter().map(|p| a.places.show(p)).collect()
 }
+
+use crate::report::counted;
 
 pub fn print(a: &Audit) {
     let vars: Vec<&str> = a.canaries.all.iter().filter(|c| !c.file).map(|c| c.name.as_str()).collect();
     let files: Vec<&str> = a.canaries.all.iter().filter(|c| c.file).map(|c| c.name.as_str()).collect();
     println!(
-        "canaries: {} variables ({}), {} files in {{home}} ({})",
-        vars.len(),
+        "canaries: {} ({}), {} in its temporary HOME, named {{home}} below ({})",
+        counted(vars.len(), "variable"),
         listed(&vars, 4),
-        files.len(),
+        counted(files.len(), "file"),
         listed(&files, 5)
     );
     match &a.strace {
@@ -95,7 +103,7 @@ pub fn print(a: &Audit) {
         (
             Verdict::Runtime,
             "runtime",
-            "no canary left, no canary file opened, nothing opened outside its area, nothing run or connected for a rejected frame",
+            "no canary leaked, no canary file opened, nothing opened outside its area, nothing run or connected for a rejected frame",
         ),
     ] {
         let found = verdict_of(a, verdict);
@@ -113,18 +121,17 @@ pub fn print(a: &Audit) {
         println!("what it did, per phase (strace):");
         for (phase, events) in &a.phases {
             let d = did(events);
-            let files = |s: &BTreeSet<PathBuf>| paths(a, &smallest(&s.iter().cloned().collect::<Vec<_>>()));
             println!(
-                "  {}: {} files read, {} written, {} not there or refused, {} connections, {} programs run",
+                "  {}: {} read, {} written, {} not there or refused, {}, {} run",
                 phase.name(),
-                d.read.len(),
+                counted(d.read.len() + d.folders.len(), "file"),
                 d.written.len(),
                 d.tried.len(),
-                d.connected.len(),
-                d.ran.len()
+                counted(d.connected.len(), "connection"),
+                counted(d.ran.len(), "program"),
             );
             if !d.written.is_empty() {
-                println!("    wrote in: {}", listed(files(&d.written), 8));
+                println!("    wrote in: {}", listed(folded(a, &d.written, &BTreeSet::new()), 8));
             }
             if !d.connected.is_empty() || !d.listened.is_empty() {
                 println!("    connected to: {}; listened on: {}", listed(&d.connected, 8), listed(&d.listened, 8));
@@ -139,9 +146,8 @@ pub fn print(a: &Audit) {
     println!("  environment: {}", environment(a));
     if a.strace.is_ok() {
         let all = did(a.phases.iter().flat_map(|(_, e)| e));
-        let folders = |s: &BTreeSet<PathBuf>| paths(a, &smallest(&s.iter().cloned().collect::<Vec<_>>()));
-        println!("  read: {}", listed(folders(&all.read), 16));
-        println!("  write: {}", listed(folders(&all.written), 16));
+        println!("  read: {}", listed(folded(a, &all.read, &all.folders), 16));
+        println!("  write: {}", listed(folded(a, &all.written, &BTreeSet::new()), 16));
         println!("  network: {}", listed(&all.connected, 16));
         println!("  listen: {}", listed(&all.listened, 16));
         println!("  programs: {}", listed(&all.ran, 16));
@@ -189,7 +195,7 @@ fn finding_json(f: &Finding) -> Value {
 fn did_json(a: &Audit, d: &Did) -> Value {
     let shown = |s: &BTreeSet<PathBuf>| s.iter().map(|p| a.places.show(p)).collect::<Vec<_>>();
     json!({
-        "read": shown(&d.read), "written": shown(&d.written), "tried": shown(&d.tried),
+        "read": shown(&d.read), "folders": shown(&d.folders), "written": shown(&d.written), "tried": shown(&d.tried),
         "connected": d.connected, "listened": d.listened, "ran": d.ran,
     })
 }
@@ -202,7 +208,6 @@ fn report(a: &Audit) -> Value {
     let phases: serde_json::Map<String, Value> =
         a.phases.iter().map(|(p, events)| (p.name().to_owned(), did_json(a, &did(events)))).collect();
     let all = did(a.phases.iter().flat_map(|(_, e)| e));
-    let folders = |s: &BTreeSet<PathBuf>| paths(a, &smallest(&s.iter().cloned().collect::<Vec<_>>()));
     json!({
         "command": a.command,
         "protocol": verdict(Verdict::Protocol),
@@ -221,8 +226,8 @@ fn report(a: &Audit) -> Value {
         "needs": {
             "environment": environment(a),
             "needed_variables": a.needs.needed,
-            "read": a.strace.is_ok().then(|| folders(&all.read)),
-            "write": a.strace.is_ok().then(|| folders(&all.written)),
+            "read": a.strace.is_ok().then(|| folded(a, &all.read, &all.folders)),
+            "write": a.strace.is_ok().then(|| folded(a, &all.written, &BTreeSet::new())),
             "network": a.strace.is_ok().then_some(&all.connected),
             "programs": a.strace.is_ok().then_some(&all.ran),
         },
@@ -250,10 +255,10 @@ fn junit(a: &Audit) -> Report {
         } else {
             TestCaseStatus::success()
         };
-        let mut case = TestCase::new(format!("{verdict}: {kind}"), status);
-        case.set_system_err(String::from_utf8_lossy(&a.transcript.stderr).into_owned());
-        suite.add_test_case(case);
+        suite.add_test_case(TestCase::new(format!("{verdict}: {kind}"), status));
     }
+    // The server's stderr once, for the whole audit.
+    suite.set_system_err_lossy(&a.transcript.stderr);
     let mut report = Report::new("portcullis");
     report.add_test_suite(suite);
     report

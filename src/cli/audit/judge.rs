@@ -151,7 +151,7 @@ pub fn judge(e: &Evidence) -> Vec<Finding> {
             let line = bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
             let what =
                 if canary.file { format!("the canary file {{home}}/{}", canary.name) } else { canary.name.clone() };
-            add(Verdict::Runtime, "canary-leak", None, format!("{what} left through {channel}, line {line}"));
+            add(Verdict::Runtime, "canary-leak", None, format!("{what} leaked through {channel}, line {line}"));
         }
     }
     for effect in e.effects {

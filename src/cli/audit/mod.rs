@@ -100,6 +100,16 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         planted.env.push(("TMPDIR".into(), Some(tmpdir.path().display().to_string())));
     }
     planted.home_files = canaries.home_files();
+    // Under strace a program that is not there would be strace's failure,
+    // told late and in its words: it is looked for first.
+    let program = &setup.command.program;
+    let found = match program.contains('/') {
+        true => std::path::Path::new(program).is_file(),
+        false => area::on_path(program).is_some(),
+    };
+    if !found {
+        bail!("could not start {program}: no such file, nor a program of that name on PATH");
+    }
     let mut target = setup.target(vec![]);
     let shown = shlex::try_join(child.command.iter().map(String::as_str)).unwrap_or_else(|_| child.command.join(" "));
     eprintln!("portcullis audit: `{shown}`");
@@ -210,8 +220,6 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         cut_short,
         restarts,
     };
-    audit_output::print(&audit);
-    audit_output::write(args.report.as_deref(), args.junit.as_deref(), &audit)?;
     let dirty = !audit.findings.is_empty();
     if !opened && !dirty {
         bail!(
@@ -222,5 +230,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             crate::process::stderr_tail(&audit.transcript.stderr)
         );
     }
+    audit_output::print(&audit);
+    audit_output::write(args.report.as_deref(), args.junit.as_deref(), &audit)?;
     Ok(if dirty { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -21,7 +21,7 @@ pub fn line(c: &Checked) {
         None => format!("clean  {} stdout lines", c.lines),
         Some(d) => format!("DIRTY  line {} of {}", d.line, c.lines),
     };
-    eprintln!("  {:<13} {verdict}; {}", c.variant.name, c.transcript.story(c.variant.stdin_closed));
+    eprintln!("  {:<14} {verdict}; {}", c.variant.name, c.transcript.story(c.variant.stdin_closed));
 }
 
 /// A dirty variant in full.

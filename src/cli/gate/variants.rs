@@ -131,8 +131,9 @@ pub fn launch_line(cmd: &Command, variant: &Variant) -> String {
     if variant.stdin_closed {
         line.push_str(" </dev/null");
     }
-    if let Some(dir) = &cmd.cwd {
-        line = format!("(cd {} && {line})", quote(&dir.display().to_string()));
+    // The empty folder is gone once the variant ends: a new one will do.
+    if cmd.cwd.is_some() {
+        line = format!("(cd \"$(mktemp -d)\" && {line})");
     }
     line
 }
