@@ -108,3 +108,26 @@ fn a_program_run_for_a_rejected_frame_is_named_and_pings_alone_run_nothing() {
     assert!(out.contains("protocol: clean"), "{}", text(&o));
     assert!(!out.contains("(control pings) "), "pings alone run nothing: {}", text(&o));
 }
+
+#[test]
+fn a_program_is_looked_for_on_the_path_the_server_gets() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink(BIN, bin.join("gateway-under-audit")).unwrap();
+    let path = format!("PATH={}:/usr/bin:/bin", bin.display());
+    let args =
+        ["audit", "--no-strace", "--frames", "2", "--env", &path, "--", "gateway-under-audit", "reference-gateway"];
+    let o = portcullis(&args, dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("strace: not used: not asked for (--no-strace)"),
+        "{}",
+        text(&o)
+    );
+    let o = portcullis(&["audit", "--", "gateway-under-audit"], dir.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains("could not start gateway-under-audit"), "{}", text(&o));
+}

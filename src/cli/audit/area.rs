@@ -133,9 +133,13 @@ fn interpreter(script: &Path) -> Option<PathBuf> {
 }
 
 /// Where `name` is found on PATH, as a shell would run it.
-pub fn on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+fn on_path(name: &str) -> Option<PathBuf> {
+    on_path_in(name, &std::env::var("PATH").ok()?)
+}
+
+/// Where `name` is found on the search path `path`.
+pub fn on_path_in(name: &str, path: &str) -> Option<PathBuf> {
+    std::env::split_paths(path).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
 /// The smallest set of folders that holds `files` and `folders`: each

@@ -81,8 +81,11 @@ pub fn print(a: &Audit) {
     );
     match &a.strace {
         Ok(()) if a.cut_short > 0 => println!(
-            "strace: traced, but the trace of {} processes or threads ends early (strace was ended before them)",
-            a.cut_short
+            "strace: traced, but {} ended before strace could finish its trace",
+            match a.cut_short {
+                1 => "1 process or thread".to_owned(),
+                n => format!("{n} processes or threads"),
+            }
         ),
         Ok(()) => println!("strace: traced files opened, connections, sockets bound and programs run"),
         Err(why) => println!("strace: not used: {why}; files, connections and programs are not listed"),

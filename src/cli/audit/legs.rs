@@ -82,14 +82,17 @@ pub fn run(target: &mut ChildTarget, plan: &Plan) -> Result<Runs> {
         let control = epoch();
         // As many pings as frames, before any frame: what the server does
         // on its own meanwhile (timers, lazy connections) is not the frames'.
+        let calm = !(legs.is_empty() && opened) || control_pings(&mut talk, frames.len());
         if legs.is_empty() && opened {
-            control_pings(&mut talk, frames.len());
             settle(&prefix);
         }
         let rejected = epoch();
-        let (sent, ended) = match opened {
-            true => send_rejected(&mut talk, &frames[next..], next),
-            false => {
+        let (sent, ended) = match (opened, calm) {
+            (true, true) => send_rejected(&mut talk, &frames[next..], next),
+            (true, false) => {
+                (0, Some((false, "it stopped answering during the control pings, before any frame".into())))
+            }
+            (false, _) => {
                 (0, Some((false, format!("a restart left {} unanswered", talk.unanswered.unwrap_or("initialize")))))
             }
         };
@@ -160,13 +163,12 @@ fn ping_line(id: i64) -> Vec<u8> {
 }
 
 /// `count` pings, each awaited; they stop at the first left unanswered.
-fn control_pings(talk: &mut Conversation, count: usize) {
-    for i in 0..count {
+/// Whether every one was answered.
+fn control_pings(talk: &mut Conversation, count: usize) -> bool {
+    (0..count).all(|i| {
         let id = 800_000 + i as i64;
-        if talk.ping(id, &ping_line(id)).is_none() {
-            return;
-        }
-    }
+        talk.ping(id, &ping_line(id)).is_some()
+    })
 }
 
 /// Sends each frame (the first numbered `first`), then a ping, waiting

@@ -102,10 +102,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     planted.home_files = canaries.home_files();
     // Under strace a program that is not there would be strace's failure,
     // told late and in its words: it is looked for first.
+    // The child's PATH, which `--env PATH=...` may set, is where it looks.
     let program = &setup.command.program;
+    let path = setup.command.env.iter().rev().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone());
+    let path = path.map_or_else(|| std::env::var("PATH").ok(), |given| given.or_else(|| std::env::var("PATH").ok()));
     let found = match program.contains('/') {
         true => std::path::Path::new(program).is_file(),
-        false => area::on_path(program).is_some(),
+        false => path.is_some_and(|p| area::on_path_in(program, &p).is_some()),
     };
     if !found {
         bail!("could not start {program}: no such file, nor a program of that name on PATH");
@@ -168,7 +171,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         at += leg.sent;
         // One HOME for the report: each restart's is shown as the first's.
         for (_, e) in &mut leg.events {
-            if let strace::Act::Open { path, .. } = &mut e.act
+            if let strace::Act::Open { path, .. } | strace::Act::Tried { path } = &mut e.act
                 && let Ok(rest) = path.strip_prefix(&leg.home)
             {
                 *path = first_home.join(rest);
@@ -220,6 +223,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         cut_short,
         restarts,
     };
+    // The reports hold what was seen, even when it was not enough to judge.
+    audit_output::write(args.report.as_deref(), args.junit.as_deref(), &audit)?;
     let dirty = !audit.findings.is_empty();
     if !opened && !dirty {
         bail!(
@@ -231,6 +236,5 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         );
     }
     audit_output::print(&audit);
-    audit_output::write(args.report.as_deref(), args.junit.as_deref(), &audit)?;
     Ok(if dirty { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -101,12 +101,15 @@ pub fn read(prefix: &Path) -> Trace {
 /// The lines of one process's trace, each call a signal split in two
 /// (`NAME(args <unfinished ...>`, then `<... NAME resumed>rest`) joined
 /// into one, stamped when it began.
+/// A call never resumed in its file (an `execve` from a thread resumes in
+/// another process's) is kept with its result unknown (`= ?`).
 fn joined(text: &str) -> Vec<String> {
     let mut lines = Vec::new();
     let mut pending: Option<&str> = None;
+    let unknown = |head: &str| format!("{head}) = ?");
     for line in text.lines() {
         if let Some(head) = line.strip_suffix(" <unfinished ...>") {
-            pending = Some(head);
+            lines.extend(pending.replace(head).map(unknown));
         } else if let Some(rest) = line.split_once("<... ").and_then(|(_, r)| r.split_once(" resumed>")) {
             if let Some(head) = pending.take() {
                 lines.push(format!("{head}{}", rest.1));
@@ -115,6 +118,7 @@ fn joined(text: &str) -> Vec<String> {
             lines.push(line.to_owned());
         }
     }
+    lines.extend(pending.map(unknown));
     lines
 }
 
@@ -125,8 +129,10 @@ fn parse(line: &str) -> Option<Event> {
     let (name, rest) = rest.split_once('(')?;
     let (args, result) = rest.rsplit_once(") = ")?;
     let failed = result.starts_with('-');
+    // `?`: strace never saw the end of the call (see [`joined`]).
+    let unknown = result.starts_with('?');
     let act = match name {
-        "open" | "openat" | "openat2" | "creat" if failed => {
+        "open" | "openat" | "openat2" | "creat" if failed || unknown => {
             let named = PathBuf::from(quoted(args).into_iter().next()?);
             // Relative to the folder strace named beside AT_FDCWD or the fd.
             let base =
@@ -266,6 +272,13 @@ mod tests {
         let lines = joined(split);
         let acts: Vec<Act> = lines.iter().filter_map(|l| parse(l)).map(|e| e.act).collect();
         assert_eq!(acts, [Act::Connect { to: "10.0.0.1:80".into() }], "{lines:?}");
+        let thread = "6.0 execve(\"/usr/bin/git\", [\"git\"], 0x7ffd /* 3 vars */ <unfinished ...>\n";
+        let acts: Vec<Act> = joined(thread).iter().filter_map(|l| parse(l)).map(|e| e.act).collect();
+        assert_eq!(
+            acts,
+            [Act::Exec { program: "/usr/bin/git".into(), argv: vec!["git".into()] }],
+            "never resumed here"
+        );
         let inet = r#"2.0 connect(5<socket:[99]>, {sa_family=AF_INET, sin_port=htons(443), sin_addr=inet_addr("10.1.2.3")}, 16) = -1 EINPROGRESS (Operation now in progress)"#;
         assert_eq!(parse(inet).unwrap().act, Act::Connect { to: "10.1.2.3:443".into() });
         let v6 = r#"2.0 connect(5, {sa_family=AF_INET6, sin6_port=htons(80), sin6_flowinfo=htonl(0), inet_pton(AF_INET6, "::1", &sin6_addr), sin6_scope_id=0}, 28) = 0"#;
