@@ -30,6 +30,9 @@ impl Revision {
     pub const ALL: [Revision; 4] =
         [Revision::R2024_11_05, Revision::R2025_03_26, Revision::R2025_06_18, Revision::R2025_11_25];
 
+    /// The newest revision the suite speaks.
+    pub const LATEST: Revision = Revision::ALL[Revision::ALL.len() - 1];
+
     /// The `protocolVersion` string of this revision.
     pub fn as_str(self) -> &'static str {
         match self {

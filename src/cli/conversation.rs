@@ -31,6 +31,9 @@ pub struct Transcript {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
     pub exit: Exit,
+    /// Whether it was still running past the exit grace, and so was ended
+    /// by the signal sent to its group.
+    pub outlived_grace: bool,
     pub answered: Vec<&'static str>,
     pub unanswered: Option<&'static str>,
     /// Bytes of stdout and stderr cut for want of room.
@@ -115,14 +118,15 @@ impl Conversation {
     /// Closes stdin, ends the process group after the exit grace, and
     /// keeps everything written.
     pub fn finish(self) -> Transcript {
-        let (stdout, stderr, exit, cut) = self.gateway.finish_with_exit();
+        let finished = self.gateway.finish_with_exit();
         Transcript {
-            stdout,
-            stderr,
-            exit,
+            stdout: finished.stdout,
+            stderr: finished.stderr,
+            exit: finished.exit,
+            outlived_grace: finished.outlived_grace,
             answered: self.answered,
             unanswered: self.unanswered,
-            cut,
+            cut: finished.cut,
             effects: self.recorder.actions(),
             elapsed: self.started.elapsed(),
         }
@@ -138,13 +142,10 @@ impl Transcript {
             (false, false, Some(m)) => format!("answered {}; {m} unanswered", self.answered.join(", ")),
             (false, _, None) => format!("answered {}", self.answered.join(", ")),
         };
-        let ended = match &self.exit {
-            Exit::Running => "was ended".to_owned(),
-            // What ends a server that outstays the exit grace.
-            Exit::Crashed(how) if how.ends_with("signal 15") || how.ends_with("signal 9") => {
-                format!("did not exit within the exit grace and was ended ({how})")
-            }
-            e => e.to_string(),
+        let ended = match (&self.exit, self.outlived_grace) {
+            (Exit::Running, _) => "was ended".to_owned(),
+            (Exit::Crashed(how), true) => format!("did not exit within the exit grace and was ended ({how})"),
+            (e, _) => e.to_string(),
         };
         format!("{opening}; {ended} ({:.1} s)", self.elapsed.as_secs_f64())
     }

@@ -128,6 +128,11 @@ pub(crate) fn told(e: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+/// `words` as one line a shell reads back as the same words.
+pub(crate) fn shell_line(words: &[String]) -> String {
+    shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
+}
+
 /// This program as it was invoked, for commands a user can paste.
 pub(crate) fn me() -> String {
     std::env::args().next().unwrap_or_else(|| "portcullis".to_owned())

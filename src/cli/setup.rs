@@ -183,7 +183,7 @@ impl ChildFlags {
             let here = |w: &String| !w.starts_with('-') && std::path::Path::new(w).exists();
             words.extend(given.command.iter().map(|w| if here(w) { absolute(w) } else { w.clone() }));
         }
-        shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
+        super::shell_line(&words)
     }
 
     /// Starts a job's probes and expands the templates of its command.

@@ -40,6 +40,17 @@ struct Backlog {
     broken: AtomicBool,
 }
 
+/// What an ended server left: its output since last taken, how it ended,
+/// how many bytes of stdout and stderr were cut for want of room, and
+/// whether it outlived the exit grace and was ended by its group's signal.
+pub(crate) struct Finished {
+    pub(crate) stdout: Vec<u8>,
+    pub(crate) stderr: Vec<u8>,
+    pub(crate) exit: Exit,
+    pub(crate) cut: (u64, u64),
+    pub(crate) outlived_grace: bool,
+}
+
 /// One running server.
 pub struct ChildGateway {
     child: Child,
@@ -70,6 +81,9 @@ pub struct ChildGateway {
     served: bool,
     /// Whether [`ChildGateway::end`] has run.
     ended: bool,
+    /// Whether, when it ended, the server was still running past the exit
+    /// grace, so that its group was sent SIGTERM (and maybe SIGKILL).
+    outlived_grace: bool,
     /// Under `--effect answer`, the requests sent and the answers read.
     answered: Option<Answered>,
     /// Once the server had exited, when the last wait for quiet effects
@@ -121,6 +135,7 @@ impl ChildGateway {
             salts: vec![salt],
             served: true,
             ended: false,
+            outlived_grace: false,
             answered: target.answers.then(Answered::default),
             quiet_since_exit: None,
             _home: spawned.home,
@@ -274,18 +289,18 @@ impl ChildGateway {
     /// Ends the session as dropping it does, and returns the stdout and
     /// stderr written since they were last taken, an exit's last words too.
     pub(crate) fn finish(self) -> (Vec<u8>, Vec<u8>) {
-        let (out, err, ..) = self.finish_with_exit();
-        (out, err)
+        let finished = self.finish_with_exit();
+        (finished.stdout, finished.stderr)
     }
 
-    /// [`ChildGateway::finish`], how the process ended, and how many bytes
-    /// of stdout and stderr were cut for want of room.
-    pub(crate) fn finish_with_exit(mut self) -> (Vec<u8>, Vec<u8>, Exit, (u64, u64)) {
+    /// [`ChildGateway::finish`], and how the process ended.
+    pub(crate) fn finish_with_exit(mut self) -> Finished {
         self.end();
         self.stdout.wait_closed(Instant::now() + Duration::from_millis(100));
         self.stderr.wait_closed(Instant::now() + Duration::from_millis(100));
         let exit = self.exit();
-        (self.take_stdout(), self.take_stderr(), exit, self.cut())
+        let (stdout, stderr) = (self.take_stdout(), self.take_stderr());
+        Finished { stdout, stderr, exit, cut: self.cut(), outlived_grace: self.outlived_grace }
     }
 
     /// Closes stdin, gives the server the exit grace to exit, collects its
@@ -301,6 +316,7 @@ impl ChildGateway {
         let own = (closed + waits.exit_grace).saturating_duration_since(Instant::now());
         let started = Instant::now();
         self.status = self.status.or_else(|| group::wait_for(&mut self.child, own));
+        self.outlived_grace = self.status.is_none();
         // Effects still in delivery, or of processes the server left running;
         // a process that served no session has none to wait for.
         if self.served {

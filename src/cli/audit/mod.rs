@@ -85,7 +85,7 @@ pub struct Audit {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let revision = args.revision.unwrap_or(Revision::ALL[Revision::ALL.len() - 1]);
+    let revision = args.revision.unwrap_or(Revision::LATEST);
     let (child, _) = args.child.with_profile(&[])?;
     let setup = child.setup()?;
     let template = args.args.as_deref().map(parse_args).transpose()?;
@@ -114,7 +114,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         bail!("could not start {program}: no such file, nor a program of that name on PATH");
     }
     let mut target = setup.target(vec![]);
-    let shown = shlex::try_join(child.command.iter().map(String::as_str)).unwrap_or_else(|_| child.command.join(" "));
+    let shown = super::shell_line(&child.command);
     eprintln!("portcullis audit: `{shown}`");
     let plan = legs::Plan {
         planted: &planted,

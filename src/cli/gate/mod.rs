@@ -61,7 +61,7 @@ pub struct Checked {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let revision = args.revision.unwrap_or(Revision::ALL[Revision::ALL.len() - 1]);
+    let revision = args.revision.unwrap_or(Revision::LATEST);
     let (program, words) = args.command.split_first().expect("clap requires a command");
     let env = args.env.iter().map(|e| super::setup::env_var(e)).collect::<Result<_>>()?;
     let base = Command::new(program.clone(), words.iter().cloned()).with_env(env);
@@ -69,7 +69,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let probes = Arc::new(Probes::start(&ProbeConfig::default())?);
     let waits = Waits::from_ms(args.timeout_ms, 10, args.exit_grace_ms);
     let target = ChildTarget::new(base.clone(), waits, vec![], probes);
-    let shown = shlex::try_join(args.command.iter().map(String::as_str)).unwrap_or_else(|_| args.command.join(" "));
+    let shown = super::shell_line(&args.command);
     let all = variants::all(&args.fail_flag);
     eprintln!("portcullis check-stdout: `{shown}` in {} variants", all.len());
     let mut checked = Vec::new();
