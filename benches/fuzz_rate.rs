@@ -167,7 +167,8 @@ fn fuzz_rate(server: &Server, policy: Policy, sessions: usize, jobs: usize, draw
                     .started_ahead(policy == Policy::Close);
                 let mut job = Job::new(&target, policy, true, j as u64);
                 for (i, spec) in list.iter().enumerate() {
-                    job.session(spec, (j * 100_000 + i) as u32, false).expect("the harness runs");
+                    job.session(spec, (j * 100_000 + i) as u32, portcullis::campaign::Lane::Search)
+                        .expect("the harness runs");
                 }
                 job.finish().expect("the job ends");
             });

@@ -4,8 +4,10 @@
 //! then a hard link under its name) and never over an existing file.
 
 use crate::catalogue::ToolSpec;
+use crate::check::{CheckId, Violation};
 use crate::escape::{SHOWN, escape};
-use crate::finding::Finding;
+use crate::finding::{Distinct, Finding, distinct};
+use crate::observation::Observation;
 use crate::protocol::Policy;
 use crate::script::{Script, ScriptSpec};
 use serde::{Deserialize, Serialize};
@@ -29,6 +31,13 @@ pub struct Artifact {
     pub portcullis_artifact: u32,
     /// The id of the check it fails.
     pub check: String,
+    /// The rest of its finding key ([`Distinct`]): the kind of violation;
+    /// absent from artifacts saved before keys had kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The rule (or attack kind, or what a crash said) of its finding key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub what: Option<String>,
     /// The policy the gateway was held to.
     pub policy: Policy,
     /// The seed of the hunt.
@@ -95,9 +104,12 @@ impl std::error::Error for ArtifactError {}
 impl Artifact {
     /// The artifact of a finding against a target that called `tool`.
     pub fn new(f: &Finding, tools: Vec<ToolSpec>, tools_base: &str, command: Vec<String>) -> Self {
+        let key = f.distinct();
         Artifact {
             portcullis_artifact: VERSION,
             check: f.check.id().to_owned(),
+            kind: Some(key.kind),
+            what: Some(key.what),
             policy: f.policy,
             seed: f.seed,
             salt: f.salt,
@@ -114,6 +126,24 @@ impl Artifact {
             waits_ms: None,
             profile_tmp: None,
         }
+    }
+
+    /// Its finding key, when it was saved with one.
+    pub fn key(&self) -> Option<Distinct> {
+        let check = CheckId::from_id(&self.check)?;
+        let kind = self.kind.clone()?;
+        Some(Distinct { check, kind, what: self.what.clone().unwrap_or_default() })
+    }
+
+    /// The violations of a run of its script (`script` showed `obs`) that
+    /// show its finding: of its key, or, saved without one, of its check.
+    pub fn showing(&self, violations: &[Violation], script: &Script, obs: &Observation) -> Vec<Violation> {
+        let key = self.key();
+        let shows = |v: &&Violation| match &key {
+            Some(k) => distinct(v, script, obs) == *k,
+            None => v.check.id() == self.check,
+        };
+        violations.iter().filter(shows).cloned().collect()
     }
 
     /// The same, with the waits of the run that found it.

@@ -1,13 +1,17 @@
 //! Delta debugging of a failing script, for targets proptest's shrinking
 //! cannot reach (a saved artifact, a child process): first whole frames,
 //! then bytes within each frame. A candidate is kept only when the target
-//! still fails the same check and the strict reference gateway, run
-//! in-process over the same tools, still agrees with every label — so a cut
-//! never turns a must-reject frame into a valid one (or the other way)
-//! behind the labels' back.
+//! still shows the same finding (its [`Distinct`] key: check, kind and
+//! rule) and the strict reference gateway, run in-process over the same
+//! tools, still agrees with every label — so a cut never turns a
+//! must-reject frame into a valid one (or the other way) behind the labels'
+//! back. A cut that drops the handshake and keeps what came after it
+//! changes what those frames are (a call before `initialize`), and is
+//! never kept.
 
 use crate::campaign::{FreshRun, run_fresh, run_script};
-use crate::check::{CheckId, Violation};
+use crate::check::Violation;
+use crate::finding::{Distinct, distinct};
 use crate::observation::Observation;
 use crate::protocol::Policy;
 use crate::reference::Reference;
@@ -41,7 +45,9 @@ struct Search<'a, T: Target> {
     target: &'a T,
     reference: Reference,
     policy: Policy,
-    check: CheckId,
+    key: &'a Distinct,
+    /// Whether the script began with its handshake.
+    handshake: bool,
     salt: u32,
     deadline: Instant,
     runs: usize,
@@ -57,6 +63,9 @@ impl<T: Target> Search<'_, T> {
         if !self.tried.insert(script.stdin()) {
             return Ok(false); // already tried, and it did not fail (or it would be the best)
         }
+        if self.handshake && !script.frames.is_empty() && !has_handshake(script) {
+            return Ok(false);
+        }
         if self.oracle {
             let (_, v) = run_script(&self.reference, self.policy, script, self.salt)?;
             if !v.is_empty() {
@@ -65,8 +74,18 @@ impl<T: Target> Search<'_, T> {
         }
         self.runs += 1;
         let run = run_fresh(self.target, self.policy, script, self.salt)?;
-        Ok(run.violations.iter().any(|v| v.check == self.check))
+        Ok(shows(&run, self.key))
     }
+}
+
+/// Whether a run shows the finding `key`.
+fn shows(run: &FreshRun, key: &Distinct) -> bool {
+    run.violations.iter().any(|v| distinct(v, &run.script, &run.observation) == *key)
+}
+
+/// Whether `script` holds both frames of its handshake.
+fn has_handshake(script: &Script) -> bool {
+    ["initialize", "initialized"].iter().all(|k| script.frames.iter().any(|f| f.family == "handshake" && f.kind == *k))
 }
 
 /// One write per frame: cuts change lengths, so the original boundaries
@@ -129,20 +148,21 @@ fn ddmin<I: Clone>(mut items: Vec<I>, fails: &mut dyn FnMut(&[I]) -> Result<bool
     Ok(items)
 }
 
-/// Minimizes `script`, which fails `check` against `target`, within `budget`.
+/// Minimizes `script`, which shows the finding `key` against `target`,
+/// within `budget`.
 pub fn minimize<T: Target>(
     target: &T,
     policy: Policy,
     script: Script,
-    check: CheckId,
+    key: &Distinct,
     salt: u32,
     budget: Duration,
 ) -> Result<Minimized, Fault> {
-    minimize_on(target, target, policy, script, check, salt, budget)
+    minimize_on(target, target, policy, script, key, salt, budget)
 }
 
 /// [`minimize`], trying candidates against `candidates` (the same gateway,
-/// say, with shorter waits where `check` allows them) and running the
+/// say, with shorter waits where the finding allows them) and running the
 /// script and the result against `target`. The budget covers both runs
 /// against `target`: candidates stop in time for the last one, which takes
 /// about as long as the first. When the script does not fail against
@@ -153,21 +173,21 @@ pub fn minimize_on<C: Target, T: Target>(
     target: &T,
     policy: Policy,
     script: Script,
-    check: CheckId,
+    key: &Distinct,
     salt: u32,
     budget: Duration,
 ) -> Result<Minimized, Fault> {
-    let refused = || Fault::config(format!("the script does not fail {check} against this target"));
+    let refused = || Fault::config(format!("the script does not show {key} against this target"));
     let started = Instant::now();
-    if !run_fresh(target, policy, &script, salt)?.violations.iter().any(|v| v.check == check) {
+    if !shows(&run_fresh(target, policy, &script, salt)?, key) {
         return Err(refused());
     }
     let deadline = (started + budget).checked_sub(started.elapsed()).unwrap_or(started);
     // Sessions run: the first and the last against `target`, and the search's.
-    let found = match search(candidates, policy, &script, check, salt, deadline)? {
+    let found = match search(candidates, policy, &script, key, salt, deadline)? {
         Some((best, runs, oracle)) => Some((best, runs + 2, oracle)),
         None if Instant::now() < deadline => {
-            search(target, policy, &script, check, salt, deadline)?.map(|(best, runs, oracle)| (best, runs + 3, oracle))
+            search(target, policy, &script, key, salt, deadline)?.map(|(best, runs, oracle)| (best, runs + 3, oracle))
         }
         None => None,
     };
@@ -180,7 +200,7 @@ pub fn minimize_on<C: Target, T: Target>(
     };
     let out_of_time = Instant::now() >= deadline;
     let FreshRun { script, salt, observation, mut violations } = run_fresh(target, policy, &best, salt)?;
-    violations.sort_by_key(|v| v.check != check);
+    violations.sort_by_key(|v| distinct(v, &script, &observation) != *key);
     Ok(Minimized { script, salt, observation, violations, runs, oracle, out_of_time })
 }
 
@@ -191,13 +211,24 @@ fn search<T: Target>(
     target: &T,
     policy: Policy,
     script: &Script,
-    check: CheckId,
+    key: &Distinct,
     salt: u32,
     deadline: Instant,
 ) -> Result<Option<(Script, usize, bool)>, Fault> {
     let reference = Reference { mutant: None, catalogue: target.catalogue().into() };
-    let mut search =
-        Search { target, reference, policy, check, salt, deadline, runs: 0, oracle: true, tried: HashSet::new() };
+    let handshake = has_handshake(script);
+    let mut search = Search {
+        target,
+        reference,
+        policy,
+        key,
+        handshake,
+        salt,
+        deadline,
+        runs: 0,
+        oracle: true,
+        tried: HashSet::new(),
+    };
     search.oracle = run_script(&search.reference, policy, script, salt)?.1.is_empty();
     let oracle = search.oracle;
     if !search.fails(script)? {

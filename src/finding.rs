@@ -1,6 +1,6 @@
 //! A finding: a failing session, minimized, with what shows it.
 
-use crate::check::{CheckId, Violation};
+use crate::check::{CheckId, Kind, Violation};
 use crate::frame::{Expect, Rule};
 use crate::observation::Observation;
 use crate::protocol::{Level, Policy};
@@ -53,22 +53,27 @@ pub struct Finding {
     pub first_seen: Option<Duration>,
 }
 
-/// What makes two findings distinct: their check, and the rule the frame
-/// at fault breaks (its attack kind where it breaks none, nothing where no
-/// frame is at fault).
+/// What makes two findings distinct, the finding key: their check, the
+/// kind of violation ([`Kind::name`](crate::check::Kind::name)), and the
+/// rule the frame at fault breaks (its attack kind where it breaks none,
+/// nothing where no frame is at fault). The hunt, confirmation, `minimize`,
+/// `replay`, the artifact and the SARIF fingerprint all use this one key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Distinct {
     /// The check.
     pub check: CheckId,
+    /// The kind of violation's name.
+    pub kind: String,
     /// What a crash said last, the rule's id, the attack kind, or empty.
     pub what: String,
 }
 
 impl std::fmt::Display for Distinct {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.check, self.kind)?;
         match self.what.is_empty() {
-            true => write!(f, "{}", self.check),
-            false => write!(f, "{} ({})", self.check, self.what),
+            true => Ok(()),
+            false => write!(f, " ({})", self.what),
         }
     }
 }
@@ -80,10 +85,9 @@ impl std::fmt::Display for Distinct {
 /// it said last on stderr, with numbers and tokens left out, as fuzzers
 /// tell crashes apart by their stack; a hang on EOF is one finding.
 pub fn distinct(v: &Violation, script: &Script, obs: &Observation) -> Distinct {
-    let liveness = v.check == CheckId::Liveness;
     let what = match (ends(v) && crashed(obs)).then(|| crash_line(&obs.stderr)).flatten() {
         Some(line) => line,
-        None if liveness && obs.eof_sent && !obs.exit.ended() => "still running after stdin closed".to_owned(),
+        None if v.kind == Kind::RunningAfterEof => String::new(),
         None => match v.frame.and_then(|i| script.frames.get(i)) {
             Some(f) => match &f.expect {
                 Expect::Reject(r) | Expect::Tolerate(r, _) | Expect::Unjudged(r) => r.id().to_owned(),
@@ -92,7 +96,7 @@ pub fn distinct(v: &Violation, script: &Script, obs: &Observation) -> Distinct {
             None => String::new(),
         },
     };
-    Distinct { check: v.check, what }
+    Distinct { check: v.check, kind: v.kind.name().to_owned(), what }
 }
 
 /// Whether the session ended in a crash: a signal, a panic, or an exit
@@ -109,7 +113,7 @@ fn crashed(obs: &Observation) -> bool {
 /// Whether `v` is about how the session ended: a liveness violation, or a
 /// server that ended it under keep-open.
 fn ends(v: &Violation) -> bool {
-    v.check == CheckId::Liveness || (v.check == CheckId::Policy && v.detail.starts_with("ended the session"))
+    v.kind.ends()
 }
 
 /// Whether a session ended in a crash that one of its `violations` is
@@ -122,9 +126,7 @@ pub(crate) fn ended_in_crash(violations: &[Violation], obs: &Observation) -> boo
 /// or a line cut short, after the server died. What did come (an effect of
 /// a rejected frame, a call run twice, a wrong answer) it does not explain.
 pub(crate) fn explained_by_crash(v: &Violation) -> bool {
-    const ABSENT: [&str; 4] =
-        ["no response to request id", "never reached the executor", "needed an error response", "after the last LF"];
-    !ends(v) && ABSENT.iter().any(|a| v.detail.contains(a))
+    !ends(v) && v.kind.absent()
 }
 
 /// The last line on stderr, numbers and tokens left out, at most 80
@@ -142,7 +144,7 @@ impl Finding {
     /// What makes it distinct: its first violation's check and rule.
     pub fn distinct(&self) -> Distinct {
         let first = self.violations.iter().find(|v| v.check == self.check);
-        first.map_or(Distinct { check: self.check, what: String::new() }, |v| {
+        first.map_or(Distinct { check: self.check, kind: String::new(), what: String::new() }, |v| {
             distinct(v, &self.script, &self.observation)
         })
     }

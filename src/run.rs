@@ -98,18 +98,22 @@ fn must_close(script: &Script, session: &Session) -> bool {
 
 /// The frames whose answers a client waits for before it goes on: the
 /// whole frames before the first that must end the session under `close`
-/// or `auto` (after it, the gateway should be gone), or every whole frame.
-/// A gateway that ends the session sooner (after a refused frame, which it
-/// may) ends the wait by exiting.
-fn awaited<'a>(script: &'a Script, session: &Session) -> impl Iterator<Item = &'a Frame> {
-    let may_end = matches!(session.policy, Policy::Close | Policy::Auto);
+/// (after it, the gateway should be gone), or every whole frame. A gateway
+/// that ends the session sooner (after a refused frame, which it may) ends
+/// the wait by exiting. Under `auto` the frames after such a frame are
+/// awaited too: a gateway that ends the session ends the wait by exiting,
+/// one that goes on by answering, so the wait ends on evidence either way,
+/// where one that stopped at the frame told a slow gateway from a closing
+/// one by the load of the machine.
+fn awaited<'a>(script: &'a Script, session: &Session, past_closing: bool) -> impl Iterator<Item = &'a Frame> {
+    let may_end = session.policy == Policy::Close || (session.policy == Policy::Auto && !past_closing);
     let closes = move |f: &&Frame| may_end && f.expect.rule().is_some_and(Rule::must_close);
     script.frames.iter().filter(|f| f.bytes.ends_with(b"\n")).take_while(move |f| !closes(f))
 }
 
 /// The ids the [`awaited`] frames must be answered with.
 pub(crate) fn owed(script: &Script, session: &Session) -> Vec<Id> {
-    awaited(script, session).flat_map(Frame::owed_ids).collect()
+    awaited(script, session, true).flat_map(Frame::owed_ids).collect()
 }
 
 /// The answers the [`awaited`] frames are owed that may come with the
@@ -122,7 +126,7 @@ pub(crate) fn owed_or_null(script: &Script, session: &Session) -> Vec<Option<Id>
     if session.policy == Policy::KeepOpen {
         return Vec::new();
     }
-    awaited(script, session).filter(|f| f.owes_anonymous_error()).map(|f| f.id.clone()).collect()
+    awaited(script, session, false).filter(|f| f.owes_anonymous_error()).map(|f| f.id.clone()).collect()
 }
 
 fn collect<G: Gateway>(gateway: &mut G, obs: &mut Observation) {

@@ -18,7 +18,8 @@ fn servers_that_answer_concurrently_and_cancel_at_eof_are_clean() {
             for salt in 1..=4 {
                 let steps = vec![Step::Control(0), Step::Control(0)];
                 let spec = ScriptSpec { eof: salt % 2 == 0, ..ScriptSpec::whole(Revision::R2025_06_18, steps) };
-                let (script, obs, v) = job.session(&spec, salt, false).expect("the harness runs");
+                let (script, obs, v) =
+                    job.session(&spec, salt, portcullis::campaign::Lane::Search).expect("the harness runs");
                 assert!(v.is_empty(), "{server} {policy}: {}", report::session(&script, &obs, &v));
             }
             let found = job.finish().expect("the job ends");

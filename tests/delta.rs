@@ -30,7 +30,7 @@ fn a_minimized_finding_is_no_larger_and_fails_the_same_check() {
         let f = finding(m);
         let target = Reference::mutant(m);
         let budget = Duration::from_secs(5);
-        let out = minimize(&target, f.policy, f.script.clone(), f.check, f.salt, budget).expect("it minimizes");
+        let out = minimize(&target, f.policy, f.script.clone(), &f.distinct(), f.salt, budget).expect("it minimizes");
         let size = |s: &portcullis::Script| (s.frames.len(), s.stdin().len());
         assert!(size(&out.script) <= size(&f.script), "{}: {:?} > {:?}", m.name(), size(&out.script), size(&f.script));
         assert_eq!(out.violations.first().map(|v| v.check), Some(f.check), "{}: the check comes first", m.name());
@@ -55,9 +55,9 @@ fn candidates_that_never_fail_fall_back_to_the_target() {
         let f = finding(m);
         let (strict, target) = (Reference::strict(), Reference::mutant(m));
         let budget = Duration::from_secs(5);
-        let out =
-            minimize_on(&strict, &target, f.policy, f.script.clone(), f.check, f.salt, budget).expect("it falls back");
-        let alone = minimize(&target, f.policy, f.script.clone(), f.check, f.salt, budget).expect("it minimizes");
+        let out = minimize_on(&strict, &target, f.policy, f.script.clone(), &f.distinct(), f.salt, budget)
+            .expect("it falls back");
+        let alone = minimize(&target, f.policy, f.script.clone(), &f.distinct(), f.salt, budget).expect("it minimizes");
         // Each run has tokens of its own; the same cut, once they match.
         let (mut a, mut b) = (out.script.clone(), alone.script);
         assert_ne!(out.salt, alone.salt, "{}: each minimization runs with fresh tokens", m.name());
@@ -71,7 +71,7 @@ fn candidates_that_never_fail_fall_back_to_the_target() {
 #[test]
 fn a_script_that_does_not_fail_is_refused() {
     let f = finding(Mutant::NullId);
-    let r = minimize(&Reference::strict(), f.policy, f.script, f.check, f.salt, Duration::from_secs(5));
+    let r = minimize(&Reference::strict(), f.policy, f.script.clone(), &f.distinct(), f.salt, Duration::from_secs(5));
     assert!(matches!(r, Err(Fault::Config { .. })), "{:?}", r.map(|m| m.script.stdin()));
 }
 
@@ -79,58 +79,77 @@ fn a_script_that_does_not_fail_is_refused() {
 fn a_budget_spent_before_any_cut_leaves_the_script_whole_rather_than_refused() {
     let f = finding(Mutant::NullId);
     let target = Reference::mutant(Mutant::NullId);
-    let out = minimize(&target, f.policy, f.script.clone(), f.check, f.salt, Duration::ZERO).expect("no refusal");
+    let out = minimize(&target, f.policy, f.script.clone(), &f.distinct(), f.salt, Duration::ZERO).expect("no refusal");
     assert!(out.out_of_time);
     assert_eq!(out.script.frames.len(), f.script.frames.len(), "nothing was cut");
     assert!(out.violations.iter().any(|v| v.check == f.check));
 }
 
 #[test]
-fn a_hunt_tells_its_runner_which_check_it_shrinks_and_reports_with_full_waits() {
-    use portcullis::campaign::{hunt_by, session, strategy};
+fn a_hunt_tells_its_runner_which_lane_each_session_runs_in() {
+    use portcullis::campaign::{Lane, hunt_by, session, strategy};
     use std::cell::RefCell;
     let m = Mutant::NullId;
     let cfg = hunt_for(m);
     let target = Reference::mutant(m);
     let stages = RefCell::new(Vec::new());
-    let run = |spec: &portcullis::ScriptSpec, salt: u32, shrinking: Option<CheckId>| {
-        stages.borrow_mut().push(shrinking);
+    let run = |spec: &portcullis::ScriptSpec, salt: u32, lane: Lane| {
+        stages.borrow_mut().push(lane);
         session(&target, cfg.policy, spec, salt)
     };
     let f =
         hunt_by(&cfg, strategy(&cfg), &|_| true, &run).expect("the harness runs").into_iter().next().expect("caught");
     let stages = stages.into_inner();
     let searched = f.cases_until_caught as usize;
-    assert!(stages[..searched].iter().all(Option::is_none), "the search waits in full: {stages:?}");
+    assert!(stages[..searched].iter().all(|l| *l == Lane::Search), "{stages:?}");
     assert!(stages.len() > searched + 1, "it shrank");
-    assert!(stages[searched..stages.len() - 1].iter().all(|s| *s == Some(f.check)), "{stages:?}");
-    assert_eq!(stages.last(), Some(&None), "the reported run waits in full");
+    assert!(stages[searched..stages.len() - 1].iter().all(|s| *s == Lane::Shrink(f.check)), "{stages:?}");
+    assert_eq!(stages.last(), Some(&Lane::Confirm), "the reported run is a fresh one");
 }
 
-#[test]
-fn a_reported_run_that_does_not_show_the_check_gives_way_to_the_failing_session() {
-    use portcullis::campaign::{hunt_by, session, strategy};
+/// A runner whose shrinking lane shows the finding and whose fresh runs do
+/// not after the first `fresh_failing` confirmations (a shared process
+/// whose state helped, or a flaky server): the salts of the sessions that
+/// showed it, in order, and the finding.
+fn hunt_with_confirmations_failing(fresh_failing: usize) -> (Vec<(portcullis::campaign::Lane, u32)>, Finding) {
+    use portcullis::campaign::{Lane, hunt_by, session, strategy};
     use std::cell::{Cell, RefCell};
     let m = Mutant::NullId;
     let cfg = hunt_for(m);
     let target = Reference::mutant(m);
-    let (shrunk, failing) = (Cell::new(false), RefCell::new(Vec::new()));
-    // The run that reports (no check named, after shrinking began) comes
-    // back clean, as it would against a server that had remembered the
-    // call (before every run got tokens of its own) or one that is flaky.
-    let run = |spec: &portcullis::ScriptSpec, salt: u32, shrinking: Option<CheckId>| {
+    let (confirmations, failing) = (Cell::new(0), RefCell::new(Vec::new()));
+    let run = |spec: &portcullis::ScriptSpec, salt: u32, lane: Lane| {
         let mut out = session(&target, cfg.policy, spec, salt)?;
-        shrunk.set(shrunk.get() || shrinking.is_some());
-        if shrunk.get() && shrinking.is_none() {
-            out.2.clear();
-        } else if out.2.iter().any(|v| v.check == m.expected()) {
-            failing.borrow_mut().push(salt);
+        if lane == Lane::Confirm {
+            confirmations.set(confirmations.get() + 1);
+            if confirmations.get() <= fresh_failing {
+                out.2.clear();
+            }
+        }
+        if out.2.iter().any(|v| v.check == m.expected()) {
+            failing.borrow_mut().push((lane, salt));
         }
         Ok(out)
     };
     let f =
         hunt_by(&cfg, strategy(&cfg), &|_| true, &run).expect("the harness runs").into_iter().next().expect("caught");
     assert!(f.violations.iter().any(|v| v.check == f.check), "{:?}", f.violations);
-    assert_eq!(failing.borrow().last(), Some(&f.salt), "the last failing session is reported");
     assert!(f.script.stdin().windows(10).any(|w| w == format!("pc{:08x}", f.salt).as_bytes()));
+    (failing.into_inner(), f)
+}
+
+#[test]
+fn a_shrunk_script_a_fresh_session_does_not_repeat_gives_way_to_a_larger_one() {
+    use portcullis::campaign::Lane;
+    let (failing, f) = hunt_with_confirmations_failing(1);
+    assert_eq!(failing.last(), Some(&(Lane::Confirm, f.salt)), "a fresh session shows what is reported");
+    let (_, smallest) = hunt_with_confirmations_failing(0);
+    assert!(f.script.stdin().len() >= smallest.script.stdin().len(), "a candidate no smaller than the minimal one");
+}
+
+#[test]
+fn a_finding_no_fresh_session_repeats_is_reported_as_the_search_caught_it() {
+    use portcullis::campaign::Lane;
+    let (failing, f) = hunt_with_confirmations_failing(usize::MAX);
+    assert_eq!(failing.first(), Some(&(Lane::Search, f.salt)), "the session the search caught is reported");
 }

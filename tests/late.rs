@@ -9,6 +9,7 @@ use common::python_server;
 use portcullis::artifact::Artifact;
 use portcullis::attack::Step;
 use portcullis::attack::jsonrpc::{JsonRpc, Kind};
+use portcullis::campaign::Lane;
 use portcullis::process::{Job, Waits};
 use portcullis::{CheckId, Policy, Revision, ScriptSpec, Target};
 
@@ -25,8 +26,8 @@ fn an_effect_after_the_window_of_a_rejected_call_is_a_late_finding() {
     let target = python_server("acts_after_error.py", &[], Waits::default());
     let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
     let bad = ScriptSpec::whole(REVISION, vec![Step::JsonRpc(JsonRpc { kind: Kind::IdBool, tool: 0 })]);
-    let (_, _, first) = job.session(&bad, 1, false).expect("the harness runs");
-    let (_, _, second) = job.session(&call(), 2, false).expect("the harness runs");
+    let (_, _, first) = job.session(&bad, 1, Lane::Search).expect("the harness runs");
+    let (_, _, second) = job.session(&call(), 2, Lane::Search).expect("the harness runs");
     let mut found = job.take_found();
     found.extend(job.finish().expect("the job ends"));
     let in_session = [&first, &second].iter().any(|v| v.iter().any(|v| v.check == CheckId::NoEffectOnReject));
@@ -45,10 +46,10 @@ fn an_effect_after_the_window_of_a_rejected_call_is_a_late_finding() {
 fn output_after_the_window_is_the_scripts_and_judged_again() {
     let target = python_server("late_banner.py", &[], Waits::default());
     let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
-    let (_, obs, v) = job.session(&call(), 1, false).expect("the harness runs");
+    let (_, obs, v) = job.session(&call(), 1, Lane::Search).expect("the harness runs");
     assert!(v.is_empty(), "clean in its window: {v:?} {}", String::from_utf8_lossy(&obs.stdout));
     std::thread::sleep(std::time::Duration::from_millis(300));
-    job.session(&ScriptSpec::whole(REVISION, vec![]), 2, false).expect("the harness runs");
+    job.session(&ScriptSpec::whole(REVISION, vec![]), 2, Lane::Search).expect("the harness runs");
     let mut found = job.take_found();
     found.extend(job.finish().expect("the job ends"));
     let f = found.iter().find(|f| f.check == CheckId::StdoutClean).unwrap_or_else(|| panic!("{found:#?}"));
@@ -61,7 +62,7 @@ fn a_violation_only_a_worn_process_shows_is_state_dependent_with_its_history() {
     let target = python_server("wears_out.py", &[], Waits::default());
     let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
     for salt in 1..=4 {
-        let (_, _, v) = job.session(&call(), salt, false).expect("the harness runs");
+        let (_, _, v) = job.session(&call(), salt, Lane::Search).expect("the harness runs");
         assert!(v.is_empty(), "the fresh session that confirms it is clean: {v:?}");
     }
     let found = job.take_found();
@@ -127,12 +128,12 @@ fn a_late_effect_after_the_server_exited_is_found_and_replays() {
     let target = python_server("acts_after_error.py", &["--detach"], Waits::default());
     let mut job = Job::new(&target, Policy::KeepOpen, false, 0);
     let bad = ScriptSpec::whole(REVISION, vec![Step::JsonRpc(JsonRpc { kind: Kind::IdBool, tool: 0 })]);
-    let (_, _, first) = job.session(&bad, 7, false).expect("the harness runs");
+    let (_, _, first) = job.session(&bad, 7, Lane::Search).expect("the harness runs");
     assert!(first.is_empty(), "clean in its window: {first:?}");
     // Sessions go on while the job acts; its effect is the first session's.
     let mut found = Vec::new();
     for salt in 8..200 {
-        job.session(&call(), salt, false).expect("the harness runs");
+        job.session(&call(), salt, Lane::Search).expect("the harness runs");
         found.extend(job.take_found());
         if !found.is_empty() {
             break;
@@ -169,10 +170,10 @@ fn a_success_result_is_the_action_under_effect_answer() {
     for (lax, acts) in [(false, false), (true, true)] {
         let target = clock(lax);
         let mut job = Job::new(&target, Policy::KeepOpen, false, 0);
-        let (_, obs, v) = job.session(&call(), 1, false).expect("the harness runs");
+        let (_, obs, v) = job.session(&call(), 1, Lane::Search).expect("the harness runs");
         assert_eq!(obs.effects.len(), 1, "the valid call's success is its action: {:?}", obs.effects);
         assert!(v.is_empty(), "{v:?}");
-        let (_, obs, v) = job.session(&bad, 2, false).expect("the harness runs");
+        let (_, obs, v) = job.session(&bad, 2, Lane::Search).expect("the harness runs");
         let broke = v.iter().any(|v| v.check == CheckId::NoEffectOnReject);
         assert_eq!(broke, acts, "lax ids {lax}: {v:?} {:?}", obs.effects);
     }

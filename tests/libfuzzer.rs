@@ -2,10 +2,10 @@
 //! reference survives all three, and the raw-bytes target bites on mutants
 //! whose bugs need no labels to see.
 
-use portcullis::Catalogue;
 use portcullis::libfuzzer::{check_oracle, check_raw_stdin, check_script};
 use portcullis::reference::{Mutant, Reference};
 use portcullis::script::any_script;
+use portcullis::{Catalogue, Policy};
 use proptest::prelude::*;
 
 proptest! {
@@ -19,9 +19,51 @@ proptest! {
     }
 
     #[test]
+    fn a_gateway_of_either_policy_passes_the_script_target(
+        bytes in proptest::collection::vec(any::<u8>(), 0..2048),
+        close in any::<bool>(),
+    ) {
+        let policy = if close { Policy::Close } else { Policy::KeepOpen };
+        check_script(&Pinned(policy), &bytes);
+    }
+
+    #[test]
     fn generated_attack_streams_pass_the_raw_target(spec in any_script()) {
         let stdin = spec.render(&Catalogue::reference(), 1).stdin();
         check_raw_stdin(&Reference::strict(), &stdin);
+    }
+}
+
+/// The strict reference, following `policy` whatever a session asks: a
+/// gateway of the user's, written to one policy.
+struct Pinned(Policy);
+
+impl portcullis::Target for Pinned {
+    type Gateway = portcullis::reference::ReferenceGateway;
+
+    fn catalogue(&self) -> Catalogue {
+        Catalogue::reference()
+    }
+
+    fn start(
+        &self,
+        session: &portcullis::Session,
+        recorder: portcullis::Recorder,
+    ) -> Result<Self::Gateway, portcullis::Fault> {
+        Reference::strict().start(&portcullis::Session { policy: self.0, ..*session }, recorder)
+    }
+}
+
+#[test]
+fn a_gateway_of_either_policy_passes_a_script_that_closes() {
+    // A malformed line, then a valid call: one policy ends the session
+    // there, the other answers and goes on; neither is a finding.
+    use portcullis::attack::{Step, noise};
+    let banner = Step::Noise(noise::Noise { kind: noise::Kind::LineBefore, text: noise::Text::Banner, tool: 0 });
+    let spec = portcullis::ScriptSpec::whole(portcullis::Revision::R2025_11_25, vec![banner, Step::Control(0)]);
+    for policy in Policy::ALL {
+        let (script, obs, v) = portcullis::campaign::session(&Pinned(policy), Policy::Auto, &spec, 1).unwrap();
+        assert!(v.is_empty(), "{policy}: {}", portcullis::report::session(&script, &obs, &v));
     }
 }
 

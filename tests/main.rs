@@ -18,6 +18,7 @@ mod late;
 mod layout;
 mod libfuzzer;
 mod mutants;
+mod policy_probe;
 mod probes;
 mod profiles;
 mod reference;

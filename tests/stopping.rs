@@ -73,3 +73,41 @@ fn sigint_ends_every_group_removes_the_folders_and_exits_130() {
 fn sigterm_does_the_same_and_exits_143() {
     stopped_by(Signal::SIGTERM, 143);
 }
+
+#[test]
+fn a_stop_while_a_finding_is_shrunk_keeps_it_saved_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_portcullis");
+    // A planted bug, behind a start slow enough that shrinking takes a while.
+    let server = format!("sleep 0.3; exec '{bin}' reference-gateway --mutant authorize-after-build");
+    let (report, findings) = (dir.path().join("report.json"), dir.path().join("findings"));
+    let child = std::process::Command::new(bin)
+        .args(["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--forbidden-tool", "rotate_keys"])
+        .args(["--policy", "close", "--cases", "100000", "--report"])
+        .arg(&report)
+        .arg("--artifacts")
+        .arg(&findings)
+        .args(["--", "sh", "-c", &server])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Until the finding is saved, as it is once a fresh session shows it.
+    let started = Instant::now();
+    while std::fs::read_dir(&findings).map_or(0, |d| d.count()) == 0 {
+        assert!(started.elapsed() < Duration::from_secs(120), "nothing was found");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(130), "{text}");
+    assert!(text.contains("no-effect-on-reject/effect_of_rejected (unauthorized_tool)"), "{text}");
+    let saved: Vec<_> = std::fs::read_dir(&findings).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(saved.len(), 1, "one artifact, the earlier one replaced: {saved:?}");
+    let artifact: serde_json::Value = serde_json::from_slice(&std::fs::read(&saved[0]).unwrap()).unwrap();
+    assert_eq!(artifact["kind"], "effect_of_rejected", "{artifact}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(report["findings"].as_array().map(Vec::len), Some(1), "{report}");
+}

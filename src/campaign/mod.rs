@@ -2,15 +2,19 @@
 //! shrinks each distinct finding while it keeps the same check and rule, so
 //! every minimal script shows its own bug (see `hunt_by`).
 
+mod lane;
 mod policy_probe;
 mod rounds;
 
 pub use crate::finding::{Distinct, Finding};
+pub use lane::Lane;
 pub use policy_probe::PolicySeen;
 pub(crate) use policy_probe::probe_policy;
+#[cfg(feature = "process")]
+pub(crate) use rounds::Known;
 pub(crate) use rounds::SessionRun;
 #[cfg(feature = "cli")]
-pub(crate) use rounds::{Known, hunt_among};
+pub(crate) use rounds::hunt_among;
 pub use rounds::{Progress, hunt_by};
 
 use crate::attack;
@@ -221,7 +225,7 @@ pub fn hunt<T: Target>(target: &T, cfg: &HuntConfig) -> Result<Option<Finding>, 
 /// they were found; empty when every case held.
 pub fn hunt_all<T: Target>(target: &T, cfg: &HuntConfig) -> Result<Vec<Finding>, Fault> {
     let seen = match cfg.policy {
-        Policy::Auto => Some(probe_policy(&|spec, salt| session(target, Policy::Auto, spec, salt), cfg)?),
+        Policy::Auto => Some(probe_policy(&|spec, salt, _| session(target, Policy::Auto, spec, salt), cfg)?),
         _ => None,
     };
     let cfg = &HuntConfig { policy: seen.as_ref().map_or(cfg.policy, |s| s.policy), ..cfg.clone() };

@@ -4,7 +4,7 @@
 //! than whichever is easiest to reach), and hands the cases left to the
 //! next round.
 
-use super::{Finding, HuntConfig, seeded_runner};
+use super::{Finding, HuntConfig, Lane, seeded_runner};
 use crate::check::{CheckId, Violation};
 use crate::finding::{Distinct, distinct, ended_in_crash, explained_by_crash};
 use crate::observation::Observation;
@@ -18,11 +18,9 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// What runs one session of a hunt: choices, salt and the check being
-/// shrunk in (`None` while searching, and for the run that reports the
-/// result, which must wait as long as the search did), the rendered
-/// script, what it showed and its violations out.
-pub(crate) type Runner<'a> = dyn Fn(&ScriptSpec, u32, Option<CheckId>) -> Result<SessionRun, Fault> + 'a;
+/// What runs one session of a hunt: choices, salt and the [`Lane`] in,
+/// the rendered script, what it showed and its violations out.
+pub(crate) type Runner<'a> = dyn Fn(&ScriptSpec, u32, Lane) -> Result<SessionRun, Fault> + 'a;
 
 /// One session's rendered script, what it showed and its violations.
 pub(crate) type SessionRun = (Script, Observation, Vec<Violation>);
@@ -43,6 +41,13 @@ pub enum Progress {
         steps: u32,
         /// Time spent shrinking it.
         elapsed: Duration,
+    },
+    /// A finding that rests on time alone (no exit, answer or effect
+    /// within a wait) was seen, but no fresh session with doubled waits
+    /// repeated it: it is not reported, and the hunt goes on.
+    Unconfirmed {
+        /// The finding's check, kind and rule.
+        finding: Distinct,
     },
 }
 
@@ -67,6 +72,12 @@ impl Known {
         new
     }
 
+    /// Whether `d` has been made, by any job.
+    #[cfg(feature = "process")]
+    pub(crate) fn contains(&self, d: &Distinct) -> bool {
+        self.lock().0.contains(d)
+    }
+
     /// How many there are.
     pub(crate) fn len(&self) -> usize {
         self.lock().0.len()
@@ -84,7 +95,9 @@ impl Known {
 }
 
 /// Hunts with sessions run by `run` (which may, say, share one process
-/// between sessions, as long as what it reports holds for a fresh one),
+/// between sessions, as long as what it reports in [`Lane::Search`] and
+/// [`Lane::Confirm`] holds for a fresh one; a shrunk script is confirmed
+/// in [`Lane::Confirm`] before it is reported),
 /// for every distinct finding [`HuntConfig::max_findings`] allows, each
 /// shrunk within [`HuntConfig::max_shrink_ms`]. The callback hears the
 /// search and the shrinking, and stops either by returning false. Under
@@ -96,28 +109,38 @@ pub fn hunt_by(
     progress: &dyn Fn(&Progress) -> bool,
     run: &Runner,
 ) -> Result<Vec<Finding>, Fault> {
-    hunt_among(cfg, scripts, progress, run, &Known::default())
+    hunt_among(cfg, scripts, progress, run, &Known::default(), &|_| {})
 }
 
 /// [`hunt_by`], leaving alone what `known` holds (another job's findings)
-/// and adding its own.
+/// and adding its own. `found` hears each finding as soon as a fresh
+/// session has shown it (before it is shrunk), and again once shrunk and
+/// confirmed, so a run stopped meanwhile keeps it.
 pub(crate) fn hunt_among(
     cfg: &HuntConfig,
     scripts: BoxedStrategy<ScriptSpec>,
     progress: &dyn Fn(&Progress) -> bool,
     run: &Runner,
     known: &Known,
+    found: &dyn Fn(&Finding),
 ) -> Result<Vec<Finding>, Fault> {
-    let mut state = Hunt { cfg, run, progress, known, start: Instant::now(), searched: 0, sessions: 0 };
+    let start = Instant::now();
+    let mut state = Hunt { cfg, run, progress, known, found, halted: false, start, searched: 0, sessions: 0 };
     let mut findings = Vec::new();
     for round in 0.. {
         let room = cfg.max_findings == 0 || known.len() < cfg.max_findings as usize;
-        if state.searched >= cfg.cases || !room {
+        if state.searched >= cfg.cases || !room || state.halted {
             break;
         }
         match state.round(round, scripts.clone())? {
-            Some(f) => findings.push(f), // claimed when it was caught
-            None => break,
+            Round::Found(f) => {
+                found(&f);
+                findings.push(*f); // claimed when it was caught
+            }
+            Round::Unconfirmed(d) => {
+                progress(&Progress::Unconfirmed { finding: d });
+            }
+            Round::Done => break,
         }
     }
     for f in &mut findings {
@@ -132,12 +155,32 @@ struct Hunt<'a> {
     run: &'a Runner<'a>,
     progress: &'a dyn Fn(&Progress) -> bool,
     known: &'a Known,
+    found: &'a dyn Fn(&Finding),
+    /// Whether the callback stopped the hunt.
+    halted: bool,
     start: Instant,
     /// Search sessions run, all rounds together.
     searched: u32,
     /// Sessions run, shrinking and reporting included: each has a salt of
     /// its own.
     sessions: u32,
+}
+
+/// Whether the finding `d` that `run` showed rests on time alone.
+fn rests_on_time(d: &Distinct, (script, obs, violations): &SessionRun) -> bool {
+    let exited = matches!(obs.exit, crate::seam::Exit::Exited(_));
+    violations.iter().any(|v| distinct(v, script, obs) == *d && v.kind.rests_on_time(exited))
+}
+
+/// How a round ended.
+enum Round {
+    /// With a finding, shrunk and confirmed.
+    Found(Box<Finding>),
+    /// With a finding that rests on time alone and that no fresh session
+    /// with doubled waits repeated.
+    Unconfirmed(Distinct),
+    /// With the cases spent, or stopped.
+    Done,
 }
 
 impl Hunt<'_> {
@@ -152,9 +195,8 @@ impl Hunt<'_> {
         h.finish()
     }
 
-    /// One round: the next distinct finding, shrunk; `None` when the cases
-    /// ran out or the callback stopped the search.
-    fn round(&mut self, round: u32, scripts: BoxedStrategy<ScriptSpec>) -> Result<Option<Finding>, Fault> {
+    /// One round: the next distinct finding, shrunk and confirmed.
+    fn round(&mut self, round: u32, scripts: BoxedStrategy<ScriptSpec>) -> Result<Round, Fault> {
         let cfg = self.cfg;
         let config = Config {
             cases: cfg.cases - self.searched,
@@ -170,8 +212,10 @@ impl Hunt<'_> {
         let caught: RefCell<Option<Distinct>> = RefCell::new(None);
         let fault: RefCell<Option<Fault>> = RefCell::new(None);
         let (searched, sessions, steps) = (Cell::new(self.searched), Cell::new(self.sessions), Cell::new(0u32));
-        // The last session that showed the caught finding, and its salt.
-        let last_failing: RefCell<Option<(SessionRun, u32)>> = RefCell::new(None);
+        // The session the search caught, which holds for a fresh one, and
+        // the candidates the shrinking accepted since, smallest last.
+        let caught_run: RefCell<Option<(ScriptSpec, SessionRun, u32)>> = RefCell::new(None);
+        let accepted: RefCell<Vec<ScriptSpec>> = RefCell::new(Vec::new());
         let first_caught: Cell<Option<Instant>> = Cell::new(None);
         let (stopped, halted) = (Cell::new(false), Cell::new(false));
         let out_of_time = || cfg.max_shrink_ms > 0 && first_caught.get().is_some_and(|t| t.elapsed() >= shrink_bound);
@@ -196,7 +240,8 @@ impl Hunt<'_> {
             }
             sessions.set(sessions.get() + 1);
             let salt = super::salt(cfg, sessions.get());
-            let outcome = (self.run)(&spec, salt, shrinking.as_ref().map(|d| d.check));
+            let lane = shrinking.as_ref().map_or(Lane::Search, |d| Lane::Shrink(d.check));
+            let outcome = (self.run)(&spec, salt, lane);
             let go_on = match &shrinking {
                 None => (self.progress)(&Progress::Searched(searched.get())),
                 Some(d) => {
@@ -245,8 +290,20 @@ impl Hunt<'_> {
             match hit {
                 Some(d) => {
                     let why = d.to_string();
-                    *caught.borrow_mut() = Some(d);
-                    *last_failing.borrow_mut() = Some((outcome, salt));
+                    *caught.borrow_mut() = Some(d.clone());
+                    match shrinking {
+                        // Heard at once unless it rests on time alone, which
+                        // only a run with longer waits confirms.
+                        None => {
+                            if !rests_on_time(&d, &outcome) {
+                                let at = self.start.elapsed();
+                                let f = self.finding(&d, spec.clone(), outcome.clone(), salt, searched.get(), Some(at));
+                                (self.found)(&Finding { shrink_ran_out: true, ..f });
+                            }
+                            *caught_run.borrow_mut() = Some((spec.clone(), outcome, salt));
+                        }
+                        Some(_) => accepted.borrow_mut().push(spec.clone()),
+                    }
                     first_caught.set(first_caught.get().or(Some(Instant::now())));
                     Err(TestCaseError::fail(why))
                 }
@@ -254,16 +311,17 @@ impl Hunt<'_> {
             }
         });
         self.sessions = sessions.get() + 1;
+        self.halted = stopped.get() || halted.get();
         let found_at = searched.get();
         self.searched = searched.get();
         if let Some(f) = fault.into_inner() {
             return Err(f);
         }
         let spec = match result {
-            Ok(()) => return Ok(None),
+            Ok(()) => return Ok(Round::Done),
             Err(TestError::Abort(_)) if stopped.get() => {
                 self.searched = cfg.cases;
-                return Ok(None);
+                return Ok(Round::Done);
             }
             Err(TestError::Fail(_, spec)) => spec,
             Err(TestError::Abort(why)) => return Err(Fault::config(format!("proptest aborted: {why}"))),
@@ -273,20 +331,30 @@ impl Hunt<'_> {
         // shrink did not run out of its time: only that is reported.
         let shrink_ran_out = out_of_time();
         let first_seen = first_caught.get().map(|t| t.saturating_duration_since(self.start));
-        // The last failing session was the minimal one; run it again to report
-        // it whole, with tokens of its own (a server that remembers the last
-        // run's would ignore its calls). Should that run not show the finding,
-        // the last failing one is reported as it was.
-        let salt = super::salt(cfg, self.sessions);
-        let again = (self.run)(&spec, salt, None)?;
-        let shows = again.2.iter().any(|v| distinct(v, &again.0, &again.1) == d);
-        let ((script, observation, mut violations), salt) = match shows {
-            true => (again, salt),
-            false => last_failing.into_inner().expect("a failure keeps its session"),
+        let caught_run = caught_run.into_inner().expect("a failure keeps the session that caught it");
+        let Some((spec, (script, observation, violations), salt)) =
+            self.confirm(&d, spec, accepted.into_inner(), caught_run)?
+        else {
+            return Ok(Round::Unconfirmed(d));
         };
+        let f = self.finding(&d, spec, (script, observation, violations), salt, found_at, first_seen);
+        Ok(Round::Found(Box::new(Finding { shrink_ran_out, ..f })))
+    }
+
+    /// The finding `d` that a session of `spec` showed.
+    fn finding(
+        &self,
+        d: &Distinct,
+        spec: ScriptSpec,
+        (script, observation, mut violations): SessionRun,
+        salt: u32,
+        found_at: u32,
+        first_seen: Option<Duration>,
+    ) -> Finding {
         // The finding's violations first: they are what the report shows.
-        violations.sort_by_key(|v| distinct(v, &script, &observation) != d);
-        Ok(Some(Finding {
+        violations.sort_by_key(|v| distinct(v, &script, &observation) != *d);
+        let cfg = self.cfg;
+        Finding {
             check: d.check,
             violations,
             spec,
@@ -296,13 +364,61 @@ impl Hunt<'_> {
             salt,
             seed: cfg.seed,
             policy: cfg.policy,
-            shrink_ran_out,
+            shrink_ran_out: false,
             late: None,
             history: Vec::new(),
             confirmed: true,
             policy_seen: None,
             hits: 0,
             first_seen,
-        }))
+        }
+    }
+}
+
+impl Hunt<'_> {
+    /// The session a finding is reported with: the shrunk script run fresh
+    /// ([`Lane::Confirm`]), with tokens of its own (a server that remembers
+    /// the last run's would ignore its calls). Where a fresh session does
+    /// not repeat it (the shrinking ran in a shared process, whose state
+    /// helped, or the server is flaky), the accepted candidates are tried
+    /// fresh from the smallest back, at doubling distances, and then the
+    /// script the search caught. Where none repeats it, a finding that
+    /// rests on time alone is not confirmed (`None`); any other is
+    /// reported with the session the search caught, which held for a fresh
+    /// one. Where no cut showed the finding, the search's session is it.
+    fn confirm(
+        &mut self,
+        d: &Distinct,
+        minimal: ScriptSpec,
+        mut accepted: Vec<ScriptSpec>,
+        caught: (ScriptSpec, SessionRun, u32),
+    ) -> Result<Option<(ScriptSpec, SessionRun, u32)>, Fault> {
+        let timed = rests_on_time(d, &caught.1);
+        // Told to stop, a finding is reported as the search caught it,
+        // unless it rests on time alone.
+        if (accepted.is_empty() && minimal == caught.0 || self.halted) && !timed {
+            return Ok(Some(caught));
+        }
+        if accepted.last() != Some(&minimal) {
+            accepted.push(minimal);
+        }
+        let mut tries: Vec<&ScriptSpec> = Vec::new();
+        let mut back = 0;
+        while back < accepted.len() {
+            tries.push(&accepted[accepted.len() - 1 - back]);
+            back = back * 2 + 1;
+        }
+        if tries.last() != Some(&&caught.0) {
+            tries.push(&caught.0);
+        }
+        for spec in tries {
+            let salt = super::salt(self.cfg, self.sessions);
+            self.sessions += 1;
+            let again = (self.run)(spec, salt, Lane::Confirm)?;
+            if again.2.iter().any(|v| distinct(v, &again.0, &again.1) == *d) {
+                return Ok(Some((spec.clone(), again, salt)));
+            }
+        }
+        Ok((!timed).then_some(caught))
     }
 }

@@ -4,7 +4,7 @@
 //! errors.
 
 use super::facts::Judged;
-use super::{CheckId, Facts, Violation};
+use super::{CheckId, Facts, Kind, Violation};
 use crate::frame::{Frame, Reply as Owed};
 use crate::protocol::{Id, code};
 use crate::seam::Exit;
@@ -21,9 +21,12 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
             if r.error {
                 null_errors += 1;
                 if !matches!(r.code, Some(code::PARSE_ERROR | code::INVALID_REQUEST)) {
-                    let detail =
-                        format!("an error with a null id has code {:?}; only -32700 and -32600 may lack an id", r.code);
-                    out.push(Violation::at_stdout(CheckId::Correlation, range, None, detail));
+                    out.push(Violation::at_stdout(
+                        CheckId::Correlation,
+                        range,
+                        None,
+                        Kind::NullIdCode { code: r.code },
+                    ));
                 }
             }
             continue;
@@ -35,8 +38,8 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
                 null_errors += usize::from(r.error);
                 continue;
             }
-            let detail = format!("a response to id {}, which no request carried", r.id);
-            out.push(Violation::at_stdout(CheckId::Correlation, range, None, detail));
+            let kind = Kind::UnknownId { id: r.id.to_string() };
+            out.push(Violation::at_stdout(CheckId::Correlation, range, None, kind));
             continue;
         };
         if facts.after_close(i) {
@@ -49,18 +52,12 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
             per_id.entry(id).or_insert((0, i)).0 += 1;
         }
         let problem = match &facts.judged[i] {
-            Judged::Inert { .. } if r.error => {
-                Some(format!("the valid request id {} was answered with error {:?}", r.id, r.code))
-            }
+            Judged::Inert { .. } if r.error => Some(Kind::ValidRefused { id: r.id.to_string(), code: r.code }),
             Judged::Reject(rule) => match (rule.reply(), r.error) {
                 (Owed::Error { codes, .. }, true)
                     if !codes.is_empty() && !r.code.is_some_and(|c| codes.contains(&c)) =>
                 {
-                    Some(format!(
-                        "error code {:?} for a frame that breaks {}; expected one of {codes:?}",
-                        r.code,
-                        rule.id()
-                    ))
+                    Some(Kind::WrongCode { code: r.code, rule: *rule, expected: codes })
                 }
                 (_, true) => None,
                 (Owed::Error { tool_error_ok: true, .. }, false)
@@ -68,7 +65,9 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
                 {
                     None
                 }
-                (_, false) => Some(format!("a frame that breaks {} was answered with a success result", rule.id())),
+                // An `isError` result is a refusal, never a success.
+                (_, false) if r.tool_error => Some(Kind::ToolErrorResult { rule: *rule }),
+                (_, false) => Some(Kind::RejectedSucceeded { rule: *rule }),
             },
             _ => None,
         };
@@ -78,7 +77,8 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     }
     for (id, (n, i)) in &per_id {
         if *n > 1 {
-            out.push(Violation::at_frame(CheckId::Correlation, facts, *i, format!("{n} responses to id {id}")));
+            let kind = Kind::RepeatedAnswer { id: id.to_string(), times: *n };
+            out.push(Violation::at_frame(CheckId::Correlation, facts, *i, kind));
         }
     }
     owed_replies(facts, &per_id, &answered, null_errors, out);
@@ -111,16 +111,13 @@ fn owed_replies(
         }
         let missing = by_id.into_iter().filter(|id| !answered(id));
         for id in missing {
-            out.push(Violation::at_frame(CheckId::Correlation, facts, i, format!("no response to request id {id}")));
+            out.push(Violation::at_frame(CheckId::Correlation, facts, i, Kind::Unanswered { id: id.to_string() }));
         }
     }
     if null_errors < anonymous.len() {
         let first = anonymous[null_errors];
-        let detail = format!(
-            "{} needed an error response that could not carry an id; {null_errors} came",
-            crate::counted::counted(anonymous.len(), "rejected frame")
-        );
-        out.push(Violation::at_frame(CheckId::Correlation, facts, first, detail));
+        let kind = Kind::NoNullIdError { needed: anonymous.len(), came: null_errors };
+        out.push(Violation::at_frame(CheckId::Correlation, facts, first, kind));
     }
 }
 

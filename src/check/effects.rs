@@ -9,7 +9,7 @@
 //!   a count other than one: `exactly-once`.
 
 use super::facts::Judged;
-use super::{CheckId, Facts, Violation};
+use super::{CheckId, Facts, Kind, Violation};
 use crate::seam::Action;
 use crate::token::tokens_in;
 use serde_json::Value;
@@ -20,7 +20,8 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     let mut counts: HashMap<(usize, String), usize> = HashMap::new();
     for (n, effect) in facts.obs.effects.iter().enumerate() {
         let frames = owners(facts, effect);
-        let describe = || format!("effect #{n} `{}` {}", effect.tool, effect.arguments_text());
+        let effect_text = format!("effect #{n} `{}` {}", effect.tool, effect.arguments_text());
+        let describe = || effect_text.clone();
         let rejected: Vec<usize> = frames.iter().copied().filter(|i| !acts(facts, *i)).collect();
         let valid: Vec<usize> = frames.iter().copied().filter(|i| acts(facts, *i)).collect();
         let v = match (rejected.first(), valid.last()) {
@@ -28,47 +29,46 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
                 check: CheckId::NoEffectOnReject,
                 frame: None,
                 span: None,
-                detail: format!("{} carries no token the suite sent", describe()),
+                kind: Kind::Untokened { effect: describe() },
             },
             (Some(&r), Some(&last)) if r < last => Violation::at_frame(
                 CheckId::Policy,
                 facts,
                 last,
-                format!("{} carries state of rejected frame #{r} into a later call", describe()),
+                Kind::StateCarried { effect: describe(), rejected: r },
             ),
             (Some(&r), _) => {
-                let rule = facts.script.frames[r].expect.rule().map(|r| r.id()).unwrap_or("rejected");
+                let rule = facts.script.frames[r].expect.rule();
                 Violation::at_frame(
                     CheckId::NoEffectOnReject,
                     facts,
                     r,
-                    format!("{} for a must-reject frame ({rule})", describe()),
+                    Kind::EffectOfRejected { effect: describe(), rule },
                 )
             }
             (None, Some(_)) if valid.len() > 1 => Violation::at_frame(
                 CheckId::ExactlyOnce,
                 facts,
                 valid[0],
-                format!("{} mixes the arguments of frames {valid:?}", describe()),
+                Kind::MixedArguments { effect: describe(), frames: valid.clone() },
             ),
             (None, Some(&f)) if facts.after_close(f) => Violation::at_frame(
                 CheckId::Policy,
                 facts,
                 f,
-                format!("{} after frame #{} should have closed the session", describe(), facts.closing.unwrap_or(0)),
+                Kind::EffectAfterClose { effect: describe(), closing: facts.closing.unwrap_or(0) },
             ),
-            (None, Some(&f)) if answered_error.contains(&f) => Violation::at_frame(
-                CheckId::NoEffectOnReject,
-                facts,
-                f,
-                format!("{} for a frame the gateway answered with an error", describe()),
-            ),
+            (None, Some(&f)) if answered_error.contains(&f) => {
+                Violation::at_frame(CheckId::NoEffectOnReject, facts, f, Kind::EffectOfRefused { effect: describe() })
+            }
             (None, Some(&f)) => match judge_arguments(facts, f, effect) {
                 Ok(token) => {
                     *counts.entry((f, token)).or_default() += 1;
                     continue;
                 }
-                Err(detail) => Violation::at_frame(CheckId::ExactlyOnce, facts, f, format!("{}: {detail}", describe())),
+                Err(why) => {
+                    Violation::at_frame(CheckId::ExactlyOnce, facts, f, Kind::WrongCall { effect: describe(), why })
+                }
             },
         };
         out.push(v);
@@ -82,9 +82,8 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
             Judged::Either { calls: Some(calls), .. } => (calls, usize::from(succeeded.contains(&i))),
             Judged::Either { calls: None, rule } => {
                 for ((f, token), n) in counts.iter().filter(|((f, _), n)| *f == i && **n > 1) {
-                    let detail =
-                        format!("a frame not judged at this level ({}) ran {n} times (token {token})", rule.id());
-                    out.push(Violation::at_frame(CheckId::ExactlyOnce, facts, *f, detail));
+                    let kind = Kind::UnjudgedRepeated { rule: *rule, times: *n, token: token.clone() };
+                    out.push(Violation::at_frame(CheckId::ExactlyOnce, facts, *f, kind));
                 }
                 continue;
             }
@@ -96,19 +95,12 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
         for call in calls {
             let n = counts.get(&(i, call.token.clone())).copied().unwrap_or(0);
             if !(least..=1).contains(&n) {
-                let how = if n == 0 {
-                    "never reached the executor".to_owned()
-                } else {
-                    format!("reached the executor {n} times")
+                let id = call.id.to_string();
+                let kind = match n {
+                    0 => Kind::NeverExecuted { id, refused: answered_error.contains(&i) },
+                    times => Kind::ExecutedTimes { id, times },
                 };
-                let why =
-                    if n == 0 && answered_error.contains(&i) { " (the gateway answered it with an error)" } else { "" };
-                out.push(Violation::at_frame(
-                    CheckId::ExactlyOnce,
-                    facts,
-                    i,
-                    format!("valid call id {} {how}{why}", call.id),
-                ));
+                out.push(Violation::at_frame(CheckId::ExactlyOnce, facts, i, kind));
             }
         }
     }

@@ -3,7 +3,7 @@
 //! early exit, exit when stdin closes).
 
 use super::facts::Judged;
-use super::{CheckId, Facts, Violation};
+use super::{CheckId, Facts, Kind, Violation};
 use crate::protocol::Policy;
 use crate::seam::Exit;
 
@@ -15,50 +15,43 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
             CheckId::Liveness,
             facts,
             last_seen.min(facts.spans.len() - 1),
-            format!("crashed: {msg}"),
+            Kind::Crashed { said: msg.clone() },
         ));
         return;
     }
     if let Some(c) = facts.closing {
         for r in &facts.replies {
             if let Some(i) = facts.frame_of(&r.id).filter(|i| *i > c) {
-                let detail = format!("answered request id {} after frame #{c} should have closed the session", r.id);
-                out.push(Violation::at_stdout(CheckId::Policy, r.range.clone(), Some(i), detail));
+                let kind = Kind::AnsweredAfterClose { id: r.id.to_string(), closing: c };
+                out.push(Violation::at_stdout(CheckId::Policy, r.range.clone(), Some(i), kind));
             }
         }
         // A frame cut short only ends at EOF; the gateway cannot close on it sooner.
         let complete = facts.script.frames[c].bytes.ends_with(b"\n");
         if complete && !obs.exit_before_eof.ended() {
-            let later = match obs.exit.ended() {
-                true => format!("; it {} only once stdin closed", obs.exit),
-                false => String::new(),
-            };
-            let detail = format!("still running after a malformed or invalid frame under the close policy{later}");
-            out.push(Violation::at_frame(CheckId::Policy, facts, c, detail));
+            let then = obs.exit.ended().then(|| obs.exit.to_string());
+            out.push(Violation::at_frame(CheckId::Policy, facts, c, Kind::RunningAfterClose { then }));
         }
     }
     if let Some(end) = obs.ended_at.filter(|_| obs.exit_before_eof.ended()) {
         let rejected_before = facts.judged[..facts.delivered].iter().any(Judged::may_close);
         let frame = last_seen.min(facts.spans.len() - 1);
         match facts.policy {
-            Policy::KeepOpen if rejected_before => out.push(Violation::at_frame(
-                CheckId::Policy,
-                facts,
-                frame,
-                format!("ended the session (after stdin byte {end}) under the keep-open policy"),
-            )),
+            Policy::KeepOpen if rejected_before => {
+                out.push(Violation::at_frame(CheckId::Policy, facts, frame, Kind::EndedUnderKeepOpen { at: end }))
+            }
             // The gateway may end as soon as it has seen part of the closing frame.
             Policy::Close if facts.closing.is_some_and(|c| facts.spans[c].start < end) => {}
             _ => out.push(Violation::at_frame(
                 CheckId::Liveness,
                 facts,
                 frame,
-                format!("ended with {:?} before stdin closed, with no frame that warranted it", obs.exit_before_eof),
+                Kind::EndedEarly { exit: format!("{:?}", obs.exit_before_eof) },
             )),
         }
     }
     if obs.eof_sent && !obs.exit.ended() {
         let frame = facts.spans.len() - 1;
-        out.push(Violation::at_frame(CheckId::Liveness, facts, frame, "still running after stdin closed".to_owned()));
+        out.push(Violation::at_frame(CheckId::Liveness, facts, frame, Kind::RunningAfterEof));
     }
 }

@@ -13,10 +13,12 @@
 mod correlation;
 mod effects;
 mod facts;
+mod kind;
 mod lifetime;
 mod stdout;
 
 pub(crate) use facts::Facts;
+pub use kind::Kind;
 #[cfg_attr(not(feature = "cli"), allow(unused_imports))]
 pub(crate) use stdout::line_problem;
 
@@ -126,13 +128,13 @@ pub struct Violation {
     pub frame: Option<usize>,
     /// Where the offending bytes are.
     pub span: Option<Span>,
-    /// What exactly went wrong.
-    pub detail: String,
+    /// What exactly went wrong; its text is rendered from it.
+    pub kind: Kind,
 }
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "[{}] {}: {}", self.check, self.check.failure(), self.detail)?;
+        write!(f, "[{}] {}: {}", self.check, self.check.failure(), self.kind)?;
         if let Some(i) = self.frame {
             write!(f, " (frame #{i})")?;
         }
@@ -153,7 +155,9 @@ pub fn check(script: &Script, obs: &Observation, session: &Session) -> Vec<Viola
     effects::check(&facts, &mut out);
     correlation::check(&facts, &mut out);
     lifetime::check(&facts, &mut out);
-    out.sort_by_key(|v| (v.check, v.frame, v.span.as_ref().map(|s| s.range.start)));
+    // Within a check, what happened (an effect, a wrong answer) before what
+    // did not come: a session is reported under its worst violation.
+    out.sort_by_key(|v| (v.check, v.kind.rank(), v.frame, v.span.as_ref().map(|s| s.range.start)));
     out
 }
 
@@ -167,20 +171,26 @@ impl Violation {
     /// How strict a reading the violation rests on: `hardening` when it is
     /// about how a frame only a hardening rule rejects was handled (its
     /// effect, its reply or the session after it), `spec` otherwise.
+    /// An `isError` result for a frame whose rule lets a tool refuse it
+    /// that way, in a revision before 2025-11-25, is at most `hardening`:
+    /// those revisions give -32602 as an example, not as a MUST.
     pub fn level(&self, script: &Script) -> Level {
         let about_rejection = matches!(self.check, CheckId::NoEffectOnReject | CheckId::Correlation | CheckId::Policy);
         match self.rule(script) {
+            Some(rule) if matches!(self.kind, Kind::ToolErrorResult { .. }) && rule.tool_error_ok() => {
+                rule.level().max(Level::Hardening)
+            }
             Some(rule) if about_rejection => rule.level(),
             _ => Level::Spec,
         }
     }
 
-    fn at_frame(check: CheckId, facts: &Facts, frame: usize, detail: String) -> Self {
+    fn at_frame(check: CheckId, facts: &Facts, frame: usize, kind: Kind) -> Self {
         let span = Some(Span { stream: Stream::Stdin, range: facts.spans[frame].clone() });
-        Violation { check, frame: Some(frame), span, detail }
+        Violation { check, frame: Some(frame), span, kind }
     }
 
-    fn at_stdout(check: CheckId, range: Range<usize>, frame: Option<usize>, detail: String) -> Self {
-        Violation { check, frame, span: Some(Span { stream: Stream::Stdout, range }), detail }
+    fn at_stdout(check: CheckId, range: Range<usize>, frame: Option<usize>, kind: Kind) -> Self {
+        Violation { check, frame, span: Some(Span { stream: Stream::Stdout, range }), kind }
     }
 }

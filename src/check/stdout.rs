@@ -1,7 +1,7 @@
 //! `stdout-clean`: each stdout line is UTF-8, one JSON value, and a
 //! server-to-client shape the revision permits; nothing trails the last LF.
 
-use super::{CheckId, Facts, Violation};
+use super::{CheckId, Facts, Kind, Violation};
 use crate::protocol::Revision;
 use serde_json::{Map, Value};
 
@@ -10,14 +10,19 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     for line in &facts.lines {
         let bytes = &stdout[line.range.clone()];
         if let Some(p) = line_problem(bytes, line.value.as_ref(), facts.revision) {
-            out.push(Violation::at_stdout(CheckId::StdoutClean, line.range.clone(), None, p));
+            out.push(Violation::at_stdout(
+                CheckId::StdoutClean,
+                line.range.clone(),
+                None,
+                Kind::NotProtocol { problem: p },
+            ));
         }
     }
     let tail = facts.lines.last().map(|l| l.range.end + 1).unwrap_or(0);
     let finished = facts.obs.exit.ended() || facts.obs.eof_sent;
     if tail < stdout.len() && finished {
-        let detail = format!("{} bytes after the last LF", stdout.len() - tail);
-        out.push(Violation::at_stdout(CheckId::StdoutClean, tail..stdout.len(), None, detail));
+        let kind = Kind::AfterLastLf { bytes: stdout.len() - tail };
+        out.push(Violation::at_stdout(CheckId::StdoutClean, tail..stdout.len(), None, kind));
     }
 }
 

@@ -13,7 +13,6 @@ use crate::report::{self, counted};
 use crate::token::tokens_in;
 use crate::{CheckId, Level, Mix, Policy, Revision, ScriptSpec};
 use anyhow::{Result, bail};
-use std::cell::RefCell;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -137,6 +136,16 @@ impl Args {
         self.level.unwrap_or(Level::Hardening)
     }
 
+    /// Where the reports go.
+    pub(super) fn outputs(&self) -> outputs::Paths<'_> {
+        outputs::Paths { json: self.report.as_deref(), junit: self.junit.as_deref(), sarif: self.sarif.as_deref() }
+    }
+
+    /// What the run judges, for the reports.
+    pub(super) fn judged(&self) -> outputs::Judged {
+        outputs::Judged { focus: self.check, level: self.level() }
+    }
+
     /// The sessions to run: --cases, else none fewer than --duration allows.
     pub(super) fn cases(&self) -> u32 {
         self.cases.unwrap_or(if self.duration.is_some() { u32::MAX } else { 256 })
@@ -207,8 +216,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         _ => None,
     };
     let policy = seen.as_ref().map_or(args.policy(), |s| s.policy);
-    if let Some(s) = &seen {
-        eprintln!("portcullis: policy auto: {}; holding it to {}", s.detail, s.policy);
+    match &seen {
+        Some(s) if s.policy == Policy::Auto => eprintln!("portcullis: policy auto: {}", s.detail),
+        Some(s) => eprintln!("portcullis: policy auto: {}; holding it to {}", s.detail, s.policy),
+        None => {}
     }
     let outcome = match control {
         Some(finding) if !goes_on => Outcome {
@@ -222,9 +233,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let detail = seen.map(|s| s.detail);
     let findings = outcome.findings.into_iter().map(|(f, path)| (Finding { policy_seen: detail.clone(), ..f }, path));
     let outcome = Outcome { findings: findings.collect(), ..outcome };
-    let paths =
-        outputs::Paths { json: args.report.as_deref(), junit: args.junit.as_deref(), sarif: args.sarif.as_deref() };
-    outputs::write(paths, &outcome, &args.child, outputs::Judged { focus: args.check, level: args.level() })?;
+    outputs::write(args.outputs(), &outcome, &args.child, args.judged())?;
     let sessions = counted(outcome.sessions as usize, "session");
     if !outcome.findings.is_empty() {
         for (f, path) in &outcome.findings {
@@ -391,10 +400,13 @@ fn control(
     }))
 }
 
-/// Under `--policy auto`: the policy a probe session shows.
+/// Under `--policy auto`: the policy a probe session shows, each try with
+/// the flags' waits times the factor the probe asks for.
 fn seen_policy(setup: &Setup, tools: &[ToolSpec], args: &Args, revision: Revision) -> Result<PolicySeen> {
-    let target = setup.target(tools.to_vec());
-    let job = RefCell::new(Job::new(&target, Policy::Auto, false, args.seed));
     let cfg = HuntConfig::default().revisions(vec![revision]).level(args.level()).salt_base(fresh_salt());
-    Ok(probe_policy(&|spec, salt| job.borrow_mut().fresh(spec, salt), &cfg)?)
+    let run = |spec: &ScriptSpec, salt: u32, factor: u32| {
+        let target = setup.target_waiting(tools.to_vec(), setup.waits.scaled(factor));
+        Job::new(&target, Policy::Auto, false, args.seed).fresh(spec, salt)
+    };
+    Ok(probe_policy(&run, &cfg)?)
 }

@@ -5,14 +5,15 @@
 use super::fuzz::{Args, Outcome};
 use super::interrupt;
 use super::jobs::revision_share;
+use super::saving::Saved;
 use super::setup::Setup;
 use crate::artifact::Artifact;
-use crate::campaign::{Distinct, Finding, HuntConfig, Known, Progress, fresh_salt, hunt_among, strategy};
+use crate::campaign::{Distinct, Finding, HuntConfig, Known, Lane, Progress, fresh_salt, hunt_among, strategy};
 use crate::catalogue::ToolSpec;
 use crate::delta::minimize;
 use crate::process::{ChildTarget, Job, Waits};
 use crate::report;
-use crate::{CheckId, Policy, Revision, ScriptSpec};
+use crate::{Policy, Revision, ScriptSpec};
 use anyhow::{Result, bail};
 use std::cell::RefCell;
 use std::io::IsTerminal;
@@ -68,17 +69,37 @@ pub(super) fn campaign(
             errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
         }
     };
-    let keep = |f: Finding, base: String, waits: Waits| {
-        if interrupt::stopped().is_none() || f.check != CheckId::Liveness {
+    let saved = Saved::new(args, tools);
+    for (f, base, waits) in found.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        saved.record(f, base, *waits, 0)?;
+    }
+    // Saved as it comes; after a signal the servers were ended under the
+    // sessions still running, so nothing they show then is recorded.
+    let record = |f: &Finding, base: &str, waits: Waits| {
+        if interrupt::stopped().is_none()
+            && let Err(e) = saved.record(f, base, Some(waits), done.load(Ordering::Relaxed))
+        {
+            fail(format!("{e:#}"));
+        }
+    };
+    // After a signal, only what was saved before it: the sessions run since
+    // had their servers ended under them.
+    let kept = |f: Finding, base: String, waits: Waits| {
+        if interrupt::stopped().is_none() || saved.path_of(&f.distinct()).is_some() {
             found.lock().unwrap_or_else(|e| e.into_inner()).push((f, base, Some(waits)));
         }
         if enough() {
             stop.store(true, Ordering::Relaxed);
         }
     };
+    let keep = |f: Finding, base: String, waits: Waits| {
+        record(&f, &base, waits);
+        kept(f, base, waits);
+    };
     std::thread::scope(|scope| {
         for (j, setup) in setups.into_iter().enumerate() {
             let (stop, done, fail, keep, bar, ignored, known) = (&stop, &done, &fail, &keep, &bar, &ignored, &known);
+            let (record, kept) = (&record, &kept);
             let (enough, out_of_time) = (&enough, &out_of_time);
             let cases = cases / jobs as u32 + u32::from((j as u32) < cases % jobs as u32);
             scope.spawn(move || {
@@ -98,7 +119,7 @@ pub(super) fn campaign(
                     max_findings: args.max_findings,
                     ..HuntConfig::default()
                 };
-                let job = RefCell::new(Job::new(&target, policy, !args.no_share, cfg.seed));
+                let job = RefCell::new(Job::new(&target, policy, !args.no_share, cfg.seed).knowing(known));
                 let tick = |p: &Progress| {
                     // Past --duration no new session is drawn; a finding
                     // being shrunk keeps its own bound.
@@ -106,24 +127,31 @@ pub(super) fn campaign(
                     match p {
                         Progress::Searched(_) => bar.searched(done.fetch_add(1, Ordering::Relaxed) + 1),
                         Progress::Shrinking { finding, steps, elapsed } => bar.shrinking(finding, *steps, *elapsed),
+                        Progress::Unconfirmed { finding } => bar.say(&format!(
+                            "{finding} rests on time alone and no fresh session with doubled waits repeated it; \
+                             not reported"
+                        )),
                     }
                     !(stop.load(Ordering::Relaxed)
                         || interrupt::stopped().is_some()
                         || enough()
                         || (searching && out_of_time()))
                 };
-                let run = |spec: &ScriptSpec, salt: u32, shrinking: Option<CheckId>| {
-                    job.borrow_mut().session(spec, salt, shrinking.is_some())
-                };
+                let run = |spec: &ScriptSpec, salt: u32, lane: Lane| job.borrow_mut().session(spec, salt, lane);
                 let base = setup.probes.http_base();
-                let hunted = hunt_among(&cfg, strategy(&cfg), &tick, &run, known);
+                let on_found = |f: &Finding| record(f, &base, target.waits());
+                let hunted = hunt_among(&cfg, strategy(&cfg), &tick, &run, known, &on_found);
                 let mut apart = job.borrow_mut().take_found();
-                match job.borrow_mut().finish() {
-                    Ok(more) => apart.extend(more),
-                    Err(e) => return fail(super::told(&e)),
+                // Once stopped, the servers are gone: no late evidence to wait for.
+                if interrupt::stopped().is_none() {
+                    match job.borrow_mut().finish() {
+                        Ok(more) => apart.extend(more),
+                        Err(e) => return fail(super::told(&e)),
+                    }
                 }
                 match hunted {
-                    Ok(findings) => findings.into_iter().for_each(|f| keep(f, base.clone(), target.waits())),
+                    // Each saved as it came.
+                    Ok(findings) => findings.into_iter().for_each(|f| kept(f, base.clone(), target.waits())),
                     Err(e) => return fail(super::told(&e)),
                 }
                 // Late and state-dependent findings, each new one once.
@@ -146,7 +174,10 @@ pub(super) fn campaign(
     kept.sort_by_key(|(f, ..)| (f.first_seen.is_none(), f.first_seen));
     let mut findings = Vec::new();
     for (f, base, waits) in kept {
-        findings.push(save(&f, tools, &base, waits, args)?);
+        match saved.path_of(&f.distinct()) {
+            Some(path) => findings.push((f, path)),
+            None => findings.push(save(&f, tools, &base, waits, args)?),
+        }
     }
     // A harness error ends the run, but not before what the other jobs
     // found is saved: no finding is lost.
@@ -173,7 +204,7 @@ fn shrink_apart(f: Finding, target: &ChildTarget, args: &Args) -> Finding {
         return f;
     }
     let budget = Duration::from_millis(u64::from(args.shrink_ms.max(1)));
-    match minimize(target, f.policy, f.script.clone(), f.check, f.salt, budget) {
+    match minimize(target, f.policy, f.script.clone(), &f.distinct(), f.salt, budget) {
         Ok(m) => Finding {
             script: m.script,
             salt: m.salt,
@@ -274,6 +305,14 @@ impl Bar {
                     eprintln!("portcullis: {what}");
                 }
             }
+        }
+    }
+
+    /// A line of its own, above the bar when there is one.
+    fn say(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(format!("portcullis: {line}")),
+            None => eprintln!("portcullis: {line}"),
         }
     }
 

@@ -1,5 +1,6 @@
 //! `portcullis minimize FILE -- COMMAND`: delta debugging of a saved
-//! finding, keeping the same check: for a state-dependent finding the
+//! finding, keeping the same finding key (check, kind, rule): for a
+//! state-dependent finding the
 //! earlier scripts its process ran first, whole, then frames, then bytes;
 //! the result is saved as a new artifact beside the old one.
 
@@ -8,7 +9,7 @@ use super::setup::ChildFlags;
 use crate::Script;
 use crate::campaign::run_fresh;
 use crate::delta::minimize_on;
-use crate::finding::Finding;
+use crate::finding::{Distinct, Finding, distinct};
 use crate::report::{self, counted};
 use crate::{CheckId, Fault};
 use anyhow::{Result, anyhow, bail};
@@ -45,20 +46,24 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let budget = Duration::from_millis(args.budget_ms);
     let whole = loaded.session(&loaded.history);
     let before = (whole.frames.len(), whole.stdin().len());
-    let script = loaded.session(&fewer_scripts(&loaded, check, started + budget / 2)?);
+    let key = match artifact.key() {
+        Some(key) => key,
+        None => key_of_old(&loaded, check)?,
+    };
+    let script = loaded.session(&fewer_scripts(&loaded, &key, started + budget / 2)?);
     // Only candidates may keep a process started ahead (--ahead): the run
     // that first confirms the finding has the machine to itself, as the
     // campaign's session had.
     let candidates = target.clone().started_ahead(args.ahead);
     let left = budget.saturating_sub(started.elapsed());
-    let m = match minimize_on(&candidates, target, artifact.policy, script, check, artifact.salt, left) {
+    let m = match minimize_on(&candidates, target, artifact.policy, script, &key, artifact.salt, left) {
         Ok(m) => m,
         // The saved session no longer fails: fixed, or it failed once.
         Err(Fault::Config { what }) => bail!("nothing to minimize: {what} now (replay it to see it FIXED)"),
         Err(e) => return Err(e.into()),
     };
-    if !m.violations.iter().any(|v| v.check == check) {
-        bail!("the minimized script failed {check} as a candidate but not when run again: the finding is flaky");
+    if !m.violations.iter().any(|v| distinct(v, &m.script, &m.observation) == key) {
+        bail!("the minimized script showed {key} as a candidate but not when run again: the finding is flaky");
     }
     let after = (m.script.frames.len(), m.script.stdin().len());
     let finding = Finding {
@@ -109,16 +114,27 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The finding key of an artifact saved before keys had kinds: that of
+/// the first violation of its check in a run of its session.
+fn key_of_old(loaded: &Loaded, check: CheckId) -> Result<Distinct> {
+    let whole = loaded.session(&loaded.history);
+    let run = run_fresh(&loaded.target, loaded.artifact.policy, &whole, loaded.artifact.salt)?;
+    let first = run.violations.iter().find(|v| v.check == check);
+    first
+        .map(|v| distinct(v, &run.script, &run.observation))
+        .ok_or_else(|| anyhow!("nothing to minimize: the script does not fail {check} now (replay it to see it FIXED)"))
+}
+
 /// The history of a state-dependent finding without the earlier scripts
 /// the failure does not need, within `deadline`: whole scripts go before
 /// frames and bytes. Runs of scripts are dropped together first, halves,
 /// then quarters, down to one at a time, each drop kept when the session
-/// still fails the check; nothing is dropped unless the whole session
-/// fails it first.
-fn fewer_scripts(loaded: &Loaded, check: CheckId, deadline: Instant) -> Result<Vec<Script>> {
+/// still shows the finding; nothing is dropped unless the whole session
+/// shows it first.
+fn fewer_scripts(loaded: &Loaded, key: &Distinct, deadline: Instant) -> Result<Vec<Script>> {
     let fails = |history: &[Script]| -> Result<bool> {
         let run = run_fresh(&loaded.target, loaded.artifact.policy, &loaded.session(history), loaded.artifact.salt)?;
-        Ok(run.violations.iter().any(|v| v.check == check))
+        Ok(run.violations.iter().any(|v| distinct(v, &run.script, &run.observation) == *key))
     };
     let mut history = loaded.history.clone();
     if history.is_empty() || !fails(&history)? {

@@ -17,6 +17,7 @@ mod promote;
 mod reference_gateway;
 mod replay;
 mod sarif;
+mod saving;
 mod setup;
 mod stdout_lines;
 

@@ -104,13 +104,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         obs.effects.extend(late);
     }
     let violations = check(&script, &obs, &session);
-    let still: Vec<_> = violations.iter().filter(|v| v.check.id() == artifact.check).cloned().collect();
+    let still = artifact.showing(&violations, &script, &obs);
+    let finding = artifact.key().map_or(artifact.check.clone(), |k| k.to_string());
     println!(
-        "seed: {}  salt: {salt:08x} (saved: {:08x})  policy: {}  check: {}",
-        artifact.seed, artifact.salt, artifact.policy, artifact.check
+        "seed: {}  salt: {salt:08x} (saved: {:08x})  policy: {}  finding: {finding}",
+        artifact.seed, artifact.salt, artifact.policy
     );
     if still.is_empty() {
-        println!("FIXED: the session no longer breaks {}", artifact.check);
+        println!("FIXED: the session no longer shows {finding}");
         if !violations.is_empty() {
             println!("(other checks still fail:)\n{}", report::session(&script, &obs, &violations));
         }

@@ -42,10 +42,11 @@ pub fn log(outcome: &Outcome, child: &ChildFlags) -> Sarif {
             let location = Location::builder()
                 .physical_location(PhysicalLocation::builder().artifact_location(at).build())
                 .build();
-            // The same bug found again fingerprints the same: its check and
-            // the rule (or attack kind) that makes it distinct.
+            // The same bug found again fingerprints the same: its finding
+            // key (check, kind of violation, rule or attack kind).
             let d = f.distinct();
-            let fingerprint = BTreeMap::from([("portcullis/v2".to_owned(), format!("{}:{}", d.check.id(), d.what))]);
+            let key = format!("{}:{}:{}", d.check.id(), d.kind, d.what);
+            let fingerprint = BTreeMap::from([("portcullis/v3".to_owned(), key)]);
             // A spec finding is an error; one only hardening shows, a warning.
             let level = if f.level() == crate::Level::Hardening { ResultLevel::Warning } else { ResultLevel::Error };
             SarifResult::builder()

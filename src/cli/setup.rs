@@ -214,8 +214,12 @@ impl ChildFlags {
 impl Setup {
     /// A target calling `tools`, its canary URLs on this job's sink.
     pub fn target(&self, tools: Vec<ToolSpec>) -> ChildTarget {
-        ChildTarget::new(self.command.clone(), self.waits, tools, self.probes.clone())
-            .effects_from_answers(self.answers)
+        self.target_waiting(tools, self.waits)
+    }
+
+    /// [`Setup::target`] with other waits.
+    pub fn target_waiting(&self, tools: Vec<ToolSpec>, waits: Waits) -> ChildTarget {
+        ChildTarget::new(self.command.clone(), waits, tools, self.probes.clone()).effects_from_answers(self.answers)
     }
 }
 

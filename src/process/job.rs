@@ -18,8 +18,8 @@
 use super::ChildTarget;
 use super::ledger::Entry;
 use super::persistent::{Persistent, Started};
-use crate::campaign::{Finding, SessionRun, fresh_salt};
-use crate::check::CheckId;
+use crate::campaign::{Finding, Known, Lane, SessionRun, fresh_salt};
+use crate::finding::{Distinct, distinct};
 use crate::protocol::{Id, Policy, Revision};
 use crate::script::ScriptSpec;
 use crate::seam::{Fault, Session};
@@ -38,6 +38,9 @@ pub struct Job<'a> {
     sessions: u32,
     seed: u64,
     found: Vec<Finding>,
+    /// The findings the run has made: a search session in the persistent
+    /// process that shows only these is not run again fresh.
+    known: Option<&'a Known>,
 }
 
 impl<'a> Job<'a> {
@@ -56,7 +59,17 @@ impl<'a> Job<'a> {
             sessions: 0,
             seed,
             found: Vec::new(),
+            known: None,
         }
+    }
+
+    /// This job, told which findings the run has made: a search session
+    /// in the persistent process whose every violation shows one of them
+    /// counts as it showed, and the process goes on, where one that may
+    /// show a new finding is run again in a process of its own.
+    pub(crate) fn knowing(mut self, known: &'a Known) -> Job<'a> {
+        self.known = Some(known);
+        self
     }
 
     /// Findings that came apart from a hunt's sessions: late ones and
@@ -70,17 +83,24 @@ impl<'a> Job<'a> {
         std::mem::take(&mut self.found)
     }
 
-    /// Runs one session of a hunt, with tokens of `salt`: in the persistent
-    /// process when it can, unless `shrinking` (a finding's cut-down
-    /// candidates run fresh). Then judges any late evidence.
-    pub fn session(&mut self, spec: &ScriptSpec, salt: u32, shrinking: bool) -> Result<SessionRun, Fault> {
+    /// Runs one session of a hunt in `lane`, with tokens of `salt`. A
+    /// search session runs in the persistent process when it can, and a
+    /// violation there is run again fresh; a shrinking candidate runs there
+    /// too, and is judged by what it showed, the process kept while it
+    /// answers its marker (the hunt confirms what it shrinks to); a
+    /// confirming session runs in a process of its own. Then judges any
+    /// late evidence.
+    pub fn session(&mut self, spec: &ScriptSpec, salt: u32, lane: Lane) -> Result<SessionRun, Fault> {
         self.sessions += 1;
-        let shared = match self.share && !shrinking && !spec.needs_own_process() {
-            true => self.shared(spec, salt)?,
+        let shared = match self.share && lane != Lane::Confirm && !spec.needs_own_process() {
+            true => self.shared(spec, salt, lane)?,
             false => None,
         };
         let run = match shared {
             Some(run) => run,
+            // A confirming run waits twice as long: a verdict that rests on
+            // time alone must hold with longer waits before it is reported.
+            None if lane == Lane::Confirm => self.fresh_patiently(spec, salt, 2)?,
             None => self.fresh(spec, salt)?,
         };
         self.judge_late()?;
@@ -89,9 +109,14 @@ impl<'a> Job<'a> {
 
     /// Runs `spec` in a process of its own.
     pub fn fresh(&mut self, spec: &ScriptSpec, salt: u32) -> Result<SessionRun, Fault> {
+        self.fresh_patiently(spec, salt, 1)
+    }
+
+    /// [`Job::fresh`] with every wait `patience` times as long.
+    fn fresh_patiently(&mut self, spec: &ScriptSpec, salt: u32, patience: u32) -> Result<SessionRun, Fault> {
         let script = spec.render(&self.target.catalogue, salt);
         let session = Session { policy: self.policy, revision: spec.revision, salt };
-        let obs = self.target.run_whole(&session, &script)?;
+        let obs = self.target.run_patiently(&session, &script, patience)?;
         let entry = Entry::new(session, spec, script, obs);
         let run = (entry.script.clone(), entry.obs.clone(), entry.violations.clone());
         self.target.shared.ledger.record(entry);
@@ -101,7 +126,7 @@ impl<'a> Job<'a> {
     /// Runs `spec` in the persistent process of its revision; `None` when
     /// it cannot (it has no handshake to leave out, or no process would
     /// start and answer `initialize`).
-    fn shared(&mut self, spec: &ScriptSpec, salt: u32) -> Result<Option<SessionRun>, Fault> {
+    fn shared(&mut self, spec: &ScriptSpec, salt: u32, lane: Lane) -> Result<Option<SessionRun>, Fault> {
         let full = spec.render_from(&self.target.catalogue, salt ^ QUICK, self.next_id);
         let Some(mut body) = full.after_handshake() else { return Ok(None) };
         // Ids on the precision boundary (near 2^53) are handed out downwards
@@ -140,7 +165,14 @@ impl<'a> Job<'a> {
         entry.history = ran.history;
         let clean = entry.violations.is_empty();
         ledger.record(entry.clone());
-        if clean && ran.healthy {
+        // A shrinking candidate needs only to tell whether it still shows
+        // the finding, and a search session only what it adds to the
+        // findings made; a process that answered its marker goes on.
+        let all_known = || {
+            let known = self.known.filter(|_| !clean);
+            known.is_some_and(|k| entry.violations.iter().all(|v| k.contains(&distinct(v, &entry.script, &entry.obs))))
+        };
+        if ran.healthy && (clean || matches!(lane, Lane::Shrink(_)) || all_known()) {
             return Ok(Some((entry.script, entry.obs, entry.violations)));
         }
         // The process ends first: it may carry an earlier script's state,
@@ -151,10 +183,11 @@ impl<'a> Job<'a> {
             return Ok(Some((entry.script, entry.obs, entry.violations)));
         }
         let fresh = self.fresh(spec, salt)?;
-        let repeats = fresh.2.iter().any(|v| entry.violations.iter().any(|e| e.check == v.check));
+        let keys: Vec<Distinct> = entry.violations.iter().map(|v| distinct(v, &entry.script, &entry.obs)).collect();
+        let repeats = fresh.2.iter().any(|v| keys.contains(&distinct(v, &fresh.0, &fresh.1)));
         if !repeats {
-            let check = entry.violations[0].check;
-            self.found.push(self.finding(entry, check, false));
+            let key = keys[0].clone();
+            self.found.push(self.finding(entry, &key, false));
         }
         Ok(Some(fresh))
     }
@@ -162,28 +195,28 @@ impl<'a> Job<'a> {
     /// Judges the sessions that gained late evidence; each that breaks a
     /// check it did not before is confirmed in a fresh session and kept.
     fn judge_late(&mut self) -> Result<(), Fault> {
-        for (entry, check) in self.target.shared.ledger.rejudge() {
+        for (entry, key) in self.target.shared.ledger.rejudge() {
             self.target.shared.grown.cover(entry.late.unwrap_or_default());
             let salt = fresh_salt();
             let (script, obs, violations) = self.fresh(&entry.spec, salt)?;
-            let finding = match violations.iter().any(|v| v.check == check) {
+            let finding = match violations.iter().any(|v| distinct(v, &script, &obs) == key) {
                 true => {
                     let session = Session { salt, ..entry.session };
                     let fresh = Entry { session, script, obs, violations, history: Default::default(), ..entry };
-                    self.finding(fresh, check, true)
+                    self.finding(fresh, &key, true)
                 }
-                false => self.finding(entry, check, false),
+                false => self.finding(entry, &key, false),
             };
             self.found.push(finding);
         }
         Ok(())
     }
 
-    fn finding(&self, entry: Entry, check: CheckId, confirmed: bool) -> Finding {
+    fn finding(&self, entry: Entry, key: &Distinct, confirmed: bool) -> Finding {
         let mut violations = entry.violations;
-        violations.sort_by_key(|v| v.check != check);
+        violations.sort_by_key(|v| distinct(v, &entry.script, &entry.obs) != *key);
         Finding {
-            check,
+            check: key.check,
             violations,
             spec: entry.spec,
             script: entry.script,

@@ -5,7 +5,8 @@
 //! that shows only then is a late finding, never set aside.
 
 use super::persistent::History;
-use crate::check::{CheckId, Violation, check};
+use crate::check::{Violation, check};
+use crate::finding::{Distinct, distinct};
 use crate::observation::Observation;
 use crate::script::{Script, ScriptSpec};
 use crate::seam::{Action, Session};
@@ -230,13 +231,14 @@ impl Ledger {
 
     /// Judges again every session that gained late evidence, and returns
     /// those it now finds in violation of something new, with every
-    /// violation it has now and the check of the first new one.
-    pub(crate) fn rejudge(&self) -> Vec<(Entry, CheckId)> {
+    /// violation it has now and the finding key of the first new one.
+    pub(crate) fn rejudge(&self) -> Vec<(Entry, Distinct)> {
         let mut grown = Vec::new();
         for entry in self.entries().iter_mut().filter(|e| e.dirty) {
             entry.dirty = false;
             let now = check(&entry.script, &entry.obs, &entry.session);
-            let new = now.iter().find(|v| !entry.violations.contains(v)).map(|v| v.check);
+            let new = now.iter().find(|v| !entry.violations.contains(v));
+            let new = new.map(|v| distinct(v, &entry.script, &entry.obs));
             entry.violations = now;
             if let Some(new) = new {
                 grown.push((entry.clone(), new));

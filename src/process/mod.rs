@@ -123,8 +123,20 @@ impl ChildTarget {
     /// end: what the server writes and does while the session ends (its
     /// stdin closed, the exit grace, the group ended) is the session's.
     pub(crate) fn run_whole(&self, session: &Session, script: &Script) -> Result<Observation, Fault> {
+        self.run_patiently(session, script, 1)
+    }
+
+    /// [`ChildTarget::run_whole`] with every wait `patience` times as long:
+    /// a verdict that rests on time alone is confirmed so.
+    pub(crate) fn run_patiently(
+        &self,
+        session: &Session,
+        script: &Script,
+        patience: u32,
+    ) -> Result<Observation, Fault> {
         let recorder = Recorder::new();
         let mut gateway = self.start(session, recorder.clone())?;
+        gateway.patience(patience);
         let mut obs = drive(&mut gateway, &recorder, session, script)?;
         obs.cut = gateway.cut();
         let (out, err) = gateway.finish();

@@ -89,6 +89,8 @@ pub struct ChildGateway {
     /// Once the server had exited, when the last wait for quiet effects
     /// ended (quiet, or at its deadline): a later wait counts from there.
     quiet_since_exit: Option<Instant>,
+    /// How many times as long as the target's its waits are.
+    patience: u32,
     _home: Home,
 }
 
@@ -138,6 +140,7 @@ impl ChildGateway {
             outlived_grace: false,
             answered: target.answers.then(Answered::default),
             quiet_since_exit: None,
+            patience: 1,
             _home: spawned.home,
         })
     }
@@ -167,7 +170,12 @@ impl ChildGateway {
 
     /// The waits now, for what this session sent.
     pub(crate) fn waits(&self) -> super::Waits {
-        self.shared.grown.now().for_bytes(self.sent)
+        self.shared.grown.now().scaled(self.patience).for_bytes(self.sent)
+    }
+
+    /// Makes every wait of this session `times` as long as the target's.
+    pub(crate) fn patience(&mut self, times: u32) {
+        self.patience = times.max(1);
     }
 
     /// Bytes of stdout and of stderr written but not kept.

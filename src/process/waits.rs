@@ -70,6 +70,15 @@ impl Waits {
         self
     }
 
+    /// These waits, each `factor` times as long: a verdict that rests on
+    /// time alone is confirmed with longer ones.
+    pub fn scaled(mut self, factor: u32) -> Waits {
+        self.answer *= factor;
+        self.quiet *= factor;
+        self.exit_grace *= factor;
+        self
+    }
+
     /// These waits, keeping `bytes` of stdout and of stderr per session.
     pub fn with_capture(mut self, bytes: usize) -> Waits {
         self.capture = bytes;

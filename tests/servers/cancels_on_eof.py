@@ -5,7 +5,9 @@ are answered "Connection closed" and never act. Its tool `fetch` GETs its
 tool that does real work would. A client that closes stdin before its answer
 has come loses the call. A second argument N:SECONDS makes the Nth valid
 call take SECONDS instead, as a call that meets a slow site would; with
-N:SECONDS:spin, it spends them busy on the CPU, as a call that computes. Used by
+N:SECONDS:spin, it spends them busy on the CPU, as a call that computes. A
+third argument `silent` drops the calls in flight at EOF without a word, as
+the Python SDK does. Used by
 tests/concurrent.rs; standard library only (with
 mcp_stdio.py beside it)."""
 
@@ -65,7 +67,8 @@ def main():
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
     with lock:
         closing = True
-        for request in in_flight.values():
+        silent = sys.argv[3:4] == ["silent"]
+        for request in [] if silent else in_flight.values():
             error = {"code": -32000, "message": "Connection closed"}
             write({"jsonrpc": "2.0", "id": request["id"], "error": error})
     os._exit(0)
