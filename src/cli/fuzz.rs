@@ -44,9 +44,9 @@ pub struct Args {
     /// Sessions to run (at least 1) [default: 256, or no bound with --duration].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub(super) cases: Option<u32>,
-    /// Stop drawing new sessions after this long (`90`, `90s`, `10m`, `8h`);
-    /// a finding being shrunk still gets its --shrink-ms. With --cases too,
-    /// whichever comes first.
+    /// Bound the whole run, drawing and shrinking, to this long (`90`,
+    /// `90s`, `10m`, `8h`); a finding whose shrinking it stops is reported
+    /// as a fresh session showed it. With --cases too, whichever comes first.
     #[arg(long, value_name = "TIME", value_parser = duration)]
     pub(super) duration: Option<std::time::Duration>,
     /// RNG seed: the same seed draws the same scripts; their tokens are new to each run.

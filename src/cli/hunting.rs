@@ -121,9 +121,9 @@ pub(super) fn campaign(
                 };
                 let job = RefCell::new(Job::new(&target, policy, !args.no_share, cfg.seed).knowing(known));
                 let tick = |p: &Progress| {
-                    // Past --duration no new session is drawn; a finding
-                    // being shrunk keeps its own bound.
-                    let searching = matches!(p, Progress::Searched(_));
+                    // --duration bounds the whole run: past it no session is
+                    // drawn and no shrinking goes on (a finding is then
+                    // reported as a fresh session showed it).
                     match p {
                         Progress::Searched(_) => bar.searched(done.fetch_add(1, Ordering::Relaxed) + 1),
                         Progress::Shrinking { finding, steps, elapsed } => bar.shrinking(finding, *steps, *elapsed),
@@ -132,10 +132,7 @@ pub(super) fn campaign(
                              not reported"
                         )),
                     }
-                    !(stop.load(Ordering::Relaxed)
-                        || interrupt::stopped().is_some()
-                        || enough()
-                        || (searching && out_of_time()))
+                    !(stop.load(Ordering::Relaxed) || interrupt::stopped().is_some() || enough() || out_of_time())
                 };
                 let run = |spec: &ScriptSpec, salt: u32, lane: Lane| job.borrow_mut().session(spec, salt, lane);
                 let base = setup.probes.http_base();

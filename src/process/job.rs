@@ -175,10 +175,14 @@ impl<'a> Job<'a> {
         if ran.healthy && (clean || matches!(lane, Lane::Shrink(_)) || all_known()) {
             return Ok(Some((entry.script, entry.obs, entry.violations)));
         }
-        // The process ends first: it may carry an earlier script's state,
-        // or still act on this one's tokens, which then count as this
-        // script's late evidence.
-        self.live.swap_remove(at).end(ledger);
+        // A process that answered its marker goes on beside the fresh one,
+        // where the server may run twice at once: what it still does with
+        // this script's tokens is this script's late evidence, by salt, and
+        // the fresh session meets tokens of its own. Otherwise it ends
+        // first (it may also carry an earlier script's state).
+        if !(ran.healthy && self.target.ahead) {
+            self.live.swap_remove(at).end(ledger);
+        }
         if clean {
             return Ok(Some((entry.script, entry.obs, entry.violations)));
         }

@@ -148,10 +148,14 @@ impl Persistent {
         let waits = self.child.waits().answer;
         let deadline = Instant::now() + waits;
         let answered = self.child.await_owed(awaited, deadline);
-        // A valid call may act after it answers: its script waits for it.
+        // A valid call may act after it answers: its script waits for it,
+        // within a wait of its own once every answer came, else within the
+        // answers' deadline (a call left unanswered had all of it to act).
         let mut out = self.child.take_stdout();
-        self.child.await_tokens(&awaited_tokens(body, &out), Instant::now() + waits);
+        let acted_by = if answered { Instant::now() + waits } else { deadline };
+        self.child.await_tokens(&awaited_tokens(body, &out), acted_by);
         out.extend(self.child.take_stdout());
+
         stdout.extend(without_answer(&out, &Value::from(mark)));
         stderr.extend(self.child.take_stderr());
         let exit = self.child.exit();
