@@ -4,11 +4,29 @@
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Whether a process with this pid is alive (and not a zombie).
 fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+/// `portcullis fuzz` of `fetch` with `flags`, for ever, against the shell
+/// command `server`, its report and artifacts where given.
+fn fuzz(flags: &[&str], report: &Path, artifacts: &Path, server: &str) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args(["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--cases", "100000"])
+        .args(flags)
+        .arg("--report")
+        .arg(report)
+        .arg("--artifacts")
+        .arg(artifacts)
+        .args(["--", "sh", "-c", server])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 fn stopped_by(signal: Signal, code: i32) {
@@ -23,17 +41,7 @@ exec '{bin}' reference-gateway --policy keep-open"#,
         seen = seen.display()
     );
     let report = dir.path().join("report.json");
-    let mut child = std::process::Command::new(bin)
-        .args(["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--policy", "keep-open"])
-        .args(["--cases", "100000", "--no-share", "--report"])
-        .arg(&report)
-        .arg("--artifacts")
-        .arg(dir.path().join("findings"))
-        .args(["--", "sh", "-c", &server])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = fuzz(&["--policy", "keep-open", "--no-share"], &report, &dir.path().join("findings"), &server);
     // Until a few sessions have started their processes.
     let started = Instant::now();
     while std::fs::read_to_string(&seen).unwrap_or_default().matches("pid").count() < 3 {
@@ -81,17 +89,7 @@ fn a_stop_while_a_finding_is_shrunk_keeps_it_saved_and_reported() {
     // A planted bug, behind a start slow enough that shrinking takes a while.
     let server = format!("sleep 0.3; exec '{bin}' reference-gateway --mutant authorize-after-build");
     let (report, findings) = (dir.path().join("report.json"), dir.path().join("findings"));
-    let child = std::process::Command::new(bin)
-        .args(["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--forbidden-tool", "rotate_keys"])
-        .args(["--policy", "close", "--cases", "100000", "--report"])
-        .arg(&report)
-        .arg("--artifacts")
-        .arg(&findings)
-        .args(["--", "sh", "-c", &server])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = fuzz(&["--forbidden-tool", "rotate_keys", "--policy", "close"], &report, &findings, &server);
     // Until the finding is saved, as it is once a fresh session shows it.
     let started = Instant::now();
     while std::fs::read_dir(&findings).map_or(0, |d| d.count()) == 0 {
