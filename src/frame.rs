@@ -255,14 +255,15 @@ impl Rule {
         self.class().closes() && self.level() == Level::Spec
     }
 
-    /// Whether the error a frame breaking this rule is owed may come with a
-    /// null id: JSON-RPC gives one to a request it could not read or found
-    /// invalid, so to every rule an Invalid Request (-32600) answers.
+    /// Whether a tool may refuse a frame breaking this rule with an
+    /// `isError` result, in revisions that allow tool errors as results.
     pub fn tool_error_ok(self) -> bool {
         matches!(self.reply(), Reply::Error { tool_error_ok: true, .. })
     }
 
-    /// Whether an error for a frame breaking this rule may carry a null id.
+    /// Whether the error a frame breaking this rule is owed may come with a
+    /// null id: JSON-RPC gives one to a request it could not read or found
+    /// invalid, so to every rule an Invalid Request (-32600) answers.
     pub fn null_id_ok(self) -> bool {
         match self.reply() {
             Reply::Error { codes, .. } => self.class() != Class::Refused || codes.contains(&code::INVALID_REQUEST),

@@ -103,7 +103,7 @@ fn a_hunt_tells_its_runner_which_lane_each_session_runs_in() {
     let searched = f.cases_until_caught as usize;
     assert!(stages[..searched].iter().all(|l| *l == Lane::Search), "{stages:?}");
     assert!(stages.len() > searched + 1, "it shrank");
-    assert!(stages[searched..stages.len() - 1].iter().all(|s| *s == Lane::Shrink(f.check)), "{stages:?}");
+    assert!(stages[searched..stages.len() - 1].iter().all(|s| *s == Lane::Shrink(f.distinct())), "{stages:?}");
     assert_eq!(stages.last(), Some(&Lane::Confirm), "the reported run is a fresh one");
 }
 

@@ -321,7 +321,8 @@ fn a_shrink_cut_short_by_its_bound_says_so() {
         args.extend([BIN, "reference-gateway", "--policy", "keep-open", "--mutant", "bool-id"]);
         let o = portcullis(&args, dir.path());
         assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-        let said = String::from_utf8_lossy(&o.stderr).contains(&format!("stopped at --shrink-ms ({bound} ms)"));
+        let said =
+            String::from_utf8_lossy(&o.stderr).contains(&format!("stopped before its end (at --shrink-ms {bound} ms"));
         assert_eq!(said, cut, "--shrink-ms {bound}: {}", text(&o));
         // Nothing points at proptest's own setting, which the user does not set.
         assert!(!String::from_utf8_lossy(&o.stderr).contains("proptest"), "{}", text(&o));

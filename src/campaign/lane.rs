@@ -4,32 +4,24 @@
 //! where that is quickest (a persistent process, judged by its marker) as
 //! long as the hunt confirms what it shrank to in a fresh session.
 
-use crate::check::CheckId;
+use crate::finding::Distinct;
 
 /// Which lane a session of a hunt runs in; a runner may treat them alike
 /// (an in-process target runs every session fresh).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Lane {
-    /// Drawing new sessions: what a runner reports must hold for a fresh
-    /// session (a violation seen in a shared process is run again fresh).
+    /// Drawing new sessions: what a runner reports of a new finding must
+    /// hold for a fresh session (a shared process's verdict may stand for
+    /// findings already made).
     Search,
-    /// A cut-down candidate of a finding of this check: a runner may report
-    /// what a shared process showed, unconfirmed.
-    Shrink(CheckId),
+    /// A cut-down candidate of this finding: a runner may report what a
+    /// shared process showed, unconfirmed, where a shared process can show
+    /// it at all.
+    Shrink(Distinct),
     /// The session a finding is reported with: run as a fresh session
     /// (a process of its own), with waits at least as long as the
     /// search's (a child process waits twice as long, so that a verdict
     /// resting on time alone holds on a loaded machine).
     Confirm,
-}
-
-impl Lane {
-    /// The check being shrunk, in the shrink lane.
-    pub fn shrinking(self) -> Option<CheckId> {
-        match self {
-            Lane::Shrink(c) => Some(c),
-            _ => None,
-        }
-    }
 }

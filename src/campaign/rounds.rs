@@ -8,6 +8,7 @@ use super::{Finding, HuntConfig, Lane, seeded_runner};
 use crate::check::{CheckId, Violation};
 use crate::finding::{Distinct, distinct, ended_in_crash, explained_by_crash};
 use crate::observation::Observation;
+use crate::protocol::Level;
 use crate::script::{Script, ScriptSpec};
 use crate::seam::Fault;
 use proptest::strategy::BoxedStrategy;
@@ -70,6 +71,11 @@ impl Known {
             known.0.push(d.clone());
         }
         new
+    }
+
+    /// Takes back `d`, claimed when it was caught but not confirmed.
+    fn forget(&self, d: &Distinct) {
+        self.lock().0.retain(|k| k != d);
     }
 
     /// Whether `d` has been made, by any job.
@@ -137,7 +143,10 @@ pub(crate) fn hunt_among(
                 found(&f);
                 findings.push(*f); // claimed when it was caught
             }
+            // Not a finding: another session may still show it, and then
+            // a confirmation may repeat it.
             Round::Unconfirmed(d) => {
+                known.forget(&d);
                 progress(&Progress::Unconfirmed { finding: d });
             }
             Round::Done => break,
@@ -168,7 +177,7 @@ struct Hunt<'a> {
 
 /// Whether the finding `d` that `run` showed rests on time alone.
 fn rests_on_time(d: &Distinct, (script, obs, violations): &SessionRun) -> bool {
-    let exited = matches!(obs.exit, crate::seam::Exit::Exited(_));
+    let exited = obs.exit.ended();
     violations.iter().any(|v| distinct(v, script, obs) == *d && v.kind.rests_on_time(exited))
 }
 
@@ -240,7 +249,7 @@ impl Hunt<'_> {
             }
             sessions.set(sessions.get() + 1);
             let salt = super::salt(cfg, sessions.get());
-            let lane = shrinking.as_ref().map_or(Lane::Search, |d| Lane::Shrink(d.check));
+            let lane = shrinking.clone().map_or(Lane::Search, Lane::Shrink);
             let outcome = (self.run)(&spec, salt, lane);
             let go_on = match &shrinking {
                 None => (self.progress)(&Progress::Searched(searched.get())),
@@ -267,7 +276,11 @@ impl Hunt<'_> {
             // does not explain; the answers and effects that did not come
             // after it are no finding each.
             let crashed = ended_in_crash(&outcome.2, &outcome.1);
+            // What is judged: the focused check, at the level asked for (an
+            // `isError` refusal before 2025-11-25 is only hardening).
+            let level = cfg.level.max(Level::Spec);
             let focused = outcome.2.iter().filter(|v| cfg.focus.is_none_or(|c| c == v.check));
+            let focused = focused.filter(|v| v.level(&outcome.0) <= level);
             let focused = focused.filter(|v| !(crashed && explained_by_crash(v)));
             let mut shown: Vec<Distinct> = focused.map(|v| distinct(v, &outcome.0, &outcome.1)).collect();
             let hit = match &shrinking {
@@ -327,9 +340,9 @@ impl Hunt<'_> {
             Err(TestError::Abort(why)) => return Err(Fault::config(format!("proptest aborted: {why}"))),
         };
         let d = caught.into_inner().expect("a failure names its finding");
-        // Told to stop (an interrupt, or enough findings elsewhere), the
-        // shrink did not run out of its time: only that is reported.
-        let shrink_ran_out = out_of_time();
+        // Out of shrinking time, or told to stop (an interrupt, --duration,
+        // enough findings elsewhere): the script may cut down further.
+        let shrink_ran_out = out_of_time() || self.halted;
         let first_seen = first_caught.get().map(|t| t.saturating_duration_since(self.start));
         let caught_run = caught_run.into_inner().expect("a failure keeps the session that caught it");
         let Some((spec, (script, observation, violations), salt)) =
@@ -394,9 +407,12 @@ impl Hunt<'_> {
         caught: (ScriptSpec, SessionRun, u32),
     ) -> Result<Option<(ScriptSpec, SessionRun, u32)>, Fault> {
         let timed = rests_on_time(d, &caught.1);
-        // Told to stop, a finding is reported as the search caught it,
-        // unless it rests on time alone.
-        if (accepted.is_empty() && minimal == caught.0 || self.halted) && !timed {
+        // Told to stop, nothing more runs: a finding is reported as the
+        // search caught it, unless it rests on time alone and so is not.
+        if self.halted {
+            return Ok((!timed).then_some(caught));
+        }
+        if accepted.is_empty() && minimal == caught.0 && !timed {
             return Ok(Some(caught));
         }
         if accepted.last() != Some(&minimal) {

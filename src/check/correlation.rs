@@ -98,8 +98,12 @@ fn owed_replies(
     }
     let answered = |id: &Id| per_id.get(id).is_some_and(|(n, _)| *n > 0);
     let mut anonymous = Vec::new();
-    for (i, frame) in facts.script.frames.iter().enumerate() {
-        if !facts.reached(i) || facts.closing == Some(i) {
+    // A frame cut at EOF never ended as a line: it owes no answer, and
+    // what is judged of it is that it has no effect.
+    let frames = &facts.script.frames;
+    let cut_at_eof = |i: usize| facts.script.eof && i + 1 == frames.len() && !frames[i].bytes.ends_with(b"\n");
+    for (i, frame) in frames.iter().enumerate() {
+        if !facts.reached(i) || facts.closing == Some(i) || cut_at_eof(i) {
             continue;
         }
         let (by_id, anonymous_ok) = owed(&facts.judged[i], frame);
@@ -135,5 +139,78 @@ fn owed(judged: &Judged, frame: &Frame) -> (Vec<Id>, bool) {
         // A tolerated frame is answered either way; one not judged owes nothing.
         Judged::Either { calls: Some(_), .. } => (vec![], frame.id.is_some()),
         _ => (vec![], false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::attack::Step;
+    use crate::attack::truncate::{Kind, Truncate};
+    use crate::catalogue::Catalogue;
+    use crate::check::{CheckId, check};
+    use crate::observation::Observation;
+    use crate::protocol::{Policy, Revision};
+    use crate::script::ScriptSpec;
+    use crate::seam::{Exit, Session};
+
+    /// The correlation violations of a session of one truncated call (cut
+    /// `kind`) against a server that answers `initialize` and nothing else,
+    /// and exits once stdin closes.
+    fn unanswered(kind: Kind) -> usize {
+        let revision = Revision::R2025_06_18;
+        let spec = ScriptSpec::whole(revision, vec![Step::Truncate(Truncate { kind, tool: 0, cut: 3 })]);
+        let script = spec.render(&Catalogue::reference(), 1);
+        let init = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"{revision}"}}}}"#);
+        let obs = Observation {
+            stdout: format!("{init}\n").into_bytes(),
+            stderr: Vec::new(),
+            effects: Vec::new(),
+            exit_before_eof: Exit::Running,
+            exit: Exit::Exited(0),
+            ended_at: None,
+            eof_sent: true,
+            cut: (0, 0),
+        };
+        let session = Session { policy: Policy::KeepOpen, revision, salt: 1 };
+        check(&script, &obs, &session).iter().filter(|v| v.check == CheckId::Correlation).count()
+    }
+
+    /// The correlation violations of a session of one call with a
+    /// mistyped argument, refused with an `isError` result, at `revision`,
+    /// with their levels.
+    fn refused_as_a_tool_error(revision: Revision) -> Vec<(&'static str, crate::protocol::Level)> {
+        use crate::attack::shape::{Kind, Shape};
+        let spec = ScriptSpec::whole(revision, vec![Step::Shape(Shape { kind: Kind::MistypedArray, tool: 0 })]);
+        let script = spec.render(&Catalogue::reference(), 1);
+        let call = script.frames.iter().find(|f| f.family == "shape").expect("the call");
+        let id = call.id.clone().expect("an id").to_json();
+        let init = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"{revision}"}}}}"#);
+        let refusal = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[],"isError":true}}}}"#);
+        let obs = Observation {
+            stdout: format!("{init}\n{refusal}\n").into_bytes(),
+            stderr: Vec::new(),
+            effects: Vec::new(),
+            exit_before_eof: Exit::Running,
+            exit: Exit::Exited(0),
+            ended_at: None,
+            eof_sent: true,
+            cut: (0, 0),
+        };
+        let session = Session { policy: Policy::KeepOpen, revision, salt: 1 };
+        let found = check(&script, &obs, &session).into_iter().filter(|v| v.check == CheckId::Correlation);
+        found.map(|v| (v.kind.name(), v.level(&script))).collect()
+    }
+
+    #[test]
+    fn an_is_error_refusal_is_at_most_hardening_before_2025_11_25_and_fine_from_it() {
+        use crate::protocol::Level;
+        assert_eq!(refused_as_a_tool_error(Revision::R2025_06_18), [("tool_error_result", Level::Hardening)]);
+        assert_eq!(refused_as_a_tool_error(Revision::R2025_11_25), []);
+    }
+
+    #[test]
+    fn a_frame_cut_at_eof_owes_no_answer_but_one_cut_before_a_newline_does() {
+        assert_eq!(unanswered(Kind::AtEof), 0, "its line never ended");
+        assert!(unanswered(Kind::ThenValid) > 0, "a whole line owes its error, and the valid call its answer");
     }
 }

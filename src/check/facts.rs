@@ -292,7 +292,7 @@ fn id_numbers(bytes: &[u8]) -> impl Iterator<Item = f64> + '_ {
 /// The policy a gateway showed on the first frame that must end a session
 /// under `close`, and that frame: `keep-open` when it answered or acted on
 /// a later frame, `close` when it did neither and ended before stdin
-/// closed, or after (a slow exit) with a later request left unanswered.
+/// closed.
 /// `None` when no such frame was wholly delivered, the gateway crashed, or
 /// it showed neither.
 pub(crate) fn seen_policy(facts: &Facts) -> Option<(Policy, usize)> {
@@ -301,11 +301,11 @@ pub(crate) fn seen_policy(facts: &Facts) -> Option<(Policy, usize)> {
     if m >= facts.delivered || !facts.script.frames[m].bytes.ends_with(b"\n") || matches!(obs.exit, Exit::Crashed(_)) {
         return None;
     }
-    // Something after it that a server going on would have answered.
-    let owed_after = facts.script.frames[m + 1..].iter().any(|f| !f.owed_ids().is_empty());
     match facts.last_alive().is_some_and(|a| a > m) {
         true => Some((Policy::KeepOpen, m)),
-        false if obs.exit_before_eof.ended() || (obs.exit.ended() && owed_after) => Some((Policy::Close, m)),
+        // An exit that came only once stdin closed shows no policy: a
+        // keep-open server slow to answer exits at EOF too.
+        false if obs.exit_before_eof.ended() => Some((Policy::Close, m)),
         false => None,
     }
 }

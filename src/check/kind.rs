@@ -213,6 +213,20 @@ impl Kind {
         }
     }
 
+    /// Whether a kind of this name shows only as a session ends (stdin
+    /// closed, or the server gone): never in a process kept running.
+    pub fn shows_at_an_end(name: &str) -> bool {
+        const AT_AN_END: [&str; 6] = [
+            "running_after_eof",
+            "after_last_lf",
+            "ended_early",
+            "crashed",
+            "running_after_close",
+            "ended_under_keep_open",
+        ];
+        AT_AN_END.contains(&name)
+    }
+
     /// Whether it is about how the session ended: a crash, an early end,
     /// a hang on EOF, or a session ended under keep-open.
     pub fn ends(&self) -> bool {

@@ -42,6 +42,9 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
             }
             // The gateway may end as soon as it has seen part of the closing frame.
             Policy::Close if facts.closing.is_some_and(|c| facts.spans[c].start < end) => {}
+            // An empty or blank line may be skipped or refused, and a gateway
+            // that refuses it under close may end the session there.
+            Policy::Close if blank_before(facts, end) => {}
             _ => out.push(Violation::at_frame(
                 CheckId::Liveness,
                 facts,
@@ -53,5 +56,55 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     if obs.eof_sent && !obs.exit.ended() {
         let frame = facts.spans.len() - 1;
         out.push(Violation::at_frame(CheckId::Liveness, facts, frame, Kind::RunningAfterEof));
+    }
+}
+
+/// Whether a whole empty or blank line was written before stdin byte `end`.
+fn blank_before(facts: &Facts, end: usize) -> bool {
+    let frames = facts.script.frames.iter().zip(&facts.spans).take(facts.delivered);
+    frames
+        .into_iter()
+        .any(|(f, span)| span.start < end && f.bytes.ends_with(b"\n") && f.bytes.iter().all(u8::is_ascii_whitespace))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::attack::Step;
+    use crate::attack::terminator::{Kind, Terminator};
+    use crate::catalogue::Catalogue;
+    use crate::check::{CheckId, check};
+    use crate::observation::Observation;
+    use crate::protocol::{Policy, Revision};
+    use crate::script::ScriptSpec;
+    use crate::seam::{Exit, Session};
+
+    /// The liveness and policy violations of a session that ends right
+    /// after an empty line, held to `policy`.
+    fn ended_on_an_empty_line(policy: Policy) -> Vec<CheckId> {
+        let revision = Revision::R2025_06_18;
+        let steps = vec![Step::Terminator(Terminator { kind: Kind::EmptyLine, tool: 0 }), Step::Control(0)];
+        let script = ScriptSpec::whole(revision, steps).render(&Catalogue::reference(), 1);
+        let empty = script.frames.iter().position(|f| f.bytes == b"\n").expect("an empty line");
+        let end = script.frames[..=empty].iter().map(|f| f.bytes.len()).sum();
+        let init = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"{revision}"}}}}"#);
+        let obs = Observation {
+            stdout: format!("{init}\n").into_bytes(),
+            stderr: Vec::new(),
+            effects: Vec::new(),
+            exit_before_eof: Exit::Exited(0),
+            exit: Exit::Exited(0),
+            ended_at: Some(end),
+            eof_sent: true,
+            cut: (0, 0),
+        };
+        let session = Session { policy, revision, salt: 1 };
+        let ends = |c: &CheckId| matches!(c, CheckId::Liveness | CheckId::Policy);
+        check(&script, &obs, &session).into_iter().map(|v| v.check).filter(ends).collect()
+    }
+
+    #[test]
+    fn a_gateway_may_end_the_session_on_an_empty_line_under_close_only() {
+        assert_eq!(ended_on_an_empty_line(Policy::Close), [], "refusing it by closing broke nothing");
+        assert!(!ended_on_an_empty_line(Policy::KeepOpen).is_empty(), "under keep-open the session goes on");
     }
 }

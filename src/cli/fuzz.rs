@@ -246,8 +246,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             println!("Saved: {}\n", path.display());
             if f.shrink_ran_out {
                 eprintln!(
-                    "portcullis: shrinking {} stopped at --shrink-ms ({} ms); the script may cut down further \
-                     with its Minimize command",
+                    "portcullis: shrinking {} stopped before its end (at --shrink-ms {} ms, --duration or a \
+                     stop); the script may cut down further with its Minimize command",
                     f.distinct(),
                     args.shrink_ms
                 );

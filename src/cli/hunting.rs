@@ -132,7 +132,11 @@ pub(super) fn campaign(
                              not reported"
                         )),
                     }
-                    !(stop.load(Ordering::Relaxed) || interrupt::stopped().is_some() || enough() || out_of_time())
+                    // Enough findings stop the drawing; the one being shrunk
+                    // is among them, and its shrinking goes on.
+                    let drawing = matches!(p, Progress::Searched(_));
+                    let halt = stop.load(Ordering::Relaxed) || interrupt::stopped().is_some() || out_of_time();
+                    !(halt || (drawing && enough()))
                 };
                 let run = |spec: &ScriptSpec, salt: u32, lane: Lane| job.borrow_mut().session(spec, salt, lane);
                 let base = setup.probes.http_base();
@@ -151,9 +155,11 @@ pub(super) fn campaign(
                     Ok(findings) => findings.into_iter().for_each(|f| kept(f, base.clone(), target.waits())),
                     Err(e) => return fail(super::told(&e)),
                 }
-                // Late and state-dependent findings, each new one once.
+                // Late and state-dependent findings, each new one once; none
+                // once stopped, when their servers were ended under them.
                 let focused = |f: &Finding| args.check.is_none_or(|c| c == f.check);
-                for f in apart.into_iter().filter(focused) {
+                let live = |_: &Finding| interrupt::stopped().is_none();
+                for f in apart.into_iter().filter(focused).filter(live) {
                     if !enough() && known.add(&f.distinct()) {
                         keep(shrink_apart(f, &target, args), base.clone(), target.waits());
                     }

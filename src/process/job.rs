@@ -3,11 +3,14 @@
 //! Under `close`, and for every script that must begin its process (a call
 //! before `initialize`, a frame cut at EOF), a session runs in a process
 //! of its own. Under `keep-open` the rest run in one [`Persistent`]
-//! process per revision. A violation seen there is run again in a fresh
-//! process, after the persistent one has ended (it may carry state, or
-//! still act on the script's tokens): where it repeats, the fresh
-//! session's verdict is the hunt's; where it does not, it is reported as
-//! state-dependent, with every script the process ran before it.
+//! process per revision. A violation there that shows only findings the
+//! run has made counts as seen, and the process goes on. One that may be
+//! new is run again in a fresh process, beside the persistent one where
+//! the server may run twice, else after it has ended: where it repeats,
+//! the fresh session's verdict is the hunt's; where it does not, it is
+//! reported as state-dependent, with every script the process ran before
+//! it. Shrinking candidates run in the persistent process too, unless
+//! what they shrink shows only as a session ends.
 //!
 //! After every session the ledger's late evidence is judged: a session
 //! that now breaks a check is a finding marked late, with the delay. It is
@@ -19,6 +22,7 @@ use super::ChildTarget;
 use super::ledger::Entry;
 use super::persistent::{Persistent, Started};
 use crate::campaign::{Finding, Known, Lane, SessionRun, fresh_salt};
+use crate::check::Kind;
 use crate::finding::{Distinct, distinct};
 use crate::protocol::{Id, Policy, Revision};
 use crate::script::ScriptSpec;
@@ -92,8 +96,12 @@ impl<'a> Job<'a> {
     /// late evidence.
     pub fn session(&mut self, spec: &ScriptSpec, salt: u32, lane: Lane) -> Result<SessionRun, Fault> {
         self.sessions += 1;
-        let shared = match self.share && lane != Lane::Confirm && !spec.needs_own_process() {
-            true => self.shared(spec, salt, lane)?,
+        // A finding that shows only as a session ends (a hang on EOF, bytes
+        // after the last LF, an early exit) cannot show in the persistent
+        // process: its candidates run fresh.
+        let at_an_end = matches!(&lane, Lane::Shrink(d) if Kind::shows_at_an_end(&d.kind));
+        let shared = match self.share && lane != Lane::Confirm && !at_an_end && !spec.needs_own_process() {
+            true => self.shared(spec, salt, &lane)?,
             false => None,
         };
         let run = match shared {
@@ -126,7 +134,7 @@ impl<'a> Job<'a> {
     /// Runs `spec` in the persistent process of its revision; `None` when
     /// it cannot (it has no handshake to leave out, or no process would
     /// start and answer `initialize`).
-    fn shared(&mut self, spec: &ScriptSpec, salt: u32, lane: Lane) -> Result<Option<SessionRun>, Fault> {
+    fn shared(&mut self, spec: &ScriptSpec, salt: u32, lane: &Lane) -> Result<Option<SessionRun>, Fault> {
         let full = spec.render_from(&self.target.catalogue, salt ^ QUICK, self.next_id);
         let Some(mut body) = full.after_handshake() else { return Ok(None) };
         // Ids on the precision boundary (near 2^53) are handed out downwards
@@ -168,11 +176,9 @@ impl<'a> Job<'a> {
         // A shrinking candidate needs only to tell whether it still shows
         // the finding, and a search session only what it adds to the
         // findings made; a process that answered its marker goes on.
-        let all_known = || {
-            let known = self.known.filter(|_| !clean);
-            known.is_some_and(|k| entry.violations.iter().all(|v| k.contains(&distinct(v, &entry.script, &entry.obs))))
-        };
-        if ran.healthy && (clean || matches!(lane, Lane::Shrink(_)) || all_known()) {
+        let keys: Vec<Distinct> = entry.violations.iter().map(|v| distinct(v, &entry.script, &entry.obs)).collect();
+        let new: Vec<&Distinct> = keys.iter().filter(|k| self.known.is_none_or(|known| !known.contains(k))).collect();
+        if ran.healthy && (clean || matches!(lane, Lane::Shrink(_)) || new.is_empty()) {
             return Ok(Some((entry.script, entry.obs, entry.violations)));
         }
         // A process that answered its marker goes on beside the fresh one,
@@ -186,11 +192,14 @@ impl<'a> Job<'a> {
         if clean {
             return Ok(Some((entry.script, entry.obs, entry.violations)));
         }
+        if matches!(lane, Lane::Shrink(_)) {
+            return Ok(Some(self.fresh(spec, salt)?));
+        }
+        // Each finding that may be new is judged by itself: one a fresh
+        // session does not repeat is state-dependent, kept with its history.
         let fresh = self.fresh(spec, salt)?;
-        let keys: Vec<Distinct> = entry.violations.iter().map(|v| distinct(v, &entry.script, &entry.obs)).collect();
-        let repeats = fresh.2.iter().any(|v| keys.contains(&distinct(v, &fresh.0, &fresh.1)));
-        if !repeats {
-            let key = keys[0].clone();
+        let repeated: Vec<Distinct> = fresh.2.iter().map(|v| distinct(v, &fresh.0, &fresh.1)).collect();
+        if let Some(key) = new.into_iter().find(|k| !repeated.contains(k)).cloned() {
             self.found.push(self.finding(entry, &key, false));
         }
         Ok(Some(fresh))
