@@ -89,11 +89,12 @@ impl<'a> Job<'a> {
 
     /// Runs one session of a hunt in `lane`, with tokens of `salt`. A
     /// search session runs in the persistent process when it can, and a
-    /// violation there is run again fresh; a shrinking candidate runs there
-    /// too, and is judged by what it showed, the process kept while it
-    /// answers its marker (the hunt confirms what it shrinks to); a
-    /// confirming session runs in a process of its own. Then judges any
-    /// late evidence.
+    /// violation there that may be a new finding is run again fresh; a
+    /// shrinking candidate runs there too (unless what it shrinks shows only
+    /// as a session ends), judged by what it showed, the process kept while
+    /// it answers its marker (the hunt confirms what it shrinks to); a
+    /// confirming session runs in a process of its own with doubled waits.
+    /// Then judges any late evidence.
     pub fn session(&mut self, spec: &ScriptSpec, salt: u32, lane: Lane) -> Result<SessionRun, Fault> {
         self.sessions += 1;
         // A finding that shows only as a session ends (a hang on EOF, bytes
