@@ -120,7 +120,15 @@ pub(super) fn campaign(
                     ..HuntConfig::default()
                 };
                 let job = RefCell::new(Job::new(&target, policy, !args.no_share, cfg.seed).knowing(known));
+                // A wait that grows is shown once, with what grew it.
+                let shown_growth: RefCell<Option<Duration>> = RefCell::new(None);
                 let tick = |p: &Progress| {
+                    if let Some((quiet, why)) = target.grown_by()
+                        && shown_growth.borrow().is_none_or(|q| q < quiet)
+                    {
+                        *shown_growth.borrow_mut() = Some(quiet);
+                        bar.say(&format!("the quiet wait grew to {} ms: {why}", quiet.as_millis()));
+                    }
                     // --duration bounds the whole run: past it no session is
                     // drawn and no shrinking goes on (a finding is then
                     // reported as a fresh session showed it).

@@ -210,7 +210,9 @@ impl<'a> Job<'a> {
     /// check it did not before is confirmed in a fresh session and kept.
     fn judge_late(&mut self) -> Result<(), Fault> {
         for (entry, key) in self.target.shared.ledger.rejudge() {
-            self.target.shared.grown.cover(entry.late.unwrap_or_default());
+            let late = entry.late.unwrap_or_default();
+            let why = format!("{key} came {} ms after its session was judged", late.as_millis());
+            self.target.shared.grown.cover(late, &why);
             let salt = fresh_salt();
             let (script, obs, violations) = self.fresh(&entry.spec, salt)?;
             let finding = match violations.iter().any(|v| distinct(v, &script, &obs) == key) {

@@ -119,6 +119,12 @@ impl ChildTarget {
         self.shared.grown.now()
     }
 
+    /// The quiet wait and the late evidence that grew it past its flag,
+    /// when any did: a progress line shows them.
+    pub fn grown_by(&self) -> Option<(Duration, String)> {
+        self.shared.grown.grown()
+    }
+
     /// Runs `script` in a process of its own, as a client does, to its
     /// end: what the server writes and does while the session ends (its
     /// stdin closed, the exit grace, the group ended) is the session's.
@@ -149,7 +155,7 @@ impl ChildTarget {
     /// Grows the waits to cover evidence that came `late` after its
     /// session (a saved finding's), as a job's do once it has seen it.
     pub fn cover(&self, late: Duration) {
-        self.shared.grown.cover(late);
+        self.shared.grown.cover(late, &format!("the saved finding's evidence came {} ms late", late.as_millis()));
     }
 
     /// The package cache its processes get, once one has started.

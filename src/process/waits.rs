@@ -94,11 +94,20 @@ impl Waits {
 pub(crate) struct Grown {
     flags: Waits,
     quiet: Mutex<Duration>,
+    /// What grew the quiet last, when anything did.
+    why: Mutex<Option<String>>,
 }
 
 impl Grown {
     pub(crate) fn new(flags: Waits) -> Grown {
-        Grown { flags, quiet: Mutex::new(flags.quiet) }
+        Grown { flags, quiet: Mutex::new(flags.quiet), why: Mutex::default() }
+    }
+
+    /// The quiet and the evidence that grew it past its flag, if any did.
+    pub(crate) fn grown(&self) -> Option<(Duration, String)> {
+        let quiet = *self.quiet.lock().unwrap_or_else(|e| e.into_inner());
+        let why = self.why.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        why.filter(|_| quiet > self.flags.quiet).map(|w| (quiet, w))
     }
 
     /// The waits now: the flags, with the quiet grown.
@@ -108,10 +117,13 @@ impl Grown {
 
     /// Grows the quiet to cover `seen` (with half again as headroom), never
     /// past the answer bound, never below what it was.
-    pub(crate) fn cover(&self, seen: Duration) {
+    pub(crate) fn cover(&self, seen: Duration, why: &str) {
         let want = (seen + seen / 2).min(self.flags.answer);
         let mut quiet = self.quiet.lock().unwrap_or_else(|e| e.into_inner());
-        *quiet = (*quiet).max(want);
+        if want > *quiet {
+            *quiet = want;
+            *self.why.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.to_owned());
+        }
     }
 }
 
@@ -123,13 +135,16 @@ mod tests {
     fn the_quiet_grows_within_the_answer_bound_and_never_shrinks() {
         let grown = Grown::new(Waits::from_ms(1000, 10, 500));
         assert_eq!(grown.now().quiet, Duration::from_millis(10));
-        grown.cover(Duration::from_millis(4));
+        grown.cover(Duration::from_millis(4), "early");
+        assert_eq!(grown.grown(), None, "nothing grew");
         assert_eq!(grown.now().quiet, Duration::from_millis(10), "never below the flag");
-        grown.cover(Duration::from_millis(300));
+        grown.cover(Duration::from_millis(300), "late");
+        assert_eq!(grown.grown(), Some((Duration::from_millis(450), "late".to_owned())), "what grew it");
         assert_eq!(grown.now().quiet, Duration::from_millis(450));
-        grown.cover(Duration::from_millis(100));
+        grown.cover(Duration::from_millis(100), "less late");
+        assert_eq!(grown.grown().map(|g| g.1), Some("late".to_owned()), "what did not grow it is not named");
         assert_eq!(grown.now().quiet, Duration::from_millis(450), "never shrinks");
-        grown.cover(Duration::from_secs(60));
+        grown.cover(Duration::from_secs(60), "later");
         assert_eq!(grown.now().quiet, Duration::from_millis(1000), "within the answer bound");
         assert_eq!(grown.now().exit_grace, Duration::from_millis(500));
     }
