@@ -25,3 +25,20 @@ pub struct Observation {
     /// captures are bounded).
     pub cut: (u64, u64),
 }
+
+impl Observation {
+    /// Nothing seen yet: no output, no effect, the gateway running, stdin
+    /// open. A session's observation starts here.
+    pub(crate) fn none() -> Observation {
+        Observation {
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+            effects: Vec::new(),
+            exit_before_eof: Exit::Running,
+            exit: Exit::Running,
+            ended_at: None,
+            eof_sent: false,
+            cut: (0, 0),
+        }
+    }
+}

@@ -37,16 +37,7 @@ pub(crate) fn drive<G: Gateway>(
     script: &Script,
 ) -> Result<Observation, Fault> {
     let gateway = &mut *gateway;
-    let mut obs = Observation {
-        stdout: Vec::new(),
-        stderr: Vec::new(),
-        effects: Vec::new(),
-        exit_before_eof: Exit::Running,
-        exit: Exit::Running,
-        ended_at: None,
-        eof_sent: false,
-        cut: (0, 0),
-    };
+    let mut obs = Observation::none();
     let stdin = script.stdin();
     let mut crashed = None;
     for span in script.write_spans() {

@@ -87,13 +87,10 @@ mod tests {
             };
             let obs = Observation {
                 stdout: handshake,
-                stderr: Vec::new(),
-                effects: Vec::new(),
                 exit_before_eof: exit.clone(),
                 exit,
-                ended_at: None,
                 eof_sent: true,
-                cut: (0, 0),
+                ..Observation::none()
             };
             Ok((script, obs, Vec::new()))
         };

@@ -153,6 +153,11 @@ mod tests {
     use crate::script::ScriptSpec;
     use crate::seam::{Exit, Session};
 
+    /// What a server that wrote `stdout` and exited once stdin closed showed.
+    fn exited_after_eof(stdout: Vec<u8>) -> Observation {
+        Observation { stdout, exit: Exit::Exited(0), eof_sent: true, ..Observation::none() }
+    }
+
     /// The correlation violations of a session of one truncated call (cut
     /// `kind`) against a server that answers `initialize` and nothing else,
     /// and exits once stdin closes.
@@ -161,16 +166,7 @@ mod tests {
         let spec = ScriptSpec::whole(revision, vec![Step::Truncate(Truncate { kind, tool: 0, cut: 3 })]);
         let script = spec.render(&Catalogue::reference(), 1);
         let init = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"{revision}"}}}}"#);
-        let obs = Observation {
-            stdout: format!("{init}\n").into_bytes(),
-            stderr: Vec::new(),
-            effects: Vec::new(),
-            exit_before_eof: Exit::Running,
-            exit: Exit::Exited(0),
-            ended_at: None,
-            eof_sent: true,
-            cut: (0, 0),
-        };
+        let obs = exited_after_eof(format!("{init}\n").into_bytes());
         let session = Session { policy: Policy::KeepOpen, revision, salt: 1 };
         check(&script, &obs, &session).iter().filter(|v| v.check == CheckId::Correlation).count()
     }
@@ -186,16 +182,7 @@ mod tests {
         let id = call.id.clone().expect("an id").to_json();
         let init = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"{revision}"}}}}"#);
         let refusal = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[],"isError":true}}}}"#);
-        let obs = Observation {
-            stdout: format!("{init}\n{refusal}\n").into_bytes(),
-            stderr: Vec::new(),
-            effects: Vec::new(),
-            exit_before_eof: Exit::Running,
-            exit: Exit::Exited(0),
-            ended_at: None,
-            eof_sent: true,
-            cut: (0, 0),
-        };
+        let obs = exited_after_eof(format!("{init}\n{refusal}\n").into_bytes());
         let session = Session { policy: Policy::KeepOpen, revision, salt: 1 };
         let found = check(&script, &obs, &session).into_iter().filter(|v| v.check == CheckId::Correlation);
         found.map(|v| (v.kind.name(), v.level(&script))).collect()

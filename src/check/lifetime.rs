@@ -89,13 +89,11 @@ mod tests {
         let init = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"{revision}"}}}}"#);
         let obs = Observation {
             stdout: format!("{init}\n").into_bytes(),
-            stderr: Vec::new(),
-            effects: Vec::new(),
             exit_before_eof: Exit::Exited(0),
             exit: Exit::Exited(0),
             ended_at: Some(end),
             eof_sent: true,
-            cut: (0, 0),
+            ..Observation::none()
         };
         let session = Session { policy, revision, salt: 1 };
         let ends = |c: &CheckId| matches!(c, CheckId::Liveness | CheckId::Policy);
