@@ -146,11 +146,25 @@ pub(super) fn campaign(
                     let halt = stop.load(Ordering::Relaxed) || interrupt::stopped().is_some() || out_of_time();
                     !(halt || (drawing && enough()))
                 };
-                let run = |spec: &ScriptSpec, salt: u32, lane: Lane| job.borrow_mut().session(spec, salt, lane);
                 let base = setup.probes.http_base();
+                let focused = |f: &Finding| args.check.is_none_or(|c| c == f.check);
+                // Late and state-dependent findings come apart from the hunt's;
+                // each is saved as it comes, unless the run has that finding.
+                let apart: RefCell<Vec<Finding>> = RefCell::default();
+                let run = |spec: &ScriptSpec, salt: u32, lane: Lane| {
+                    let ran = job.borrow_mut().session(spec, salt, lane);
+                    for f in job.borrow_mut().take_found() {
+                        if focused(&f) && !known.contains(&f.distinct()) {
+                            record(&f, &base, target.waits());
+                        }
+                        apart.borrow_mut().push(f);
+                    }
+                    ran
+                };
                 let on_found = |f: &Finding| record(f, &base, target.waits());
                 let hunted = hunt_among(&cfg, strategy(&cfg), &tick, &run, known, &on_found);
-                let mut apart = job.borrow_mut().take_found();
+                let mut apart = apart.take();
+                apart.extend(job.borrow_mut().take_found());
                 // Once stopped, the servers are gone: no late evidence to wait for.
                 if interrupt::stopped().is_none() {
                     match job.borrow_mut().finish() {
@@ -163,13 +177,13 @@ pub(super) fn campaign(
                     Ok(findings) => findings.into_iter().for_each(|f| kept(f, base.clone(), target.waits())),
                     Err(e) => return fail(super::told(&e)),
                 }
-                // Late and state-dependent findings, each new one once; none
-                // once stopped, when their servers were ended under them.
-                let focused = |f: &Finding| args.check.is_none_or(|c| c == f.check);
-                let live = |_: &Finding| interrupt::stopped().is_none();
-                for f in apart.into_iter().filter(focused).filter(live) {
+                // Late and state-dependent findings, each new one once, cut
+                // down unless stopped (then only those saved before the stop
+                // are kept: the servers were ended under the sessions since).
+                for f in apart.into_iter().filter(focused) {
                     if !enough() && known.add(&f.distinct()) {
-                        keep(shrink_apart(f, &target, args), base.clone(), target.waits());
+                        let f = if interrupt::stopped().is_none() { shrink_apart(f, &target, args) } else { f };
+                        keep(f, base.clone(), target.waits());
                     }
                 }
                 ignored.fetch_add(setup.probes.ignored() as u32, Ordering::Relaxed);
