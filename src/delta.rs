@@ -80,7 +80,7 @@ impl<T: Target> Search<'_, T> {
 
 /// Whether a run shows the finding `key`.
 fn shows(run: &FreshRun, key: &Distinct) -> bool {
-    run.violations.iter().any(|v| distinct(v, &run.script, &run.observation) == *key)
+    key.shown_in(&run.violations, &run.script, &run.observation)
 }
 
 /// Whether `script` holds both frames of its handshake.

@@ -140,6 +140,14 @@ fn crash_line(stderr: &[u8]) -> Option<String> {
     Some(line)
 }
 
+impl Distinct {
+    /// Whether a session of `script` that showed `obs` and broke
+    /// `violations` shows this finding.
+    pub fn shown_in(&self, violations: &[Violation], script: &Script, obs: &Observation) -> bool {
+        violations.iter().any(|v| distinct(v, script, obs) == *self)
+    }
+}
+
 impl Finding {
     /// What makes it distinct: its first violation's check and rule.
     pub fn distinct(&self) -> Distinct {

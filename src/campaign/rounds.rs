@@ -431,7 +431,7 @@ impl Hunt<'_> {
             let salt = super::salt(self.cfg, self.sessions);
             self.sessions += 1;
             let again = (self.run)(spec, salt, Lane::Confirm)?;
-            if again.2.iter().any(|v| distinct(v, &again.0, &again.1) == *d) {
+            if d.shown_in(&again.2, &again.0, &again.1) {
                 return Ok(Some((spec.clone(), again, salt)));
             }
         }

@@ -62,7 +62,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         Err(Fault::Config { what }) => bail!("nothing to minimize: {what} now (replay it to see it FIXED)"),
         Err(e) => return Err(e.into()),
     };
-    if !m.violations.iter().any(|v| distinct(v, &m.script, &m.observation) == key) {
+    if !key.shown_in(&m.violations, &m.script, &m.observation) {
         bail!("the minimized script showed {key} as a candidate but not when run again: the finding is flaky");
     }
     let after = (m.script.frames.len(), m.script.stdin().len());
@@ -134,7 +134,7 @@ fn key_of_old(loaded: &Loaded, check: CheckId) -> Result<Distinct> {
 fn fewer_scripts(loaded: &Loaded, key: &Distinct, deadline: Instant) -> Result<Vec<Script>> {
     let fails = |history: &[Script]| -> Result<bool> {
         let run = run_fresh(&loaded.target, loaded.artifact.policy, &loaded.session(history), loaded.artifact.salt)?;
-        Ok(run.violations.iter().any(|v| distinct(v, &run.script, &run.observation) == *key))
+        Ok(key.shown_in(&run.violations, &run.script, &run.observation))
     };
     let mut history = loaded.history.clone();
     if history.is_empty() || !fails(&history)? {

@@ -215,7 +215,7 @@ impl<'a> Job<'a> {
             self.target.shared.grown.cover(late, &why);
             let salt = fresh_salt();
             let (script, obs, violations) = self.fresh(&entry.spec, salt)?;
-            let finding = match violations.iter().any(|v| distinct(v, &script, &obs) == key) {
+            let finding = match key.shown_in(&violations, &script, &obs) {
                 true => {
                     let session = Session { salt, ..entry.session };
                     let fresh = Entry { session, script, obs, violations, history: Default::default(), ..entry };

@@ -155,7 +155,6 @@ impl Persistent {
         let acted_by = if answered { Instant::now() + waits } else { deadline };
         self.child.await_tokens(&awaited_tokens(body, &out), acted_by);
         out.extend(self.child.take_stdout());
-
         stdout.extend(without_answer(&out, &Value::from(mark)));
         stderr.extend(self.child.take_stderr());
         let exit = self.child.exit();
