@@ -1,5 +1,6 @@
-//! The source tree's shape: the library's top-level modules form no cycle
-//! (the pipeline reads one way), and no two modules share a name stem.
+//! The source tree's shape: at every level of src/ (the crate root, and
+//! inside each folder module), the modules form no cycle, so the pipeline
+//! reads one way; and no two modules share a name stem.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -19,64 +20,159 @@ fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-/// The items `lib.rs` re-exports at the crate root, by the module each
-/// comes from: `pub use module::{A, B};` or `pub use module::A;`.
-fn root_items() -> BTreeMap<String, String> {
-    let lib = std::fs::read_to_string(src().join("lib.rs")).expect("lib.rs");
+/// A module's path below the crate root: `src/process/job.rs` is
+/// `["process", "job"]`, `src/process/mod.rs` is `["process"]`, `lib.rs`
+/// is the root. The binary's `main.rs` is not in the library.
+type ModPath = Vec<String>;
+
+fn module_of(file: &Path) -> Option<ModPath> {
+    let rel = file.strip_prefix(src()).expect("under src/");
+    let mut parts: ModPath = rel.iter().map(|c| c.to_str().expect("a UTF-8 name").to_owned()).collect();
+    let last = parts.pop().expect("a file name");
+    match last.trim_end_matches(".rs") {
+        "main" if parts.is_empty() => None,
+        "lib" if parts.is_empty() => Some(parts),
+        "mod" => Some(parts),
+        stem => {
+            parts.push(stem.to_owned());
+            Some(parts)
+        }
+    }
+}
+
+/// The source of each library module, code only: a doc link names an item,
+/// it does not depend on it.
+fn modules() -> BTreeMap<ModPath, String> {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut out = BTreeMap::new();
+    for file in files {
+        let Some(module) = module_of(&file) else { continue };
+        let text = std::fs::read_to_string(&file).expect("a readable source file");
+        let code: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect();
+        out.insert(module, code.join("\n"));
+    }
+    out
+}
+
+fn ident(s: &str) -> String {
+    s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect()
+}
+
+/// The paths a module's code names from `start` (`crate`, `super`,
+/// `self`): `crate::a::b` and each member of `crate::a::{b, c::d}`.
+fn paths_after(text: &str, start: &str) -> Vec<Vec<String>> {
+    let needle = format!("{start}::");
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices(&needle) {
+        if text[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        let mut rest = &text[at + needle.len()..];
+        let mut path = Vec::new();
+        loop {
+            if let Some(group) = rest.strip_prefix('{') {
+                let group = &group[..group.find('}').unwrap_or(group.len())];
+                for member in group.split(',') {
+                    let mut p = path.clone();
+                    p.extend(member.trim().split("::").map(ident).filter(|s| !s.is_empty()));
+                    found.push(p);
+                }
+                break;
+            }
+            let name = ident(rest);
+            if name.is_empty() {
+                found.push(path);
+                break;
+            }
+            rest = &rest[name.len()..];
+            path.push(name);
+            match rest.strip_prefix("::") {
+                Some(more) => rest = more,
+                None => {
+                    found.push(path);
+                    break;
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Items a module re-exports from one of its own children
+/// (`pub use child::{A, B};`), by name.
+fn reexports(text: &str) -> BTreeMap<String, String> {
     let mut items = BTreeMap::new();
-    for line in lib.lines().filter_map(|l| l.trim().strip_prefix("pub use ")) {
-        let Some((module, names)) = line.trim_end_matches(';').split_once("::") else { continue };
+    for line in text.lines().map(str::trim) {
+        let Some(rest) = ["pub use ", "pub(crate) use ", "pub(super) use "].iter().find_map(|p| line.strip_prefix(p))
+        else {
+            continue;
+        };
+        let Some((child, names)) = rest.trim_end_matches(';').split_once("::") else { continue };
         for name in names.trim_matches(|c| c == '{' || c == '}').split(',') {
-            items.insert(name.trim().to_owned(), module.to_owned());
+            items.insert(ident(name.trim()), child.to_owned());
         }
     }
     items
 }
 
-/// The names a file uses after `crate::`: `crate::x`, and each of
-/// `crate::{x, y}`.
-fn named_after_crate(text: &str) -> Vec<String> {
-    let ident = |s: &str| s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>();
-    let mut names = Vec::new();
-    for (at, _) in text.match_indices("crate::") {
-        let rest = &text[at + 7..];
-        match rest.strip_prefix('{') {
-            Some(group) => {
-                let group = &group[..group.find('}').unwrap_or(group.len())];
-                names.extend(group.split(',').map(|n| ident(n.trim())));
-            }
-            None => names.push(ident(rest)),
-        }
-    }
-    names
-}
-
-/// The top-level module a file belongs to, and the ones it names as
-/// `crate::<module>`, `crate::{..}` or through an item the crate root
-/// re-exports. The command line (`cli`) sits on top of everything and is
-/// left out.
-fn graph() -> BTreeMap<String, BTreeSet<String>> {
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
-    let root = root_items();
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in files {
-        let rel = file.strip_prefix(src()).expect("under src/");
-        let top = rel.iter().next().and_then(|c| c.to_str()).expect("a name").trim_end_matches(".rs").to_owned();
-        if ["lib", "main", "cli"].contains(&top.as_str()) {
+/// The module a path names: its longest prefix that is a module, where
+/// an item a module re-exports from its child counts as the child's.
+fn resolve(path: &[String], modules: &BTreeMap<ModPath, String>) -> ModPath {
+    let mut at: ModPath = Vec::new();
+    for name in path {
+        let mut next = at.clone();
+        next.push(name.clone());
+        if modules.contains_key(&next) {
+            at = next;
             continue;
         }
-        let text = std::fs::read_to_string(&file).expect("a readable source file");
-        // Code only: a doc link names an item, it does not depend on it.
-        let code: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect();
-        let text = code.join("\n");
-        let uses = graph.entry(top.clone()).or_default();
-        for name in named_after_crate(&text) {
-            let module = root.get(&name).cloned().unwrap_or(name);
-            if !module.is_empty() && module != top && module.starts_with(|c: char| c.is_ascii_lowercase()) {
-                uses.insert(module);
+        if let Some(child) = modules.get(&at).map(|t| reexports(t)).and_then(|r| r.get(name).cloned()) {
+            let mut next = at.clone();
+            next.push(child);
+            if modules.contains_key(&next) {
+                at = next;
             }
         }
+        break;
+    }
+    at
+}
+
+/// Each module and the modules it uses, by full path.
+fn uses(modules: &BTreeMap<ModPath, String>) -> BTreeMap<ModPath, BTreeSet<ModPath>> {
+    let mut graph = BTreeMap::new();
+    for (module, text) in modules {
+        let mut used = BTreeSet::new();
+        let parent: ModPath = module[..module.len().saturating_sub(1)].to_vec();
+        for path in paths_after(text, "crate") {
+            used.insert(resolve(&path, modules));
+        }
+        for path in paths_after(text, "super") {
+            let mut full = parent.clone();
+            full.extend(path);
+            used.insert(resolve(&full, modules));
+        }
+        for path in paths_after(text, "self") {
+            let mut full = module.clone();
+            full.extend(path);
+            used.insert(resolve(&full, modules));
+        }
+        used.remove(module);
+        graph.insert(module.clone(), used);
+    }
+    graph
+}
+
+/// The graph among the children of `parent`: an edge from child `a` to
+/// child `b` when code under `a` uses something under `b`.
+fn level(uses: &BTreeMap<ModPath, BTreeSet<ModPath>>, parent: &[String]) -> BTreeMap<String, BTreeSet<String>> {
+    let child = |m: &ModPath| (m.len() > parent.len() && m.starts_with(parent)).then(|| m[parent.len()].clone());
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, used) in uses {
+        let Some(from) = child(module) else { continue };
+        let edges = graph.entry(from.clone()).or_default();
+        edges.extend(used.iter().filter_map(child).filter(|to| *to != from));
     }
     graph
 }
@@ -111,20 +207,45 @@ fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
     graph.keys().find_map(|start| visit(start, graph, &mut Vec::new(), &mut done))
 }
 
+/// Every cycle-closing path, one per level that has one, as
+/// `level: a -> b -> a`.
+fn cycles(uses: &BTreeMap<ModPath, BTreeSet<ModPath>>) -> Vec<String> {
+    let parents: BTreeSet<ModPath> = uses.keys().map(|m| m[..m.len().saturating_sub(1)].to_vec()).collect();
+    parents
+        .iter()
+        .filter_map(|parent| {
+            let found = cycle(&level(uses, parent))?;
+            let name = if parent.is_empty() { "crate".to_owned() } else { parent.join("::") };
+            Some(format!("{name}: {}", found.join(" -> ")))
+        })
+        .collect()
+}
+
+fn path(s: &str) -> ModPath {
+    s.split("::").map(str::to_owned).collect()
+}
+
 #[test]
-fn the_library_modules_form_no_cycle() {
-    let graph = graph();
-    assert!(graph.len() > 10, "the scan found the modules: {graph:?}");
-    assert!(graph["report"].contains("finding"), "the scan reads `crate::` paths: {graph:?}");
-    assert!(graph["reference"].contains("seam"), "and root re-exports in groups: {graph:?}");
-    assert_eq!(cycle(&graph), None, "a module cycle");
+fn no_level_of_the_source_tree_has_a_module_cycle() {
+    let modules = modules();
+    let uses = uses(&modules);
+    assert!(uses.len() > 40, "the scan found the modules: {:?}", uses.keys());
+    assert!(uses[&path("report")].contains(&path("finding")), "the scan reads `crate::` paths");
+    assert!(uses[&path("reference")].contains(&path("seam")), "and root re-exports in groups");
+    assert!(uses[&path("process::job")].iter().any(|m| m.starts_with(&path("process"))), "and `super::`");
+    assert!(level(&uses, &[]).contains_key("cli"), "the command line is in the graph");
+    assert_eq!(cycles(&uses), Vec::<String>::new(), "module cycles");
 }
 
 #[test]
 fn a_cycle_is_seen_when_there_is_one() {
-    let mut graph = graph();
-    graph.get_mut("token").expect("a token module").insert("report".to_owned());
-    assert!(cycle(&graph).is_some(), "token -> report -> ... -> token closes a cycle");
+    let modules = modules();
+    let mut uses = uses(&modules);
+    uses.get_mut(&path("token")).expect("a token module").insert(path("report"));
+    assert!(cycles(&uses).iter().any(|c| c.starts_with("crate: ")), "token -> report -> ... -> token");
+    let mut uses = self::uses(&modules);
+    uses.get_mut(&path("process::spawn")).expect("process::spawn").insert(path("process::job"));
+    assert!(cycles(&uses).iter().any(|c| c.starts_with("process: ")), "a cycle inside process/ too");
 }
 
 #[test]

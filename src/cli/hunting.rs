@@ -2,22 +2,21 @@
 //! distinct finding shrunk once (whichever job made it first), saved, and
 //! counted; progress live while searching and while shrinking.
 
-use super::fuzz::{Args, Outcome};
+use super::fuzz_args::Args;
 use super::interrupt;
 use super::jobs::revision_share;
-use super::saving::Saved;
+use super::saving::{Saved, save};
 use super::setup::Setup;
-use crate::artifact::Artifact;
 use crate::campaign::{Distinct, Finding, HuntConfig, Known, Lane, Progress, fresh_salt, hunt_among, strategy};
 use crate::catalogue::ToolSpec;
 use crate::delta::minimize;
 use crate::process::{ChildTarget, Job, Waits};
 use crate::report;
+use crate::report::Outcome;
 use crate::{Policy, Revision, ScriptSpec};
 use anyhow::{Result, bail};
 use std::cell::RefCell;
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -240,23 +239,6 @@ fn shrink_apart(f: Finding, target: &ChildTarget, args: &Args) -> Finding {
         },
         Err(_) => f,
     }
-}
-
-/// Saves the artifact before anything is reported, so no finding is lost.
-pub(super) fn save(
-    f: &Finding,
-    tools: &[ToolSpec],
-    base: &str,
-    waits: Option<Waits>,
-    args: &Args,
-) -> Result<(Finding, PathBuf)> {
-    let mut artifact = Artifact::new(f, tools.to_vec(), base, args.child.command.clone());
-    artifact.profile_tmp = args.child.tmp_path();
-    if let Some(w) = waits {
-        artifact = artifact.waited(w.answer, w.quiet, w.exit_grace);
-    }
-    let path = artifact.save(&args.artifacts).map_err(|e| anyhow::anyhow!("saving the finding failed: {e}"))?;
-    Ok((f.clone(), path))
 }
 
 /// Progress: a bar on a terminal, with what is being shrunk as its

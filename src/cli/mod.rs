@@ -5,18 +5,17 @@ mod call_template;
 mod conversation;
 mod corpus;
 mod fuzz;
+mod fuzz_args;
 mod gate;
 mod hunting;
 mod interrupt;
 mod jobs;
 mod minimize;
 mod mutants;
-mod outputs;
 mod profile;
 mod promote;
 mod reference_gateway;
 mod replay;
-mod sarif;
 mod saving;
 mod setup;
 mod stdout_lines;
@@ -38,7 +37,7 @@ enum Command {
     Corpus(corpus::Args),
     /// Fuzz a stdio MCP server: `portcullis fuzz [FLAGS] -- COMMAND [ARG]...`.
     #[command(after_help = FUZZ_EXAMPLES)]
-    Fuzz(fuzz::Args),
+    Fuzz(fuzz_args::Args),
     /// Run a saved finding again: `portcullis replay FILE -- COMMAND`.
     #[command(
         after_help = "Example:\n  portcullis replay portcullis-findings/finding-policy-seed0-1a2b3c4d.json -- python3 server.py"

@@ -4,12 +4,12 @@
 //! `--junit` and `--sarif` are rewritten each time. A run stopped by a
 //! signal, a timeout or a crash keeps everything it had found.
 
-use super::fuzz::{Args, Outcome};
-use super::hunting::save;
-use super::outputs;
+use super::fuzz_args::Args;
+use crate::artifact::Artifact;
 use crate::campaign::{Distinct, Finding};
 use crate::catalogue::ToolSpec;
 use crate::process::Waits;
+use crate::report::Outcome;
 use anyhow::Result;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -48,7 +48,7 @@ impl<'a> Saved<'a> {
             ignored_requests: 0,
             mix: self.args.mix,
         };
-        outputs::write(self.args.outputs(), &outcome, &self.args.child, self.args.judged())?;
+        self.args.write_reports(&outcome)?;
         Ok(path)
     }
 
@@ -57,4 +57,21 @@ impl<'a> Saved<'a> {
         let saved = self.by_key.lock().unwrap_or_else(|e| e.into_inner());
         saved.iter().find(|(k, ..)| k == key).map(|(.., p)| p.clone())
     }
+}
+
+/// Saves the artifact before anything is reported, so no finding is lost.
+pub(super) fn save(
+    f: &Finding,
+    tools: &[ToolSpec],
+    base: &str,
+    waits: Option<Waits>,
+    args: &Args,
+) -> Result<(Finding, PathBuf)> {
+    let mut artifact = Artifact::new(f, tools.to_vec(), base, args.child.command.clone());
+    artifact.profile_tmp = args.child.tmp_path();
+    if let Some(w) = waits {
+        artifact = artifact.waited(w.answer, w.quiet, w.exit_grace);
+    }
+    let path = artifact.save(&args.artifacts).map_err(|e| anyhow::anyhow!("saving the finding failed: {e}"))?;
+    Ok((f.clone(), path))
 }

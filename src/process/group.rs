@@ -83,7 +83,6 @@ pub(crate) fn end(child: &mut Child, own: Duration, grace: Duration) -> Option<E
             group_gone(pgid, Duration::from_secs(5));
         }
     }
-    super::spawn::ended(pgid);
     status
 }
 

@@ -4,7 +4,7 @@
 //! its session's observation, and the session is judged again; a violation
 //! that shows only then is a late finding, never set aside.
 
-use super::persistent::History;
+use super::history::History;
 use crate::check::{Violation, check};
 use crate::finding::{Distinct, distinct};
 use crate::observation::Observation;

@@ -23,6 +23,7 @@ mod answered;
 mod capture;
 mod discover;
 mod group;
+mod history;
 mod job;
 mod ledger;
 mod persistent;

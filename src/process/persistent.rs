@@ -14,6 +14,7 @@
 //! before its first script (a banner, say) is that script's.
 
 use super::ChildTarget;
+use super::history::History;
 use super::ledger::Ledger;
 use super::session::ChildGateway;
 use crate::frame::Expect;
@@ -23,32 +24,7 @@ use crate::run::owed;
 use crate::script::Script;
 use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Target};
 use serde_json::Value;
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-/// The scripts a persistent process ran before one of them: a view of
-/// the process's one log, so that keeping it with every session costs
-/// the same however long the process has run.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct History {
-    log: Arc<Mutex<Vec<Script>>>,
-    len: usize,
-}
-
-impl History {
-    /// The scripts, oldest first.
-    pub(crate) fn scripts(&self) -> Vec<Script> {
-        self.log.lock().unwrap_or_else(|e| e.into_inner())[..self.len].to_vec()
-    }
-
-    /// The history after one more script.
-    fn push(&mut self, script: Script) {
-        let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        log.truncate(self.len);
-        log.push(script);
-        self.len = log.len();
-    }
-}
 
 /// What one script in the persistent process showed.
 pub(crate) struct Ran {

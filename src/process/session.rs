@@ -17,7 +17,7 @@
 use super::answered::Answered;
 use super::capture::Capture;
 use super::group;
-use super::spawn::{Home, spawn};
+use super::spawn::{Home, end as end_group, spawn};
 use super::{ChildTarget, Shared};
 use crate::json_line::{self, Awaited, answers};
 use crate::protocol::Id;
@@ -331,7 +331,7 @@ impl ChildGateway {
             self.effects_until_quiet(waits.quiet, started + waits.answer);
         }
         let grace = waits.quiet.max(Duration::from_millis(100)).min(waits.answer);
-        self.status = group::end(&mut self.child, Duration::ZERO, grace).or(self.status);
+        self.status = end_group(&mut self.child, Duration::ZERO, grace).or(self.status);
         self.collect_effects();
     }
 }

@@ -94,8 +94,15 @@ impl Drop for Home {
 }
 
 /// Forgets group `pgid` once it has been ended.
-pub(crate) fn ended(pgid: u32) {
+fn ended(pgid: u32) {
     started().groups.retain(|g| *g != pgid);
+}
+
+/// Ends the group led by `child` as [`group::end`] does, and forgets it.
+pub(crate) fn end(child: &mut Child, own: Duration, grace: Duration) -> Option<ExitStatus> {
+    let status = group::end(child, own, grace);
+    ended(child.id());
+    status
 }
 
 /// Starts `cmd` in a process group of its own with piped stdio, HOME a new
@@ -156,7 +163,7 @@ pub(crate) fn run_bounded(mut command: std::process::Command, limit: Duration) -
             Ok(Some(status))
         }
         None => {
-            group::end(&mut child, Duration::ZERO, Duration::from_millis(500));
+            end(&mut child, Duration::ZERO, Duration::from_millis(500));
             Ok(None)
         }
     }

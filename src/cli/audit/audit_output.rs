@@ -6,7 +6,7 @@ use super::Audit;
 use super::area::smallest;
 use super::judge::{Finding, PROTOCOL_KINDS, Phase, RUNTIME_KINDS, Verdict};
 use super::strace::{Act, Event};
-use crate::cli::outputs::atomic_write;
+use crate::report::write_atomically as atomic_write;
 use anyhow::{Context, Result};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use serde_json::{Value, json};

@@ -3,8 +3,8 @@
 //! raw bytes, stderr apart), and the JSON and JUnit reports.
 
 use super::Checked;
-use crate::cli::outputs::atomic_write;
 use crate::cli::stdout_lines::shown;
+use crate::report::write_atomically as atomic_write;
 use anyhow::{Context, Result};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use serde_json::json;

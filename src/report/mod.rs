@@ -1,6 +1,8 @@
 //! Reports for a human, in a fixed order: seed, minimized script, the raw
 //! bytes of the first offending frame or line (escaped, bounded), the check
-//! and its violations, stderr apart, then commands to reproduce.
+//! and its violations, stderr apart, then commands to reproduce; and,
+//! with the `reports` feature, the same findings as JSON, JUnit XML and
+//! SARIF.
 
 use crate::check::{Stream, Violation};
 pub(crate) use crate::counted::counted;
@@ -10,6 +12,19 @@ use crate::frame::Expect;
 use crate::observation::Observation;
 use crate::script::Script;
 use std::fmt::Write as _;
+
+#[cfg(feature = "reports")]
+mod outcome;
+#[cfg(feature = "reports")]
+mod outputs;
+#[cfg(feature = "reports")]
+mod sarif;
+#[cfg(feature = "reports")]
+pub use outcome::{Context, Outcome};
+#[cfg(feature = "reports")]
+pub use outputs::{Paths, WriteError, json, junit, write, write_atomically};
+#[cfg(feature = "reports")]
+pub use sarif::log as sarif;
 
 /// The label of a frame in one word or two.
 pub(crate) fn label(expect: &Expect) -> String {

@@ -1,9 +1,7 @@
-//! `portcullis fuzz --sarif FILE`: the findings as SARIF 2.1.0, for
-//! code-scanning dashboards: one rule per check, one result per finding,
-//! located at its saved artifact.
+//! The findings as SARIF 2.1.0, for code-scanning dashboards: one rule
+//! per check, one result per finding, located at its saved artifact.
 
-use super::fuzz::Outcome;
-use super::setup::ChildFlags;
+use super::outcome::{Context, Outcome};
 use crate::CheckId;
 use serde_sarif::sarif::{
     ArtifactLocation, Location, Message, MultiformatMessageString, PhysicalLocation, ReportingDescriptor,
@@ -12,7 +10,7 @@ use serde_sarif::sarif::{
 use std::collections::BTreeMap;
 
 /// The outcome as a SARIF log.
-pub fn log(outcome: &Outcome, child: &ChildFlags) -> Sarif {
+pub fn log(outcome: &Outcome, context: &Context) -> Sarif {
     let rules: Vec<ReportingDescriptor> = CheckId::ALL
         .iter()
         .map(|c| {
@@ -36,7 +34,7 @@ pub fn log(outcome: &Outcome, child: &ChildFlags) -> Sarif {
                 "{}: {}\nReproduce with: {}",
                 f.check.failure(),
                 f.violations.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("; "),
-                child.command_line("replay", path)
+                (context.rerun)("replay", path)
             );
             let at = ArtifactLocation::builder().uri(path.display().to_string()).build();
             let location = Location::builder()

@@ -1,51 +1,85 @@
-//! The machine-readable outputs of `portcullis fuzz`: a JSON report, a
-//! JUnit XML file with one test case per check, and a SARIF log, each
-//! written atomically.
+//! The machine-readable reports of a campaign: a JSON report, a JUnit XML
+//! file with one test case per check and level, and a SARIF log, each
+//! written atomically so a reader never sees half a file.
 
-use super::fuzz::Outcome;
-use super::setup::ChildFlags;
-use crate::report::{self, counted};
+use super::outcome::{Context, Outcome};
+use super::{counted, label, offending};
+use crate::escape::{SHOWN, escape};
 use crate::{CheckId, Level};
-use anyhow::{Context, Result};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use serde_json::json;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Where each output goes, when asked for.
+/// Where each report goes, when asked for.
+#[derive(Clone, Copy, Default)]
 pub struct Paths<'a> {
+    /// The JSON report.
     pub json: Option<&'a Path>,
+    /// The JUnit XML file.
     pub junit: Option<&'a Path>,
+    /// The SARIF log.
     pub sarif: Option<&'a Path>,
 }
 
-/// What the run judged: the one check it hunted alone, if one, and the level.
-pub struct Judged {
-    pub focus: Option<CheckId>,
-    pub level: Level,
+/// A report that could not be written.
+#[derive(Debug)]
+pub enum WriteError {
+    /// The file could not be written or put in place.
+    Io {
+        /// The report's path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The JUnit XML could not be rendered.
+    Junit(quick_junit::SerializeError),
 }
 
-pub fn write(paths: Paths, outcome: &Outcome, child: &ChildFlags, judged: Judged) -> Result<()> {
-    let Paths { json: json_path, junit: junit_path, sarif: sarif_path } = paths;
-    if let Some(p) = sarif_path {
-        let log = super::sarif::log(outcome, child);
-        atomic_write(p, serde_json::to_string_pretty(&log).expect("SARIF serializes").as_bytes())?;
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteError::Io { path, source } => write!(f, "writing {}: {source}", path.display()),
+            WriteError::Junit(e) => write!(f, "rendering JUnit XML: {e}"),
+        }
     }
-    if let Some(p) = json_path {
-        atomic_write(p, serde_json::to_string_pretty(&json(outcome, child)).expect("JSON serializes").as_bytes())?;
+}
+
+impl std::error::Error for WriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WriteError::Io { source, .. } => Some(source),
+            WriteError::Junit(e) => Some(e),
+        }
     }
-    if let Some(p) = junit_path {
-        atomic_write(p, junit(outcome, child, &judged).to_string().context("rendering JUnit XML")?.as_bytes())?;
+}
+
+/// Writes each report asked for in `paths`.
+pub fn write(paths: Paths, outcome: &Outcome, context: &Context) -> Result<(), WriteError> {
+    if let Some(p) = paths.sarif {
+        let log = super::sarif::log(outcome, context);
+        write_atomically(p, serde_json::to_string_pretty(&log).expect("SARIF serializes").as_bytes())?;
+    }
+    if let Some(p) = paths.json {
+        write_atomically(
+            p,
+            serde_json::to_string_pretty(&json(outcome, context)).expect("JSON serializes").as_bytes(),
+        )?;
+    }
+    if let Some(p) = paths.junit {
+        write_atomically(p, junit(outcome, context).to_string().map_err(WriteError::Junit)?.as_bytes())?;
     }
     Ok(())
 }
 
-fn json(outcome: &Outcome, child: &ChildFlags) -> serde_json::Value {
+/// The JSON report: the run, and each finding with its evidence and the
+/// commands that run it again.
+pub fn json(outcome: &Outcome, context: &Context) -> serde_json::Value {
     let findings: Vec<_> = outcome
         .findings
         .iter()
         .map(|(f, path)| {
-            let first = report::offending(&f.script, &f.observation, &f.violations);
+            let first = offending(&f.script, &f.observation, &f.violations);
             json!({
                 "check": f.check.id(),
                 "distinct": f.distinct().to_string(),
@@ -54,8 +88,8 @@ fn json(outcome: &Outcome, child: &ChildFlags) -> serde_json::Value {
                 "first_seen_ms": f.first_seen.map(|t| t.as_millis() as u64),
                 "failure": f.check.failure(),
                 "artifact": path.display().to_string(),
-                "reproduce": child.command_line("replay", path),
-                "minimize": child.command_line("minimize", path),
+                "reproduce": (context.rerun)("replay", path),
+                "minimize": (context.rerun)("minimize", path),
                 "policy": f.policy.as_str(),
                 "policy_seen": f.policy_seen,
                 "level": f.level().as_str(),
@@ -63,12 +97,12 @@ fn json(outcome: &Outcome, child: &ChildFlags) -> serde_json::Value {
                 "revision": f.script.revision.as_str(),
                 "seed": f.seed,
                 "violations": f.violations.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
-                "first_offending_bytes": first.map(|(_, b)| crate::escape::escape(b, crate::escape::SHOWN)),
+                "first_offending_bytes": first.map(|(_, b)| escape(b, SHOWN)),
                 "frames": f.script.frames.iter().map(|fr| json!({
-                    "family": fr.family, "kind": fr.kind, "label": report::label(&fr.expect),
-                    "bytes": crate::escape::escape(&fr.bytes, crate::escape::SHOWN),
+                    "family": fr.family, "kind": fr.kind, "label": label(&fr.expect),
+                    "bytes": escape(&fr.bytes, SHOWN),
                 })).collect::<Vec<_>>(),
-                "stderr": crate::escape::escape(&f.observation.stderr, crate::escape::SHOWN),
+                "stderr": escape(&f.observation.stderr, SHOWN),
                 "cut": {"stdout": f.observation.cut.0, "stderr": f.observation.cut.1},
                 "late_ms": f.late.map(|d| d.as_millis() as u64),
                 "confirmed": f.confirmed,
@@ -78,7 +112,7 @@ fn json(outcome: &Outcome, child: &ChildFlags) -> serde_json::Value {
         })
         .collect();
     json!({
-        "command": child.command,
+        "command": context.command,
         "sessions": outcome.sessions,
         "ignored_requests": outcome.ignored_requests,
         "mix": outcome.mix.as_str(),
@@ -90,7 +124,7 @@ fn json(outcome: &Outcome, child: &ChildFlags) -> serde_json::Value {
 /// check rests on that level, skipped where the run did not judge it (it
 /// hunted another check alone, or judged the spec level only), passed
 /// otherwise. Every distinct finding is listed in its case.
-fn junit(outcome: &Outcome, child: &ChildFlags, judged: &Judged) -> Report {
+pub fn junit(outcome: &Outcome, context: &Context) -> Report {
     let mut suite = TestSuite::new("portcullis fuzz");
     for check in CheckId::ALL {
         for level in Level::JUDGED {
@@ -101,7 +135,7 @@ fn junit(outcome: &Outcome, child: &ChildFlags, judged: &Judged) -> Report {
                 s.set_message(format!("{} ({})", check.failure(), counted(found.len(), "distinct finding")));
                 let each = found.iter().map(|(f, path)| {
                     let details: Vec<String> = f.violations.iter().map(|v| v.to_string()).collect();
-                    let reproduce = child.command_line("replay", path);
+                    let reproduce = (context.rerun)("replay", path);
                     format!(
                         "{}\n{}\nartifact: {}\nreproduce: {reproduce}",
                         f.distinct(),
@@ -111,13 +145,13 @@ fn junit(outcome: &Outcome, child: &ChildFlags, judged: &Judged) -> Report {
                 });
                 s.set_description(each.collect::<Vec<_>>().join("\n\n"));
                 s
-            } else if let Some(only) = judged.focus.filter(|only| *only != check) {
+            } else if let Some(only) = context.focus.filter(|only| *only != check) {
                 let mut s = TestCaseStatus::skipped();
                 s.set_message(format!("not hunted: the run hunted {only} alone"));
                 s
-            } else if level > judged.level {
+            } else if level > context.level {
                 let mut s = TestCaseStatus::skipped();
-                s.set_message(format!("not judged: the run judged the {} level", judged.level));
+                s.set_message(format!("not judged: the run judged the {} level", context.level));
                 s
             } else {
                 TestCaseStatus::success()
@@ -132,10 +166,11 @@ fn junit(outcome: &Outcome, child: &ChildFlags, judged: &Judged) -> Report {
 
 /// Writes `bytes` to `path` through a temporary file in the same folder and
 /// a rename, so a reader never sees half a file.
-pub(super) fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    let failed = |source| WriteError::Io { path: path.to_owned(), source };
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("writing {}", path.display()))?;
-    tmp.write_all(bytes).with_context(|| format!("writing {}", path.display()))?;
-    tmp.persist(path).with_context(|| format!("writing {}", path.display()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
+    tmp.write_all(bytes).map_err(failed)?;
+    tmp.persist(path).map_err(|e| failed(e.error))?;
     Ok(())
 }
