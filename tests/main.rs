@@ -11,6 +11,7 @@ mod control;
 mod delta;
 mod environment;
 mod families;
+mod forbidden;
 mod fuzz_cli;
 mod hostile;
 mod hostile_targets;

@@ -5,8 +5,9 @@
 use super::fuzz_args::Args;
 use super::hunting::campaign;
 use super::interrupt;
+use super::profile::Effect;
 use super::saving::save;
-use super::setup::{Setup, choose_tools, parse_args};
+use super::setup::{Setup, choose_tools, forbidden, parse_args};
 use crate::attack::Step;
 use crate::campaign::{Finding, HuntConfig, PolicySeen, fresh_salt, probe_policy};
 use crate::catalogue::ToolSpec;
@@ -34,7 +35,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let revisions = args.revision.map(|r| vec![r]).unwrap_or_else(|| Revision::ALL.to_vec());
     let first = args.child.setup()?;
     let latest = revisions[revisions.len() - 1];
-    let (tools, listed) = choose_tools(&first, args.tool.as_deref(), template, &args.forbidden_tool, latest)?;
+    let forbidden = forbidden(&args.forbidden_tool, &args.forbidden_args)?;
+    let (tools, listed) = choose_tools(&first, args.tool.as_deref(), template, &forbidden, latest)?;
+    for hint in tools.iter().filter_map(|t| unseen_hint(t, args)) {
+        eprintln!("portcullis: {hint}");
+    }
     if args.tool.is_none() || args.args.is_none() {
         let t = serde_json::Value::Object(tools[0].template.clone().unwrap_or_default());
         eprintln!("portcullis: calling tool `{}` with --args '{t}'", tools[0].name);
@@ -142,6 +147,33 @@ fn untokened_hint(f: &Finding) -> Option<String> {
          server makes them by design beside its calls, `--sink-ignore {first}` leaves them out",
         paths.len(),
         paths.join(", ")
+    ))
+}
+
+/// Where a forbidden tool's call carries its token only in arguments no
+/// probe watches: no `{canary}` URL for the HTTP sink, no watched path,
+/// and success results do not count (`--effect answer`). An effect of
+/// such a call would go unseen, so the run says so before it starts.
+fn unseen_hint(tool: &ToolSpec, args: &Args) -> Option<String> {
+    let template = tool.template.as_ref().filter(|_| !tool.authorized)?;
+    let watched = !args.child.watch_dir.is_empty() || !args.child.watch_file.is_empty();
+    let answers = args.child.effect == Some(Effect::Answer);
+    let canary = template.values().any(|v| v.to_string().contains("{canary}"));
+    if canary || watched || answers {
+        return None;
+    }
+    let carriers: Vec<&str> =
+        template.iter().filter(|(_, v)| v.to_string().contains("{token}")).map(|(k, _)| k.as_str()).collect();
+    let first = carriers.first().copied().unwrap_or("url");
+    let carriers = match carriers.is_empty() {
+        true => "a nested argument".to_owned(),
+        false => carriers.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", "),
+    };
+    Some(format!(
+        "forbidden tool `{}` gets its token only in {carriers}, which no probe watches: an effect of it would go \
+         unseen. If one of them is a URL, say so with --forbidden-args '{}={{\"{first}\":\"{{canary}}\"}}' \
+         (and the other arguments); if it writes files, --watch-dir",
+        tool.name, tool.name
     ))
 }
 

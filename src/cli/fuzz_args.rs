@@ -32,6 +32,12 @@ pub struct Args {
     /// have no effect. Repeatable.
     #[arg(long, value_name = "NAME")]
     pub(super) forbidden_tool: Vec<String>,
+    /// The call of a forbidden tool, as `--args` gives the called tool's:
+    /// NAME=JSON, with "{canary}" where a fetch would show (a URL-like
+    /// argument its schema does not mark) or "{token}". Forbids NAME too.
+    /// Repeatable.
+    #[arg(long, value_name = "NAME=JSON")]
+    pub(super) forbidden_args: Vec<String>,
     /// Sessions to run (at least 1) [default: 256, or no bound with --duration].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub(super) cases: Option<u32>,
@@ -106,12 +112,14 @@ impl Args {
             None if own_tool => p.call_args(&places)?,
             None => None,
         };
+        let forbidden_args = [p.forbidden_args(&places, &self.forbidden_args)?, self.forbidden_args.clone()].concat();
         Ok(Args {
             tool: self.tool.clone().or(p.tool),
             args,
             policy: self.policy.or(p.policy),
             level: self.level.or(p.level),
-            forbidden_tool: [p.forbidden_tool, self.forbidden_tool.clone()].concat(),
+            forbidden_tool: [p.forbidden_tool.clone(), self.forbidden_tool.clone()].concat(),
+            forbidden_args,
             child,
             ..self.clone()
         })

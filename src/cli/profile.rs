@@ -7,6 +7,7 @@ use crate::{Level, Policy};
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Deserialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -28,6 +29,8 @@ pub struct Profile {
     /// `--args`: a JSON text, or a TOML table of the same shape.
     pub args: Option<CallArgs>,
     pub forbidden_tool: Vec<String>,
+    /// `--forbidden-args`: each forbidden tool's call, by name, as `args`.
+    pub forbidden_args: BTreeMap<String, CallArgs>,
     pub policy: Option<Policy>,
     pub level: Option<Level>,
     pub effect: Option<Effect>,
@@ -46,6 +49,17 @@ pub struct Profile {
 pub enum CallArgs {
     Json(String),
     Table(toml::Table),
+}
+
+impl CallArgs {
+    /// The arguments as JSON text, placeholders filled in.
+    fn text(&self, places: &Places) -> Result<String> {
+        let text = match self {
+            CallArgs::Json(text) => text.clone(),
+            CallArgs::Table(t) => serde_json::to_string(t)?,
+        };
+        Ok(places.fill_args(&text))
+    }
 }
 
 /// `--effect` and a profile's `effect`: what counts as a call's action.
@@ -146,12 +160,16 @@ pub fn load(path: &Path, beside: &[&str]) -> Result<Loaded> {
 impl Profile {
     /// Its `args` as the JSON text `--args` takes, the placeholders filled in.
     pub fn call_args(&self, places: &Places) -> Result<Option<String>> {
-        let text = match &self.args {
-            None => return Ok(None),
-            Some(CallArgs::Json(text)) => text.clone(),
-            Some(CallArgs::Table(t)) => serde_json::to_string(t)?,
-        };
-        Ok(Some(places.fill_args(&text)))
+        self.args.as_ref().map(|a| a.text(places)).transpose()
+    }
+
+    /// Its `forbidden-args` as `--forbidden-args` gives them (NAME=JSON),
+    /// its placeholders filled in, but for the tools `given` names: a flag
+    /// wins over the profile.
+    pub fn forbidden_args(&self, places: &Places, given: &[String]) -> Result<Vec<String>> {
+        let named = |n: &str| given.iter().any(|g| g.split_once('=').is_some_and(|(name, _)| name == n));
+        let kept = self.forbidden_args.iter().filter(|(name, _)| !named(name));
+        kept.map(|(name, call)| Ok(format!("{name}={}", call.text(places)?))).collect()
     }
 }
 

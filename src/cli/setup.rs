@@ -251,23 +251,56 @@ fn parse_sink_path(path: &str) -> Result<String, String> {
 
 /// Reads `--args`: a JSON object with `{canary}` or `{token}` in a string.
 pub fn parse_args(text: &str) -> Result<Map<String, Value>> {
-    let v: Value = serde_json::from_str(text).with_context(|| format!("--args is not JSON: {text}"))?;
-    let Value::Object(map) = v else { bail!("--args must be a JSON object, got {text}") };
+    parse_call("--args", text)
+}
+
+/// A call's arguments given by `flag`: a JSON object that puts a token in
+/// a string.
+fn parse_call(flag: &str, text: &str) -> Result<Map<String, Value>> {
+    let v: Value = serde_json::from_str(text).with_context(|| format!("{flag} is not JSON: {text}"))?;
+    let Value::Object(map) = v else { bail!("{flag} must be a JSON object, got {text}") };
     if !template_carries_token(&map) {
-        bail!("--args must put \"{{canary}}\" or \"{{token}}\" in a string value, so effects can be traced to frames");
+        bail!("{flag} must put \"{{canary}}\" or \"{{token}}\" in a string value, so effects can be traced to frames");
     }
     Ok(map)
 }
 
+/// A forbidden tool, and the arguments `--forbidden-args NAME=JSON` gives
+/// its calls, if any.
+pub type Forbidden = (String, Option<Map<String, Value>>);
+
+/// Each `--forbidden-tool`, and each tool `--forbidden-args` names (which
+/// it forbids too), with the arguments given for it.
+pub fn forbidden(tools: &[String], args: &[String]) -> Result<Vec<Forbidden>> {
+    let mut out: Vec<Forbidden> = Vec::new();
+    for given in args {
+        let Some((name, json)) = given.split_once('=') else {
+            bail!("--forbidden-args {given:?}: give it as NAME=JSON, such as 'send='{{\"to\":\"{{canary}}\"}}'")
+        };
+        let call = parse_call(&format!("--forbidden-args {name}"), json)?;
+        if out.iter().any(|(n, _)| n == name) {
+            bail!("--forbidden-args {name:?} is given twice");
+        }
+        out.push((name.to_owned(), Some(call)));
+    }
+    for name in tools {
+        if !out.iter().any(|(n, _)| n == name) {
+            out.push((name.clone(), None));
+        }
+    }
+    Ok(out)
+}
+
 /// The tools to call: first `--tool` (with `--args` or a call built from
 /// its schema), or the listed tool likeliest to act whose call can carry a
-/// canary ([`call_template::rank`]); then each `--forbidden-tool`, which
-/// the client may not run. Also the names of every listed tool.
+/// canary ([`call_template::rank`]); then each forbidden tool, which the
+/// client may not run, called with the arguments given for it or a call
+/// built from its schema. Also the names of every listed tool.
 pub fn choose_tools(
     setup: &Setup,
     name: Option<&str>,
     args: Option<Map<String, Value>>,
-    forbidden: &[String],
+    forbidden: &[Forbidden],
     rev: Revision,
 ) -> Result<(Vec<ToolSpec>, Vec<String>)> {
     choose_from(&list_tools(&setup.target(vec![]), rev), name, args, forbidden)
@@ -278,7 +311,7 @@ pub fn choose_from(
     listing: &Result<Vec<Value>, Fault>,
     name: Option<&str>,
     args: Option<Map<String, Value>>,
-    forbidden: &[String],
+    forbidden: &[Forbidden],
 ) -> Result<(Vec<ToolSpec>, Vec<String>)> {
     let listed: Vec<Listed> = match listing {
         Ok(tools) => tools
@@ -333,11 +366,13 @@ pub fn choose_from(
         None => bail!("cannot build a call of {:?} that carries a canary; pass --args", tool.name),
     };
     let mut tools = vec![tool];
-    for f in forbidden {
+    for (f, given) in forbidden {
         let Some(l) = listed.iter().find(|l| &l.spec.name == f) else {
-            bail!("--forbidden-tool {f:?}: the server lists no such tool; it has: {}", names(&specs));
+            bail!("forbidden tool {f:?}: the server lists no such tool; it has: {}", names(&specs));
         };
-        let Some(call) = &l.call else { bail!("--forbidden-tool {f:?}: no string argument can carry a canary") };
+        let Some(call) = given.as_ref().or(l.call.as_ref()) else {
+            bail!("forbidden tool {f:?}: no string argument can carry a canary; give its call with --forbidden-args")
+        };
         tools.push(ToolSpec { template: Some(call.clone()), authorized: false, ..l.spec.clone() });
     }
     Ok((tools, specs.into_iter().map(|t| t.name).collect()))
