@@ -53,9 +53,11 @@ pub(super) fn campaign(
     // This run's tokens are its own; see `control`.
     let salt_base = fresh_salt();
     let jobs = args.jobs.min(cases.max(1) as usize);
+    // The jobs watch the same files: each judges only its own records.
+    let siblings = first.siblings.clone();
     let mut setups = vec![Some(first)];
     for _ in 1..jobs {
-        setups.push(Some(args.child.setup()?));
+        setups.push(Some(Setup { siblings: siblings.clone(), ..args.child.setup()? }));
     }
     let enough = || args.max_findings > 0 && known.len() >= args.max_findings as usize;
     // After SIGINT or SIGTERM the servers are ended under the sessions

@@ -6,7 +6,7 @@ use super::call_template;
 use super::profile::{self, Effect, Places, Profile};
 use crate::catalogue::{ArgKind, ArgSpec, ToolSpec, template_carries_token};
 use crate::probe::{ProbeConfig, Probes};
-use crate::process::{ChildTarget, Command, Waits, list_tools};
+use crate::process::{ChildTarget, Command, Siblings, Waits, list_tools};
 use crate::{Fault, Revision};
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
@@ -82,6 +82,9 @@ pub struct Setup {
     pub waits: Waits,
     /// Whether a success result counts as the action (`--effect answer`).
     pub answers: bool,
+    /// Shared by every target of one run, whichever job's setup made it:
+    /// each judges only its own sessions' records in watched files.
+    pub siblings: Siblings,
 }
 
 impl ChildFlags {
@@ -207,7 +210,8 @@ impl ChildFlags {
         let env =
             self.env.iter().map(|e| env_var(e).map(|(k, v)| (k, v.map(|v| expand(&v))))).collect::<Result<_>>()?;
         let command = Command::new(expand(program), args.iter().map(|a| expand(a))).with_env(env);
-        Ok(Setup { probes, command, waits: self.waits(), answers: self.effect == Some(Effect::Answer) })
+        let answers = self.effect == Some(Effect::Answer);
+        Ok(Setup { probes, command, waits: self.waits(), answers, siblings: Siblings::default() })
     }
 }
 
@@ -219,7 +223,8 @@ impl Setup {
 
     /// [`Setup::target`] with other waits.
     pub fn target_waiting(&self, tools: Vec<ToolSpec>, waits: Waits) -> ChildTarget {
-        ChildTarget::new(self.command.clone(), waits, tools, self.probes.clone()).effects_from_answers(self.answers)
+        let target = ChildTarget::new(self.command.clone(), waits, tools, self.probes.clone());
+        target.effects_from_answers(self.answers).among(&self.siblings)
     }
 }
 

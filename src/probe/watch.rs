@@ -45,6 +45,12 @@ const TAIL: u64 = 64;
 const STILL: Duration = Duration::from_millis(10);
 /// Most tokens of an unfinished record masked in its rest.
 const OPEN_MAX: usize = 16;
+/// Most tokens a watched file is remembered to hold, about the tokens of
+/// the sessions a ledger keeps: a log appended to all night stays this
+/// small. Past it only the latest record's are kept, and a rewrite then
+/// shows older records as new effects (of sessions no ledger keeps, so
+/// they are judged as carrying no known token), never hides one.
+const TOKENS_KEPT: usize = 1 << 16;
 
 /// What a file was at the last poll.
 #[derive(Clone, PartialEq)]
@@ -176,7 +182,10 @@ impl Watch {
 }
 
 impl WatchedFile {
-    fn remember(&mut self, stamp: Stamp, tokens: HashSet<String>) {
+    fn remember(&mut self, stamp: Stamp, mut tokens: HashSet<String>) {
+        if tokens.len() > TOKENS_KEPT {
+            tokens = self.open.clone();
+        }
         let tail = TAIL.min(stamp.len);
         self.tail = read_range(&self.path, stamp.len - tail, tail);
         self.seen = Some(Seen { stamp, tokens });

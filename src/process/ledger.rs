@@ -12,8 +12,8 @@ use crate::script::{Script, ScriptSpec};
 use crate::seam::{Action, Session};
 use crate::token::{salt_of, tokens_in};
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Sessions kept for late evidence. Past it the oldest are forgotten, and
@@ -71,57 +71,64 @@ impl Entry {
     }
 }
 
-/// Which job's ledger each salt of this run belongs to: jobs that watch
-/// the same files each see every record written there, and only the job
-/// that ran the session judges it.
-static OWNERS: Mutex<Option<HashMap<u32, usize>>> = Mutex::new(None);
+/// Which job's ledger each salt belongs to, among the jobs of one
+/// campaign that watch the same files: each sees every record written
+/// there, and only the job that ran the session judges it. A salt leaves
+/// when it leaves its ledger's horizon ([`SERVED`]), so the table stays as
+/// small as the ledgers however long the run.
+#[derive(Clone, Debug, Default)]
+pub struct Siblings(Arc<Mutex<HashMap<u32, usize>>>);
 
-fn owners() -> std::sync::MutexGuard<'static, Option<HashMap<u32, usize>>> {
-    OWNERS.lock().unwrap_or_else(|e| e.into_inner())
+impl Siblings {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<u32, usize>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many salts it holds.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.map().len()
+    }
 }
+
+/// Salts of sessions served kept, per ledger: an effect that carries an
+/// older one counts as carrying no known token (a finding of whichever
+/// session it lands in), as one of a forgotten entry does.
+const SERVED: usize = KEPT;
 
 /// A job's judged sessions.
 #[derive(Debug)]
 pub(crate) struct Ledger {
-    /// Its place in [`OWNERS`].
+    /// Its key in `siblings`.
     id: usize,
+    siblings: Mutex<Siblings>,
     entries: Mutex<VecDeque<Entry>>,
     /// The bytes of the scripts of `entries`.
     bytes: AtomicUsize,
-    /// The salts of every session a process of the target served, judged
-    /// here or not (a run outside a job, a minimization's candidate), and
-    /// the late effects of those not judged here, kept with their salt.
+    /// The salts of the latest sessions a process of the target served,
+    /// judged here or not (a run outside a job, a minimization's
+    /// candidate), and the late effects of those not judged here.
     others: Mutex<Others>,
 }
 
-/// Sessions served apart from a job, and their late effects.
-type Others = (HashSet<u32>, Vec<(u32, Action)>);
+/// Sessions served, and the late effects of those run apart from a job.
+#[derive(Debug, Default)]
+struct Others {
+    /// Oldest first, at most [`SERVED`].
+    order: VecDeque<u32>,
+    salts: HashSet<u32>,
+    strays: Vec<(u32, Action)>,
+}
 
 impl Default for Ledger {
     fn default() -> Self {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
-        LIVE.fetch_add(1, Ordering::Relaxed);
         Ledger {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
+            siblings: Mutex::default(),
             entries: Mutex::default(),
             bytes: AtomicUsize::new(0),
             others: Mutex::default(),
-        }
-    }
-}
-
-/// Ledgers alive: the salts of a finished job stay in [`OWNERS`] while
-/// another job runs (its records, which it saw itself, may still be read
-/// by the others), and go with the last.
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-impl Drop for Ledger {
-    fn drop(&mut self) {
-        let mut owners = owners();
-        if LIVE.fetch_sub(1, Ordering::Relaxed) == 1
-            && let Some(map) = owners.as_mut()
-        {
-            map.clear();
         }
     }
 }
@@ -131,20 +138,59 @@ impl Ledger {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Notes that a process serves the session with salt `salt`.
+    fn others(&self) -> std::sync::MutexGuard<'_, Others> {
+        self.others.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn siblings(&self) -> Siblings {
+        self.siblings.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Shares `siblings` with the other jobs of a campaign, bringing the
+    /// salts noted so far.
+    pub(crate) fn among(&self, siblings: Siblings) {
+        let old = std::mem::replace(&mut *self.siblings.lock().unwrap_or_else(|e| e.into_inner()), siblings.clone());
+        let mine: Vec<(u32, usize)> =
+            old.map().iter().filter(|(_, id)| **id == self.id).map(|(s, i)| (*s, *i)).collect();
+        siblings.map().extend(mine);
+    }
+
+    /// Notes that a process serves the session with salt `salt`. The
+    /// oldest salt past [`SERVED`] leaves, and a late effect of it not
+    /// taken yet goes to the latest session, where it is judged.
     pub(crate) fn serves(&self, salt: u32) {
-        self.others.lock().unwrap_or_else(|e| e.into_inner()).0.insert(salt);
-        owners().get_or_insert_default().insert(salt, self.id);
+        let siblings = self.siblings();
+        let mut others = self.others();
+        if !others.salts.insert(salt) {
+            return;
+        }
+        others.order.push_back(salt);
+        siblings.map().insert(salt, self.id);
+        let mut gone = Vec::new();
+        while others.order.len() > SERVED {
+            let Some(old) = others.order.pop_front() else { break };
+            others.salts.remove(&old);
+            let mut map = siblings.map();
+            if map.get(&old) == Some(&self.id) {
+                map.remove(&old);
+            }
+            let (left, kept) = std::mem::take(&mut others.strays).into_iter().partition(|(s, _)| *s == old);
+            others.strays = kept;
+            gone.extend(left.into_iter().map(|(_, a): (u32, Action)| a));
+        }
+        drop(others);
+        for action in gone {
+            self.late_effect(None, action, Instant::now());
+        }
     }
 
     /// Whether `action` is a record in a watched file or directory whose
     /// tokens are all another job's: that job watches the same place and
     /// judges it, so here it is no one's.
-    fn siblings(&self, action: &Action, salts: &[u32]) -> bool {
-        let Some(map) = owners().as_ref().map(|m| salts.iter().map(|s| m.get(s).copied()).collect::<Vec<_>>()) else {
-            return false;
-        };
-        action.tool == "probe:file" && map.iter().all(|o| o.is_some_and(|id| id != self.id))
+    fn sibling_judges(&self, action: &Action, salts: &[u32]) -> bool {
+        let siblings = self.siblings();
+        let map = siblings.map();
+        action.tool == "probe:file" && salts.iter().all(|s| map.get(s).is_some_and(|id| *id != self.id))
     }
 
     /// Keeps a judged session for late evidence.
@@ -170,7 +216,7 @@ impl Ledger {
         if salts.is_empty() || current.iter().any(|c| salts.contains(c)) {
             return Some(action);
         }
-        if self.siblings(&action, &salts) {
+        if self.sibling_judges(&action, &salts) {
             return None;
         }
         let mut entries = self.entries();
@@ -179,11 +225,11 @@ impl Ledger {
             entry.add_late(at);
             return None;
         }
-        let mut others = self.others.lock().unwrap_or_else(|e| e.into_inner());
-        match salts.iter().find(|s| others.0.contains(s)) {
+        let mut others = self.others();
+        match salts.iter().find(|s| others.salts.contains(s)) {
             // Another session's, run apart from a job: kept as its own.
             Some(&salt) => {
-                others.1.push((salt, action));
+                others.strays.push((salt, action));
                 None
             }
             None => Some(action),
@@ -193,9 +239,9 @@ impl Ledger {
     /// Takes the late effects of a session run apart from a job, whose
     /// tokens have the salts `salts`.
     pub(crate) fn take_strays(&self, salts: &[u32]) -> Vec<Action> {
-        let mut others = self.others.lock().unwrap_or_else(|e| e.into_inner());
-        let (own, rest) = std::mem::take(&mut others.1).into_iter().partition(|(s, _)| salts.contains(s));
-        others.1 = rest;
+        let mut others = self.others();
+        let (own, rest) = std::mem::take(&mut others.strays).into_iter().partition(|(s, _)| salts.contains(s));
+        others.strays = rest;
         own.into_iter().map(|(_, a)| a).collect()
     }
 
@@ -245,5 +291,62 @@ impl Ledger {
             }
         }
         grown
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attack::Step;
+    use crate::catalogue::Catalogue;
+    use crate::protocol::{Policy, Revision};
+    use crate::token::token;
+
+    fn entry(salt: u32) -> Entry {
+        let spec = ScriptSpec::whole(Revision::LATEST, vec![Step::Control(0)]);
+        let script = spec.render(&Catalogue::reference(), salt);
+        let session = Session { policy: Policy::KeepOpen, revision: Revision::LATEST, salt };
+        Entry::new(session, &spec, script, Observation::none())
+    }
+
+    fn effect(salt: u32) -> Action {
+        let arguments = serde_json::json!({"path": format!("/{}", token(salt, 1))});
+        Action { tool: "probe:http".to_owned(), arguments: arguments.as_object().cloned().unwrap_or_default() }
+    }
+
+    #[test]
+    fn salts_leave_with_the_horizon_and_their_strays_are_judged_not_dropped() {
+        let ledger = Ledger::default();
+        let siblings = Siblings::default();
+        ledger.among(siblings.clone());
+        // A session run apart from the job, whose late effect waits to be taken.
+        ledger.serves(1);
+        assert!(ledger.route(effect(1), Instant::now(), &[]).is_none(), "kept as the apart session's");
+        ledger.serves(2);
+        ledger.record(entry(2));
+        for salt in 3..3 + SERVED as u32 {
+            ledger.serves(salt);
+        }
+        assert_eq!(ledger.others().order.len(), SERVED, "the served salts stay bounded");
+        assert_eq!(siblings.len(), SERVED, "and so does the campaign's owner table");
+        assert!(ledger.others().strays.is_empty(), "the stray left with its salt");
+        let latest = ledger.entries();
+        let latest = latest.back().expect("an entry");
+        assert_eq!(latest.obs.effects, vec![effect(1)], "into the latest session, to be judged");
+        assert!(latest.dirty, "which is judged again");
+    }
+
+    #[test]
+    fn a_record_of_another_job_is_left_to_it_and_one_of_no_job_is_judged() {
+        let (mine, theirs) = (Ledger::default(), Ledger::default());
+        let siblings = Siblings::default();
+        mine.among(siblings.clone());
+        theirs.among(siblings.clone());
+        theirs.serves(7);
+        let record = |salt| Action { tool: "probe:file".to_owned(), ..effect(salt) };
+        assert!(mine.route(record(7), Instant::now(), &[]).is_none(), "the other job judges its own");
+        assert!(mine.route(record(8), Instant::now(), &[]).is_some(), "no job's is the current session's");
+        let alone = Ledger::default();
+        assert!(alone.route(record(7), Instant::now(), &[]).is_some(), "a ledger of another campaign knows none");
     }
 }

@@ -34,6 +34,7 @@ mod waits;
 pub(crate) use capture::stderr_tail;
 pub(crate) use discover::list_tools;
 pub use job::Job;
+pub use ledger::Siblings;
 pub use session::ChildGateway;
 pub use spawn::Command;
 pub(crate) use spawn::{end_everything, run_bounded};
@@ -104,6 +105,15 @@ impl ChildTarget {
     /// one instance may run at a time.
     pub fn started_ahead(mut self, ahead: bool) -> ChildTarget {
         self.ahead = ahead;
+        self
+    }
+
+    /// Judges, of the records in a watched file or directory, only those
+    /// of its own sessions, leaving each other's to the other targets
+    /// `siblings` is shared with: the jobs of one campaign, which watch
+    /// the same places. A target alone judges every record it sees.
+    pub fn among(self, siblings: &Siblings) -> ChildTarget {
+        self.shared.ledger.among(siblings.clone());
         self
     }
 
