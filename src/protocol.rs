@@ -53,6 +53,17 @@ impl Revision {
     pub fn tool_errors_as_results(self) -> bool {
         self == Revision::R2025_11_25
     }
+
+    /// A request with id `id` that this revision has, that acts on
+    /// nothing, and that every server answers at once: written after a
+    /// script, its answer shows the server has read past the script.
+    /// `ping` in every revision that has it.
+    pub fn marker(self, id: &str) -> Vec<u8> {
+        let line = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+        let mut bytes = serde_json::to_vec(&line).expect("a marker serializes");
+        bytes.push(b'\n');
+        bytes
+    }
 }
 
 impl fmt::Display for Revision {
@@ -228,4 +239,21 @@ pub(crate) mod code {
     pub const INVALID_PARAMS: i64 = -32602;
     /// Server-defined: the caller may not run this tool (the reference's choice).
     pub const NOT_AUTHORIZED: i64 = -32001;
+}
+
+#[cfg(test)]
+mod marker_tests {
+    use super::Revision;
+
+    #[test]
+    fn each_revision_has_a_marker_request_of_one_line() {
+        for r in Revision::ALL {
+            let line = r.marker("m-1");
+            assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1, "{r}");
+            assert!(line.ends_with(b"\n"), "{r}");
+            let v: serde_json::Value = serde_json::from_slice(&line).expect("JSON");
+            assert_eq!((v["jsonrpc"].as_str(), v["id"].as_str()), (Some("2.0"), Some("m-1")), "{r}");
+            assert_eq!(v["method"], "ping", "{r} has ping");
+        }
+    }
 }

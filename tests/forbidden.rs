@@ -15,7 +15,7 @@ const HINT: &str = "forbidden tool `notify` gets its token only in `webhook`, wh
 
 fn fuzz(extra: &[&str], dir: &Path) -> std::process::Output {
     let server = server();
-    let mut args = vec!["fuzz", "--tool", "fetch", "--check", "no-effect-on-reject"];
+    let mut args = vec!["fuzz", "--tool", "fetch", "--check", "no-effect-on-reject", "--max-findings", "1"];
     args.extend(["--level", "spec", "--policy", "keep-open", "--timeout-ms", "3000"]);
     args.extend(extra);
     args.extend(["--", "python3", &server]);

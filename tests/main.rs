@@ -30,6 +30,7 @@ mod remembering;
 mod rmcp_gateway;
 mod rules_doc;
 mod seam;
+mod starting;
 mod stopping;
 mod templates;
 mod verdicts;

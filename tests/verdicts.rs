@@ -3,7 +3,8 @@
 //! level under auto, close and keep-open; clean at hardening, where a
 //! server that reads the specifications' leniencies (`--lenient`) is not;
 //! and a CR right before the LF tolerated whether the server refuses the
-//! line or acts on it once, but not when it acts twice.
+//! line or acts on it once, but not when it acts twice. The same verdicts
+//! with every core kept busy by processes the test starts and ends.
 
 use crate::cli::{portcullis, text};
 use std::process::Output;
@@ -58,6 +59,43 @@ fn a_server_that_negotiates_one_revision_is_judged_at_it() {
     // sessions are judged at what it answered, shared process or not.
     let o = fuzz(&["--level", "spec", "--policy", "keep-open", "--cases", "300"], &["--revision", "2025-11-25"]);
     clean(&o, "300");
+}
+
+/// Processes that keep every core busy while they live, each ended by its
+/// own id when dropped: a CI machine under load.
+struct Busy(Vec<std::process::Child>);
+
+impl Busy {
+    fn every_core() -> Busy {
+        let cores = std::thread::available_parallelism().map_or(2, usize::from);
+        let spin =
+            || std::process::Command::new("python3").args(["-c", "while True: pass"]).spawn().expect("python3 runs");
+        Busy((0..cores).map(|_| spin()).collect())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[test]
+#[ignore = "a long campaign: .ci/run runs it with `cargo test -- --ignored`"]
+fn verdicts_hold_with_every_core_kept_busy() {
+    let busy = Busy::every_core();
+    for server in ["keep-open", "close"] {
+        let o = fuzz(&["--level", "spec", "--cases", "200"], &["--policy", server]);
+        clean(&o, "200");
+        let seen = format!("holding it to {server}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains(&seen), "{}", text(&o));
+    }
+    let out = found(&fuzz(&["--level", "spec", "--cases", "300"], &["--crlf", "twice"]));
+    assert!(out.contains("reached the executor 2 times"), "a finding is still found under load:\n{out}");
+    drop(busy);
 }
 
 /// 1,000 cases on three seeds under each policy (about five minutes on two

@@ -39,6 +39,7 @@ pub struct Profile {
     pub sink_ignore: Vec<String>,
     pub tcp_sink: Option<bool>,
     pub timeout_ms: Option<u64>,
+    pub start_ms: Option<u64>,
     pub quiet_ms: Option<u64>,
     pub exit_grace_ms: Option<u64>,
 }

@@ -12,6 +12,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 const TIMEOUT_MS: u64 = 5000;
 const QUIET_MS: u64 = 10;
@@ -20,11 +21,16 @@ const EXIT_GRACE_MS: u64 = 1000;
 /// The flags every command that runs a child shares.
 #[derive(clap::Args, Clone)]
 pub struct ChildFlags {
-    /// The longest a session waits for an answer it is owed, for a valid
-    /// call to act, or for a server still starting; the bound of every
-    /// wait. In milliseconds [default: 5000].
+    /// The longest a session waits for an answer it is owed, or for a
+    /// valid call to act, once the server runs; the bound of every wait.
+    /// In milliseconds [default: 5000].
     #[arg(long, value_name = "N")]
     pub timeout_ms: Option<u64>,
+    /// The longest a new server process may take to write its first byte
+    /// (its answer to `initialize`, say); from then on --timeout-ms
+    /// applies. In milliseconds, at least --timeout-ms [default: 15000].
+    #[arg(long, value_name = "N")]
+    pub start_ms: Option<u64>,
     /// How long output and effects must stay quiet before a session in a
     /// process of its own goes on (closes stdin, or is judged); it grows
     /// when the server shows it acts later. In milliseconds [default: 10].
@@ -110,6 +116,7 @@ impl ChildFlags {
         };
         let merged = ChildFlags {
             timeout_ms: self.timeout_ms.or(p.timeout_ms),
+            start_ms: self.start_ms.or(p.start_ms),
             quiet_ms: self.quiet_ms.or(p.quiet_ms),
             exit_grace_ms: self.exit_grace_ms.or(p.exit_grace_ms),
             watch_dir: fill_paths(&p.watch_dir, &self.watch_dir),
@@ -141,7 +148,15 @@ impl ChildFlags {
     }
 
     fn waits(&self) -> Waits {
-        Waits::from_ms(self.timeout_ms.unwrap_or(TIMEOUT_MS), self.quiet_ms.unwrap_or(QUIET_MS), self.exit_grace_ms())
+        let waits = Waits::from_ms(
+            self.timeout_ms.unwrap_or(TIMEOUT_MS),
+            self.quiet_ms.unwrap_or(QUIET_MS),
+            self.exit_grace_ms(),
+        );
+        match self.start_ms {
+            Some(ms) => waits.starting_within(Duration::from_millis(ms)),
+            None => waits,
+        }
     }
 
     /// How long the server may take to exit when it should, in milliseconds.
@@ -164,8 +179,12 @@ impl ChildFlags {
         if let Some(p) = &self.profile {
             flag("profile", absolute(&p.display().to_string()));
         }
-        let ms =
-            [("timeout-ms", given.timeout_ms), ("quiet-ms", given.quiet_ms), ("exit-grace-ms", given.exit_grace_ms)];
+        let ms = [
+            ("timeout-ms", given.timeout_ms),
+            ("start-ms", given.start_ms),
+            ("quiet-ms", given.quiet_ms),
+            ("exit-grace-ms", given.exit_grace_ms),
+        ];
         for (name, value) in ms {
             if let Some(v) = value {
                 flag(name, v.to_string());
@@ -342,6 +361,11 @@ pub fn choose_from(
             None => match listing {
                 Ok(_) => bail!("the server lists no tool {n:?}; it has: {}", names(&specs)),
                 Err(e @ Fault::Spawn { .. }) => bail!("{}", super::told(e)),
+                Err(e @ Fault::Timeout { .. }) => bail!(
+                    "could not list the server's tools ({}); raise --start-ms if it is slow to start, or pass \
+                     --args for {n:?}",
+                    super::told(e)
+                ),
                 Err(e) => bail!("could not list the server's tools ({}); pass --args for {n:?}", super::told(e)),
             },
         },
@@ -351,7 +375,7 @@ pub fn choose_from(
                 Err(Fault::Config { what }) => bail!("{what}"),
                 Err(Fault::Timeout { what }) => bail!(
                     "{what}; if it is slow to start the first time (npx -y and uvx download it then), raise \
-                     --timeout-ms; else pass --tool and --args"
+                     --start-ms; else pass --tool and --args"
                 ),
                 Err(e) => bail!("could not list the server's tools ({})", super::told(e)),
                 Ok(_) => {}

@@ -20,11 +20,15 @@ pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>
             .cloned()
             .ok_or_else(|| Fault::config(format!("tools/list answered without a tools array: {v}")));
     }
-    let exit = child.exit();
+    let (exit, wrote) = (child.exit(), child.wrote_anything());
     // Ended, its stderr is read to the end before it is quoted.
     let (_, stderr) = child.finish();
     let said = super::capture::stderr_tail(&stderr);
     match exit {
+        Exit::Running if !wrote => Err(Fault::timeout(format!(
+            "the server wrote nothing within {} ms of its start (--start-ms); {said}",
+            target.waits().start.as_millis()
+        ))),
         Exit::Running => {
             Err(Fault::timeout(format!("the server did not answer tools/list within {} ms; {said}", bound.as_millis())))
         }

@@ -3,9 +3,10 @@
 //!
 //! The rules are few and fixed. The process is initialized once. Each
 //! script then runs without its handshake, with request ids no earlier
-//! script used, and is followed by a `ping` marker. The script's window
-//! ends when the marker and every answer it is owed have come and each of
-//! its valid calls has acted (within the answer wait): its stdout is what
+//! script used, and is followed by a marker request ([`Revision::marker`]:
+//! `ping` where the revision has it). The script's window ends when the
+//! marker and every answer it is owed have come and each of its valid
+//! calls has acted (within the answer wait): its stdout is what
 //! came since the script began, the marker's answer left out; its effects
 //! are those that carry its tokens. Output that comes after that and
 //! before the next script begins is still its own by position, and an
@@ -116,8 +117,7 @@ impl Persistent {
         }
         self.marks += 1;
         let mark = format!("portcullis-mark-{}", self.marks);
-        self.child
-            .write_stdin(format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{mark}\",\"method\":\"ping\"}}\n").as_bytes())?;
+        self.child.write_stdin(&self.revision.marker(&mark))?;
         let session = Session { policy: Policy::KeepOpen, revision: self.revision, salt };
         let mut awaited = owed(body, &session);
         awaited.push(Id::Str(mark.clone()));

@@ -91,6 +91,10 @@ pub struct ChildGateway {
     quiet_since_exit: Option<Instant>,
     /// How many times as long as the target's its waits are.
     patience: u32,
+    /// When the process was started, and when it was first seen to have
+    /// written: the start bound runs until then ([`Waits::start`]).
+    started: Instant,
+    spoke_at: Option<Instant>,
     _home: Home,
 }
 
@@ -141,6 +145,8 @@ impl ChildGateway {
             answered: target.answers.then(Answered::default),
             quiet_since_exit: None,
             patience: 1,
+            started: Instant::now(),
+            spoke_at: None,
             _home: spawned.home,
         })
     }
@@ -249,10 +255,12 @@ impl ChildGateway {
         self.scanned += used;
     }
 
-    /// Waits until the answer to request `id` has come (or the bound), and
+    /// Waits until the answer to request `id` has come (or the bound, which
+    /// runs from when the process first wrote: see [`Waits::start`]), and
     /// returns it; stdout stays to be taken.
     pub(crate) fn await_answer(&mut self, id: Id, bound: Duration) -> Option<Value> {
-        if !self.await_owed(vec![id.clone()], Instant::now() + bound) {
+        let from = Instant::now();
+        if !self.await_until(vec![id.clone()], |me| me.answers_due(from, bound)) {
             return None;
         }
         let out = self.stdout.since(self.out_taken);
@@ -262,6 +270,11 @@ impl ChildGateway {
     /// Waits until every `owed` answer has come, the server has exited, or
     /// `deadline` passes, taking effects meanwhile; whether all came.
     pub(crate) fn await_owed(&mut self, owed: Vec<Id>, deadline: Instant) -> bool {
+        self.await_until(owed, |_| deadline)
+    }
+
+    /// [`ChildGateway::await_owed`] until the deadline `due` gives now.
+    fn await_until(&mut self, owed: Vec<Id>, due: impl Fn(&mut ChildGateway) -> Instant) -> bool {
         let mut owed = Awaited::of(&Settle::new(owed, false));
         loop {
             self.collect_effects();
@@ -269,10 +282,30 @@ impl ChildGateway {
             if owed.is_empty() {
                 return true;
             }
+            let deadline = due(self);
             if (self.poll().is_some() && self.stdout.closed()) || Instant::now() >= deadline {
                 return false;
             }
             self.stdout.wait_past(self.stdout.len(), deadline.min(Instant::now() + Duration::from_millis(2)));
+        }
+    }
+
+    /// Whether the process has written anything to stdout.
+    pub(crate) fn wrote_anything(&self) -> bool {
+        self.stdout.len() > 0
+    }
+
+    /// When a wait for answers that began at `from` ends: `answer` after
+    /// `from`, or after the process first wrote when that came later;
+    /// while it has written nothing, no sooner than the start bound after
+    /// it started.
+    fn answers_due(&mut self, from: Instant, answer: Duration) -> Instant {
+        if self.spoke_at.is_none() && self.stdout.len() > 0 {
+            self.spoke_at = Some(Instant::now());
+        }
+        match self.spoke_at {
+            Some(at) => from.max(at) + answer,
+            None => (from + answer).max(self.started + self.waits().start),
         }
     }
 
@@ -400,10 +433,14 @@ impl Gateway for ChildGateway {
     /// exited, its pipes drain and its effects are collected until quiet.
     fn settle(&mut self, settle: &Settle) -> Result<(), Fault> {
         let waits = self.waits();
-        let deadline = Instant::now() + waits.answer;
+        let from = Instant::now();
         let mut owed = Awaited::of(settle);
         let mut caught_up = Instant::now();
-        while Instant::now() < deadline {
+        loop {
+            let deadline = self.answers_due(from, waits.answer);
+            if Instant::now() >= deadline {
+                break;
+            }
             self.collect_effects();
             if self.poll().is_some() {
                 let drained = deadline.min(Instant::now() + waits.exit_grace);

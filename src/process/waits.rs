@@ -10,9 +10,14 @@ use std::time::Duration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Waits {
-    /// The longest a session waits for an answer it is owed, for a valid
-    /// call to act, or for a server still starting: the bound of every wait.
+    /// The longest a session waits for an answer it is owed, or for a
+    /// valid call to act: the bound of every wait once the server runs.
     pub answer: Duration,
+    /// The longest a new process may take to write its first byte: until
+    /// it does, a wait for an answer lasts at least this long from the
+    /// process's start, and once it has, the answer wait runs from then. A
+    /// server slow to start does not make every owed answer wait as long.
+    pub start: Duration,
     /// How long output and effects stay quiet before a fresh session goes
     /// on (closes stdin, or is judged).
     pub quiet: Duration,
@@ -28,6 +33,7 @@ impl Default for Waits {
     fn default() -> Self {
         Waits {
             answer: Duration::from_secs(5),
+            start: Duration::from_secs(15),
             quiet: Duration::from_millis(10),
             exit_grace: Duration::from_secs(1),
             capture: 8 << 20,
@@ -37,7 +43,8 @@ impl Default for Waits {
 
 impl Waits {
     /// These waits with `answer`, `quiet` and `exit_grace` in milliseconds
-    /// (each at least 1 ms, `quiet` at least 0).
+    /// (each at least 1 ms, `quiet` at least 0), and a start bound no
+    /// shorter than the answer wait.
     pub fn from_ms(answer: u64, quiet: u64, exit_grace: u64) -> Waits {
         Waits {
             answer: Duration::from_millis(answer.max(1)),
@@ -45,6 +52,14 @@ impl Waits {
             exit_grace: Duration::from_millis(exit_grace.max(1)),
             ..Waits::default()
         }
+        .starting_within(Waits::default().start)
+    }
+
+    /// These waits with a start bound of `start`, never shorter than the
+    /// answer wait.
+    pub fn starting_within(mut self, start: Duration) -> Waits {
+        self.start = start.max(self.answer);
+        self
     }
 }
 
@@ -54,6 +69,7 @@ impl Waits {
     pub fn at_least(self, other: Waits) -> Waits {
         Waits {
             answer: self.answer.max(other.answer),
+            start: self.start.max(other.start),
             quiet: self.quiet.max(other.quiet),
             exit_grace: self.exit_grace.max(other.exit_grace),
             capture: self.capture.max(other.capture),
@@ -74,6 +90,7 @@ impl Waits {
     /// time alone is confirmed with longer ones.
     pub fn scaled(mut self, factor: u32) -> Waits {
         self.answer *= factor;
+        self.start *= factor;
         self.quiet *= factor;
         self.exit_grace *= factor;
         self

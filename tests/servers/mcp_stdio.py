@@ -32,7 +32,8 @@ def refuse_constant(name):
 def requests(strict=False, bad_line=None):
     """The JSON objects on stdin, one per line, until it closes. `strict`
     refuses NaN and Infinity, and answers a request whose id is not a
-    string or an integer with an invalid-request error. `bad_line`, if
+    string or an integer, or whose `jsonrpc` is not "2.0", with an
+    invalid-request error. `bad_line`, if
     given, is called with each line that does not parse."""
     for line in sys.stdin:
         try:
@@ -45,7 +46,8 @@ def requests(strict=False, bad_line=None):
         if not isinstance(request, dict):
             continue
         rid = request.get("id")
-        if strict and "id" in request and (isinstance(rid, bool) or not isinstance(rid, (str, int))):
+        bad_version = request.get("jsonrpc") != "2.0"
+        if strict and (bad_version or "id" in request and (isinstance(rid, bool) or not isinstance(rid, (str, int)))):
             send({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "invalid request"}})
             continue
         yield request
@@ -87,13 +89,18 @@ def serve(name, tools, call, other=None, strict=False, bad_line=None):
     """Answers each request until stdin closes: `initialize`, `tools/list`
     with `tools`, `tools/call` through `call(rid, params)`, and any other
     through `other(rid)` (an empty result by default). Notifications get
-    nothing. `strict` and `bad_line` as for `requests`."""
+    nothing. `strict` and `bad_line` as for `requests`; `strict` also
+    refuses every request but `ping` before `initialize`."""
+    initialized = False
     for request in requests(strict, bad_line):
         method, rid = request.get("method"), request.get("id")
         if rid is None:
             continue
         if method == "initialize":
+            initialized = True
             answer_initialize(request, name)
+        elif strict and not initialized and method != "ping":
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32600, "message": "not initialized"}})
         elif method == "tools/list":
             send({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools}})
         elif method == "tools/call":

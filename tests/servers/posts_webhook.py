@@ -31,4 +31,4 @@ def call(rid, p):
     send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "done"}]}})
 
 
-serve("posts-webhook", TOOLS, call)
+serve("posts-webhook", TOOLS, call, strict=True)
