@@ -265,6 +265,7 @@ pub fn check_oracle(data: &[u8]) {
             ended_at: Option::arbitrary(&mut u)?,
             eof_sent: bool::arbitrary(&mut u)?,
             cut: (0, 0),
+            awaiting: Vec::new(),
         })
     })();
     let Ok(obs) = obs else { return };

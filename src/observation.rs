@@ -1,6 +1,7 @@
 //! What one session showed from outside the gateway: the evidence every
 //! check reads.
 
+use crate::protocol::Id;
 use crate::seam::{Action, Exit};
 
 /// Everything one session showed from outside the gateway.
@@ -24,6 +25,12 @@ pub struct Observation {
     /// Bytes of stdout and of stderr written but not kept (a child's
     /// captures are bounded).
     pub cut: (u64, u64),
+    /// Requests whose answers were still within their deadline when the
+    /// session was judged (a script in a shared process goes on once its
+    /// marker is answered): none of them is missing yet, nor has a valid
+    /// one among them failed to act. Judged again once the deadline has
+    /// passed, with this empty.
+    pub awaiting: Vec<Id>,
 }
 
 impl Observation {
@@ -39,6 +46,7 @@ impl Observation {
             ended_at: None,
             eof_sent: false,
             cut: (0, 0),
+            awaiting: Vec::new(),
         }
     }
 }

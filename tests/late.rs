@@ -184,3 +184,44 @@ fn a_success_result_is_the_action_under_effect_answer() {
     assert_eq!(without.0, Some(2), "{}", without.1);
     assert!(without.1.contains("caused no observed effect"), "{}", without.1);
 }
+
+#[test]
+fn a_search_session_goes_on_past_its_marker_and_an_answer_never_due_is_still_found() {
+    // The first valid call takes 3 s, past the 1 s answer wait, where the
+    // marker after it is answered at once: the session goes on with the
+    // answer still awaited, the next session runs meanwhile, and once the
+    // deadline has passed the missing answer is a finding, confirmed with
+    // doubled waits.
+    let waits = Waits::from_ms(1000, 10, 500);
+    let target = python_server("cancels_on_eof.py", &["0", "1:3"], waits);
+    let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
+    let (_, obs, first) = job.session(&call(), 1, Lane::Search).expect("the harness runs");
+    assert!(first.is_empty() && !obs.awaiting.is_empty(), "its answer is awaited: {first:?} {obs:?}");
+    let (_, _, second) = job.session(&call(), 2, Lane::Search).expect("the harness runs");
+    assert!(second.is_empty(), "the next session is its own: {second:?}");
+    let mut found = job.take_found();
+    found.extend(job.finish().expect("the job ends"));
+    let missing = found.iter().find(|f| f.check == CheckId::ExactlyOnce || f.check == CheckId::Correlation);
+    let f = missing.unwrap_or_else(|| panic!("the missing answer is found: {found:#?}"));
+    assert!(f.late.is_none(), "no late evidence: an answer that never came");
+    assert!(
+        target.waits().quiet < std::time::Duration::from_millis(100),
+        "the quiet did not grow: {:?}",
+        target.waits()
+    );
+}
+
+#[test]
+fn an_answer_that_comes_after_the_marker_is_its_requests_not_the_next_scripts() {
+    // Every valid call answers 300 ms after its marker: each answer comes
+    // in the next script's window, and is matched to its request by id.
+    let target = python_server("cancels_on_eof.py", &["0.3"], Waits::default());
+    let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
+    for salt in 1..=4 {
+        let (_, _, v) = job.session(&call(), salt, Lane::Search).expect("the harness runs");
+        assert!(v.is_empty(), "no stray answer in session {salt}: {v:?}");
+    }
+    let mut found = job.take_found();
+    found.extend(job.finish().expect("the job ends"));
+    assert!(found.is_empty(), "every answer is its own request's: {found:#?}");
+}

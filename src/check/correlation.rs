@@ -113,7 +113,8 @@ fn owed_replies(
             }
             continue;
         }
-        let missing = by_id.into_iter().filter(|id| !answered(id));
+        // An answer still within its deadline is not missing yet.
+        let missing = by_id.into_iter().filter(|id| !answered(id) && !facts.obs.awaiting.contains(id));
         for id in missing {
             out.push(Violation::at_frame(CheckId::Correlation, facts, i, Kind::Unanswered { id: id.to_string() }));
         }

@@ -28,7 +28,8 @@ pub struct ChildFlags {
     pub timeout_ms: Option<u64>,
     /// The longest a new server process may take to write its first byte
     /// (its answer to `initialize`, say); from then on --timeout-ms
-    /// applies. In milliseconds, at least --timeout-ms [default: 15000].
+    /// applies. In milliseconds, at least --timeout-ms [default: as
+    /// --timeout-ms].
     #[arg(long, value_name = "N")]
     pub start_ms: Option<u64>,
     /// How long output and effects must stay quiet before a session in a

@@ -45,6 +45,8 @@ pub struct Job<'a> {
     /// The findings the run has made: a search session in the persistent
     /// process that shows only these is not run again fresh.
     known: Option<&'a Known>,
+    /// The keys of the late findings this job has made.
+    made: Vec<Distinct>,
 }
 
 impl<'a> Job<'a> {
@@ -64,6 +66,7 @@ impl<'a> Job<'a> {
             seed,
             found: Vec::new(),
             known: None,
+            made: Vec::new(),
         }
     }
 
@@ -168,10 +171,14 @@ impl<'a> Job<'a> {
             },
         };
         let ledger = &self.target.shared.ledger;
-        let ran = self.live[at].run(&body, salt ^ QUICK, ledger)?;
+        // A search session goes on once the server has read past it; a
+        // shrinking step must see what it shows whole.
+        let defer = matches!(lane, Lane::Search);
+        let ran = self.live[at].run(&body, salt ^ QUICK, ledger, defer)?;
         let session = Session { policy: Policy::KeepOpen, revision: spec.revision, salt: salt ^ QUICK };
         let mut entry = Entry::new(session, spec, body, ran.obs);
         entry.history = ran.history;
+        entry.due = ran.due;
         let clean = entry.violations.is_empty();
         ledger.record(entry.clone());
         // A shrinking candidate needs only to tell whether it still shows
@@ -206,15 +213,28 @@ impl<'a> Job<'a> {
         Ok(Some(fresh))
     }
 
-    /// Judges the sessions that gained late evidence; each that breaks a
-    /// check it did not before is confirmed in a fresh session and kept.
+    /// Judges the sessions that gained late evidence, or whose awaited
+    /// answers came due; each that breaks a check it did not before, with a
+    /// finding neither the run nor this job has made, is confirmed in a
+    /// fresh session (with doubled waits where it rests on time alone) and
+    /// kept. Only evidence that came late grows the quiet wait: an answer
+    /// that never came is no evidence of a slow server.
     fn judge_late(&mut self) -> Result<(), Fault> {
         for (entry, key) in self.target.shared.ledger.rejudge() {
-            let late = entry.late.unwrap_or_default();
-            let why = format!("{key} came {} ms after its session was judged", late.as_millis());
-            self.target.shared.grown.cover(late, &why);
+            let made = |k: &Distinct| self.known.is_some_and(|known| known.contains(k)) || self.made.contains(k);
+            if made(&key) {
+                continue;
+            }
+            self.made.push(key.clone());
+            let shown = entry.violations.iter().find(|v| distinct(v, &entry.script, &entry.obs) == key);
+            let on_time = shown.is_some_and(|v| v.kind.rests_on_time(entry.obs.exit.ended()));
+            if let Some(late) = entry.late.filter(|_| !on_time) {
+                let why = format!("{key} came {} ms after its session was judged", late.as_millis());
+                self.target.shared.grown.cover(late, &why);
+            }
             let salt = fresh_salt();
-            let (script, obs, violations) = self.fresh(&entry.spec, salt)?;
+            let patience = if on_time { 2 } else { 1 };
+            let (script, obs, violations) = self.fresh_patiently(&entry.spec, salt, patience)?;
             let finding = match key.shown_in(&violations, &script, &obs) {
                 true => {
                     let session = Session { salt, ..entry.session };

@@ -8,6 +8,7 @@ use super::history::History;
 use crate::check::{Violation, check};
 use crate::finding::{Distinct, distinct};
 use crate::observation::Observation;
+use crate::protocol::Id;
 use crate::script::{Script, ScriptSpec};
 use crate::seam::{Action, Session};
 use crate::token::{salt_of, tokens_in};
@@ -42,6 +43,9 @@ pub(crate) struct Entry {
     /// How long after that the latest late evidence came.
     pub(crate) late: Option<Duration>,
     pub(crate) dirty: bool,
+    /// When the answers it still awaits ([`Observation::awaiting`]) are
+    /// due: then it is judged again without them.
+    pub(crate) due: Option<Instant>,
 }
 
 impl Entry {
@@ -57,6 +61,7 @@ impl Entry {
             judged: Instant::now(),
             late: None,
             dirty: false,
+            due: None,
         }
     }
 
@@ -275,10 +280,43 @@ impl Ledger {
         }
     }
 
+    /// Adds to the session with salt `salt` a line of output that answers
+    /// its request `id`: an answer that came after its window (in a later
+    /// script's, say), matched by id. Within its deadline it is no late
+    /// evidence; past it, it is. A session no longer kept gets it as the
+    /// latest session's late output, where it is judged.
+    pub(crate) fn answer(&self, salt: u32, line: &[u8], id: &Id, at: Instant) {
+        let mut entries = self.entries();
+        let owner = entries.iter().rposition(|e| e.session.salt == salt);
+        let Some(entry) = owner.or(entries.len().checked_sub(1)).and_then(|i| entries.get_mut(i)) else { return };
+        entry.obs.stdout.extend_from_slice(line);
+        let before = entry.obs.awaiting.len();
+        entry.obs.awaiting.retain(|a| a != id);
+        match owner.is_some() && entry.obs.awaiting.len() < before {
+            true => entry.dirty = true,
+            false => entry.add_late(at),
+        }
+    }
+
+    /// Ends the wait for the answers still awaited by the sessions whose
+    /// deadline has passed, and by those with a salt in `ended` (their
+    /// process has ended: nothing more can come). Each is judged again.
+    pub(crate) fn expire(&self, ended: &[u32]) {
+        let now = Instant::now();
+        for entry in self.entries().iter_mut() {
+            if entry.due.is_some_and(|due| due <= now) || (entry.due.is_some() && ended.contains(&entry.session.salt)) {
+                entry.due = None;
+                entry.obs.awaiting.clear();
+                entry.dirty = true;
+            }
+        }
+    }
+
     /// Judges again every session that gained late evidence, and returns
     /// those it now finds in violation of something new, with every
     /// violation it has now and the finding key of the first new one.
     pub(crate) fn rejudge(&self) -> Vec<(Entry, Distinct)> {
+        self.expire(&[]);
         let mut grown = Vec::new();
         for entry in self.entries().iter_mut().filter(|e| e.dirty) {
             entry.dirty = false;

@@ -25,6 +25,7 @@ use crate::run::owed;
 use crate::script::Script;
 use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Target};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::time::Instant;
 
 /// What one script in the persistent process showed.
@@ -35,6 +36,8 @@ pub(crate) struct Ran {
     /// Whether the process can serve another script: the marker was
     /// answered and it still runs.
     pub(crate) healthy: bool,
+    /// When the answers it still awaits ([`Observation::awaiting`]) are due.
+    pub(crate) due: Option<Instant>,
 }
 
 /// What starting a persistent process came to.
@@ -58,6 +61,12 @@ pub(crate) struct Persistent {
     early: (Vec<u8>, Vec<u8>),
     /// The bytes of the scripts it ran.
     bytes: usize,
+    /// The salt of the script each request id it was sent belongs to: an
+    /// answer is its request's, whenever it comes.
+    ids: HashMap<Id, u32>,
+    /// The answers its scripts still await, each with when it is due: a
+    /// client waits for them before it closes stdin.
+    pending: Vec<(Id, Instant)>,
 }
 
 /// Scripts a process runs before it is ended, as AFL's persistent loop
@@ -88,6 +97,8 @@ impl Persistent {
             last: None,
             early,
             bytes: 0,
+            ids: HashMap::new(),
+            pending: Vec::new(),
         })))
     }
 
@@ -98,11 +109,20 @@ impl Persistent {
     }
 
     /// Runs `body` (a script without its handshake) with tokens of `salt`.
-    pub(crate) fn run(&mut self, body: &Script, salt: u32, ledger: &Ledger) -> Result<Ran, Fault> {
+    /// With `defer`, its window ends once its marker is answered (the
+    /// server has read past it) and its answered calls have acted: answers
+    /// still owed are awaited as late evidence until their deadline
+    /// ([`Ran::due`]), while the next script runs. Without it, the window
+    /// waits for them, as a shrinking step must.
+    pub(crate) fn run(&mut self, body: &Script, salt: u32, ledger: &Ledger, defer: bool) -> Result<Ran, Fault> {
         let (late_out, late_err) = (self.child.take_stdout(), self.child.take_stderr());
         let (mut stdout, mut stderr) = std::mem::take(&mut self.early);
         match &self.last {
-            Some((last, ..)) => ledger.late_output(*last, &late_out, &late_err, Instant::now()),
+            Some((last, ..)) => {
+                let last = *last;
+                let late_out = self.route(late_out, None, ledger);
+                ledger.late_output(last, &late_out, &late_err, Instant::now());
+            }
             None => {
                 stdout.extend(late_out);
                 stderr.extend(late_err);
@@ -111,6 +131,7 @@ impl Persistent {
         self.settle_last(ledger);
         let recorder = Recorder::new();
         self.child.rebind(recorder.clone(), salt);
+        self.ids.extend(body.frames.iter().filter_map(|f| f.id.clone()).map(|id| (id, salt)));
         let stdin = body.stdin();
         for span in body.write_spans() {
             self.child.write_stdin(&stdin[span])?;
@@ -119,7 +140,8 @@ impl Persistent {
         let mark = format!("portcullis-mark-{}", self.marks);
         self.child.write_stdin(&self.revision.marker(&mark))?;
         let session = Session { policy: Policy::KeepOpen, revision: self.revision, salt };
-        let mut awaited = owed(body, &session);
+        let owed_ids = owed(body, &session);
+        let mut awaited = if defer { Vec::new() } else { owed_ids.clone() };
         awaited.push(Id::Str(mark.clone()));
         let waits = self.child.waits().answer;
         let deadline = Instant::now() + waits;
@@ -127,13 +149,26 @@ impl Persistent {
         // A valid call may act after it answers: its script waits for it,
         // within a wait of its own once every answer came, else within the
         // answers' deadline (a call left unanswered had all of it to act).
-        let mut out = self.child.take_stdout();
+        // One still awaited may act until its answer is due.
+        let out = self.child.take_stdout();
+        let mut out = self.route(out, Some(salt), ledger);
+        let awaiting: Vec<Id> = match defer {
+            true => owed_ids.into_iter().filter(|id| !answers_in(&out, id)).collect(),
+            false => Vec::new(),
+        };
         let acted_by = if answered { Instant::now() + waits } else { deadline };
-        self.child.await_tokens(&awaited_tokens(body, &out), acted_by);
-        out.extend(self.child.take_stdout());
+        let tokens = awaited_tokens(body, &out, &awaiting);
+        self.child.await_tokens(&tokens, acted_by);
+        let more = self.child.take_stdout();
+        out.extend(self.route(more, Some(salt), ledger));
         stdout.extend(without_answer(&out, &Value::from(mark)));
         stderr.extend(self.child.take_stderr());
         let exit = self.child.exit();
+        // An answer still awaited may come until its deadline, unless the
+        // process has ended.
+        let awaiting: Vec<Id> = awaiting.into_iter().filter(|id| !answers_in(&out, id)).collect();
+        let due = (!awaiting.is_empty()).then_some(deadline);
+        self.pending.extend(awaiting.iter().map(|id| (id.clone(), deadline)));
         let obs = Observation {
             stdout,
             stderr,
@@ -143,12 +178,19 @@ impl Persistent {
             exit: exit.clone(),
             eof_sent: false,
             cut: self.child.cut(),
+            awaiting,
         };
         let history = self.history.clone();
         self.bytes += body.len_bytes();
         self.history.push(body.clone());
         self.last = Some((salt, recorder, obs.effects.len()));
-        Ok(Ran { obs, history, healthy: answered && exit == Exit::Running })
+        Ok(Ran { obs, history, healthy: answered && exit == Exit::Running, due })
+    }
+
+    fn route(&mut self, out: Vec<u8>, current: Option<u32>, ledger: &Ledger) -> Vec<u8> {
+        let (kept, answered) = route(&self.ids, out, current, ledger);
+        self.pending.retain(|(id, _)| !answered.contains(id));
+        kept
     }
 
     /// Hands the latest script's effects that came after its window to
@@ -167,16 +209,26 @@ impl Persistent {
     /// then the group ended); what it wrote and did meanwhile is the latest
     /// script's late evidence.
     pub(crate) fn end(mut self, ledger: &Ledger) {
+        // As a client does, it waits for the answers still due before it
+        // closes stdin (a server may cancel calls in flight at EOF).
+        if let Some(until) = self.pending.iter().map(|(_, due)| *due).max() {
+            let ids = self.pending.iter().map(|(id, _)| id.clone()).collect();
+            self.child.await_owed(ids, until);
+        }
         self.settle_last(ledger);
         let (out, err) = (self.child.take_stdout(), self.child.take_stderr());
-        let Persistent { child, last, .. } = self;
+        let Persistent { child, last, ids, .. } = self;
         let (tail_out, tail_err) = child.finish();
         if let Some((salt, recorder, seen)) = last {
             let at = Instant::now();
-            ledger.late_output(salt, &[out, tail_out].concat(), &[err, tail_err].concat(), at);
+            let (out, _) = route(&ids, [out, tail_out].concat(), None, ledger);
+            ledger.late_output(salt, &out, &[err, tail_err].concat(), at);
             for a in &recorder.actions()[seen..] {
                 ledger.late_effect(Some(salt), a.clone(), at);
             }
+            // Nothing more can come: what its scripts still awaited is missing.
+            let salts: Vec<u32> = ids.values().copied().collect();
+            ledger.expire(&salts);
         }
     }
 }
@@ -184,8 +236,8 @@ impl Persistent {
 /// The tokens a script's window waits to see act: each valid call's, and
 /// a tolerated frame's unless `out` shows the server refused it (an error
 /// or an `isError` result for its id, or an error with a null id and no
-/// answer for its id).
-fn awaited_tokens(script: &Script, out: &[u8]) -> Vec<String> {
+/// answer for its id); none of a frame whose answer is still `awaiting`.
+fn awaited_tokens(script: &Script, out: &[u8], awaiting: &[Id]) -> Vec<String> {
     let answers: Vec<Value> = crate::json_line::values(out).collect();
     let answers = answers.iter().flat_map(|v| crate::json_line::messages(v).iter());
     let (mut refused_anonymously, mut by_id) = (false, Vec::new());
@@ -199,12 +251,48 @@ fn awaited_tokens(script: &Script, out: &[u8]) -> Vec<String> {
         Some((_, error)) => *error,
         None => refused_anonymously,
     };
-    let calls = script.frames.iter().filter_map(|f| match &f.expect {
+    // A call still awaited may act until its answer is due, apart from
+    // the window.
+    let running = |f: &crate::frame::Frame| f.id.as_ref().is_some_and(|id| awaiting.contains(id));
+    let calls = script.frames.iter().filter(|f| !running(f)).filter_map(|f| match &f.expect {
         Expect::Act(calls) => Some(calls),
         Expect::Tolerate(_, calls) if !refused(&f.id) => Some(calls),
         _ => None,
     });
     calls.flatten().map(|c| c.token.clone()).collect()
+}
+
+/// `out` without its whole lines that answer a request (one of `ids`) of
+/// another script than the one with salt `current` (of any, with none):
+/// each goes to its own script's session in the ledger. Also the ids so
+/// answered.
+fn route(ids: &HashMap<Id, u32>, out: Vec<u8>, current: Option<u32>, ledger: &Ledger) -> (Vec<u8>, Vec<Id>) {
+    let owner = |line: &[u8]| {
+        let v = crate::json_line::parse(line.strip_suffix(b"\n")?)?;
+        let id = v.get("id").and_then(Id::from_value)?;
+        ids.get(&id).filter(|s| Some(**s) != current).map(|s| (*s, id))
+    };
+    if !out.split_inclusive(|b| *b == b'\n').any(|l| owner(l).is_some()) {
+        return (out, Vec::new());
+    }
+    let (mut kept, mut answered) = (Vec::with_capacity(out.len()), Vec::new());
+    for line in out.split_inclusive(|b| *b == b'\n') {
+        match owner(line) {
+            Some((salt, id)) => {
+                ledger.answer(salt, line, &id, Instant::now());
+                answered.push(id);
+            }
+            None => kept.extend_from_slice(line),
+        }
+    }
+    (kept, answered)
+}
+
+/// Whether a whole line of `out` answers `id`.
+fn answers_in(out: &[u8], id: &Id) -> bool {
+    let id = id.to_value();
+    let lines: Vec<Value> = out.split(|b| *b == b'\n').filter_map(crate::json_line::parse).collect();
+    lines.iter().flat_map(|v| crate::json_line::messages(v).iter()).any(|m| m.get("id") == Some(&id))
 }
 
 /// `stdout` without its first whole line that answers `id`.

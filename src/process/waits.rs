@@ -33,7 +33,7 @@ impl Default for Waits {
     fn default() -> Self {
         Waits {
             answer: Duration::from_secs(5),
-            start: Duration::from_secs(15),
+            start: Duration::from_secs(5),
             quiet: Duration::from_millis(10),
             exit_grace: Duration::from_secs(1),
             capture: 8 << 20,
@@ -43,8 +43,8 @@ impl Default for Waits {
 
 impl Waits {
     /// These waits with `answer`, `quiet` and `exit_grace` in milliseconds
-    /// (each at least 1 ms, `quiet` at least 0), and a start bound no
-    /// shorter than the answer wait.
+    /// (each at least 1 ms, `quiet` at least 0), and a start bound as long
+    /// as the answer wait.
     pub fn from_ms(answer: u64, quiet: u64, exit_grace: u64) -> Waits {
         Waits {
             answer: Duration::from_millis(answer.max(1)),
@@ -52,7 +52,7 @@ impl Waits {
             exit_grace: Duration::from_millis(exit_grace.max(1)),
             ..Waits::default()
         }
-        .starting_within(Waits::default().start)
+        .starting_within(Duration::ZERO)
     }
 
     /// These waits with a start bound of `start`, never shorter than the
