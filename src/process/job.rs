@@ -19,9 +19,10 @@
 //! seen (with its process's history, if it had one).
 
 use super::ChildTarget;
+use super::confirmer::{Confirmer, Task, Teller, confirm, finding};
 use super::ledger::Entry;
 use super::persistent::{Persistent, Started};
-use crate::campaign::{Finding, Known, Lane, SessionRun, fresh_salt};
+use crate::campaign::{Finding, Known, Lane, SessionRun};
 use crate::check::Kind;
 use crate::finding::{Distinct, distinct};
 use crate::protocol::{Id, Policy, Revision};
@@ -47,6 +48,9 @@ pub struct Job<'a> {
     known: Option<&'a Known>,
     /// The keys of the late findings this job has made.
     made: Vec<Distinct>,
+    /// Where late findings are confirmed beside the search, when the
+    /// server may run twice at once.
+    confirmer: Option<Confirmer>,
 }
 
 impl<'a> Job<'a> {
@@ -67,6 +71,7 @@ impl<'a> Job<'a> {
             found: Vec::new(),
             known: None,
             made: Vec::new(),
+            confirmer: target.ahead.then(|| Confirmer::start(target, Teller { policy, seed })),
         }
     }
 
@@ -79,13 +84,8 @@ impl<'a> Job<'a> {
         self
     }
 
-    /// Findings that came apart from a hunt's sessions: late ones and
-    /// state-dependent ones, in the order they came.
-    pub fn found(&self) -> &[Finding] {
-        &self.found
-    }
-
-    /// Takes the findings so far ([`Job::found`]).
+    /// Takes the findings that came apart from a hunt's sessions so far:
+    /// late ones and state-dependent ones, in the order they came.
     pub fn take_found(&mut self) -> Vec<Finding> {
         std::mem::take(&mut self.found)
     }
@@ -217,8 +217,9 @@ impl<'a> Job<'a> {
     /// answers came due; each that breaks a check it did not before, with a
     /// finding neither the run nor this job has made, is confirmed in a
     /// fresh session (with doubled waits where it rests on time alone) and
-    /// kept. Only evidence that came late grows the quiet wait: an answer
-    /// that never came is no evidence of a slow server.
+    /// kept: on the confirming thread where the server may run twice at
+    /// once, else here. Only evidence that came late grows the quiet wait:
+    /// an answer that never came is no evidence of a slow server.
     fn judge_late(&mut self) -> Result<(), Fault> {
         for (entry, key) in self.target.shared.ledger.rejudge() {
             let made = |k: &Distinct| self.known.is_some_and(|known| known.contains(k)) || self.made.contains(k);
@@ -232,43 +233,32 @@ impl<'a> Job<'a> {
                 let why = format!("{key} came {} ms after its session was judged", late.as_millis());
                 self.target.shared.grown.cover(late, &why);
             }
-            let salt = fresh_salt();
-            let patience = if on_time { 2 } else { 1 };
-            let (script, obs, violations) = self.fresh_patiently(&entry.spec, salt, patience)?;
-            let finding = match key.shown_in(&violations, &script, &obs) {
-                true => {
-                    let session = Session { salt, ..entry.session };
-                    let fresh = Entry { session, script, obs, violations, history: Default::default(), ..entry };
-                    self.finding(fresh, &key, true)
-                }
-                false => self.finding(entry, &key, false),
-            };
-            self.found.push(finding);
+            let task = Task { entry, key, patience: if on_time { 2 } else { 1 }, sessions: self.sessions };
+            match &self.confirmer {
+                Some(c) => c.push(task),
+                None => self.found.push(confirm(self.target, self.teller(), task)?),
+            }
+        }
+        self.collect(false)
+    }
+
+    /// Takes what the confirming thread has done: all it was given, once
+    /// `finished`.
+    fn collect(&mut self, finished: bool) -> Result<(), Fault> {
+        let Some(c) = &mut self.confirmer else { return Ok(()) };
+        let done = if finished { c.finish() } else { c.ready() };
+        for f in done {
+            self.found.push(f?);
         }
         Ok(())
     }
 
+    fn teller(&self) -> Teller {
+        Teller { policy: self.policy, seed: self.seed }
+    }
+
     fn finding(&self, entry: Entry, key: &Distinct, confirmed: bool) -> Finding {
-        let mut violations = entry.violations;
-        violations.sort_by_key(|v| distinct(v, &entry.script, &entry.obs) != *key);
-        Finding {
-            check: key.check,
-            violations,
-            spec: entry.spec,
-            script: entry.script,
-            observation: entry.obs,
-            cases_until_caught: self.sessions,
-            salt: entry.session.salt,
-            seed: self.seed,
-            policy: self.policy,
-            shrink_ran_out: false,
-            late: entry.late,
-            history: entry.history.scripts(),
-            confirmed,
-            policy_seen: None,
-            hits: 1,
-            first_seen: None,
-        }
+        finding(entry, key, confirmed, self.teller(), self.sessions)
     }
 
     /// Ends every process the job keeps, takes the effects still arriving,
@@ -281,6 +271,7 @@ impl<'a> Job<'a> {
             ledger.arrived_between(action, Instant::now());
         }
         self.judge_late()?;
+        self.collect(true)?;
         Ok(self.take_found())
     }
 }

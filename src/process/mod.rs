@@ -21,6 +21,7 @@
 
 mod answered;
 mod capture;
+mod confirmer;
 mod discover;
 mod group;
 mod history;

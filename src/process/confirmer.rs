@@ -1,0 +1,130 @@
+//! Late findings confirmed on a thread of their own: a fresh session per
+//! finding, while the job's search goes on in its persistent process. A
+//! missing answer is confirmed by waiting twice its deadline, which the
+//! search need not wait for.
+
+use super::ChildTarget;
+use super::ledger::Entry;
+use crate::campaign::fresh_salt;
+use crate::finding::{Distinct, Finding};
+use crate::protocol::Policy;
+use crate::seam::{Fault, Session};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::thread::JoinHandle;
+
+/// What a confirmed or unconfirmed late finding is told about its job.
+#[derive(Clone, Copy)]
+pub(crate) struct Teller {
+    pub(crate) policy: Policy,
+    pub(crate) seed: u64,
+}
+
+/// One late finding to confirm: the session that showed it, its key, how
+/// many times as long the fresh session waits, and how many sessions the
+/// job had run when it was seen.
+pub(crate) struct Task {
+    pub(crate) entry: Entry,
+    pub(crate) key: Distinct,
+    pub(crate) patience: u32,
+    pub(crate) sessions: u32,
+}
+
+/// Runs the confirming session of `task` against `target`: the finding
+/// as that fresh session showed it where it repeats, else as it was seen.
+pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Result<Finding, Fault> {
+    let Task { entry, key, patience, sessions } = task;
+    let salt = fresh_salt();
+    let script = entry.spec.render(&target.catalogue, salt);
+    let session = Session { policy: teller.policy, revision: entry.spec.revision, salt };
+    let obs = target.run_patiently(&session, &script, patience)?;
+    let fresh = Entry::new(session, &entry.spec, script, obs);
+    target.shared.ledger.record(fresh.clone());
+    Ok(match key.shown_in(&fresh.violations, &fresh.script, &fresh.obs) {
+        true => {
+            let session = Session { salt, ..entry.session };
+            let Entry { script, obs, violations, .. } = fresh;
+            let shown = Entry { session, script, obs, violations, history: Default::default(), ..entry };
+            finding(shown, &key, true, teller, sessions)
+        }
+        false => finding(entry, &key, false, teller, sessions),
+    })
+}
+
+/// The finding `key` as `entry` shows it.
+pub(crate) fn finding(entry: Entry, key: &Distinct, confirmed: bool, teller: Teller, sessions: u32) -> Finding {
+    let mut violations = entry.violations;
+    violations.sort_by_key(|v| crate::finding::distinct(v, &entry.script, &entry.obs) != *key);
+    Finding {
+        check: key.check,
+        violations,
+        spec: entry.spec,
+        script: entry.script,
+        observation: entry.obs,
+        cases_until_caught: sessions,
+        salt: entry.session.salt,
+        seed: teller.seed,
+        policy: teller.policy,
+        shrink_ran_out: false,
+        late: entry.late,
+        history: entry.history.scripts(),
+        confirmed,
+        policy_seen: None,
+        hits: 1,
+        first_seen: None,
+    }
+}
+
+/// A thread confirming late findings one after another.
+pub(crate) struct Confirmer {
+    tasks: Option<Sender<Task>>,
+    done: Receiver<Result<Finding, Fault>>,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl Confirmer {
+    /// A thread confirming against `target`, whose processes may run
+    /// beside the job's.
+    pub(crate) fn start(target: &ChildTarget, teller: Teller) -> Confirmer {
+        let (tasks, todo) = channel::<Task>();
+        let (tell, done) = channel();
+        let target = target.clone();
+        let worker = std::thread::spawn(move || {
+            for task in todo {
+                if tell.send(confirm(&target, teller, task)).is_err() {
+                    break;
+                }
+            }
+        });
+        Confirmer { tasks: Some(tasks), done, worker: Some(worker) }
+    }
+
+    /// Queues `task`.
+    pub(crate) fn push(&self, task: Task) {
+        if let Some(tasks) = &self.tasks {
+            let _ = tasks.send(task);
+        }
+    }
+
+    /// The findings confirmed (or not) so far.
+    pub(crate) fn ready(&self) -> Vec<Result<Finding, Fault>> {
+        self.done.try_iter().collect()
+    }
+
+    /// Waits for every task queued, and returns what they came to.
+    pub(crate) fn finish(&mut self) -> Vec<Result<Finding, Fault>> {
+        self.tasks = None;
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+        self.done.try_iter().collect()
+    }
+}
+
+impl Drop for Confirmer {
+    fn drop(&mut self) {
+        self.tasks = None;
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
