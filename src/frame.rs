@@ -215,6 +215,7 @@ rules! {
     ImpreciseId => "imprecise_id", Invalid, Hardening, ANY, false, "RFC 8259 §6 (integers past 2^53 are read differently)", "an integer id past 2^53, which many readers cannot echo exactly";
     TooDeep => "too_deep", Malformed, Hardening, ANY, true, RFC_LIMITS, "nesting deeper than any request needs";
     NotStrictJson => "not_strict_json", Malformed, Spec, PARSE, false, RFC_GRAMMAR, "comments, trailing commas or single quotes";
+    UnknownMember => "unknown_member", Refused, Tolerated, ANY, true, "MCP schema (request params may carry other members; no MUST obliges a server to accept one)", "a member beside `arguments` that the schema names nowhere: a server may refuse the call, or act on it once";
     LargeMessage => "large_message", Refused, Tolerated, ANY, true, "RFC 8259 §9 (a reader may limit the size of texts it accepts)", "a valid call larger than a server may be built to hold: it may refuse it, but not act on a cut one";
     LineTooLong => "line_too_long", Malformed, Spec, PARSE, false, RFC_GRAMMAR, "a line longer than the gateway's bound";
     NotAnObject => "not_an_object", Invalid, Spec, INVALID, false, RPC_REQUEST, "a JSON value that is not a request object";

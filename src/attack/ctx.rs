@@ -98,11 +98,33 @@ impl CallParts {
     /// Like [`request_inserting`](Self::request_inserting) for text that
     /// leaves the call valid: the expected argument changes with it.
     pub fn insert_valid(&mut self, insert: &str) -> String {
-        let bytes = self.request_inserting(insert.as_bytes());
-        let token = &self.token;
+        self.insert_valid_as(insert.as_bytes(), insert)
+    }
+
+    /// [`insert_valid`](Self::insert_valid) with `raw` in the request
+    /// text (an escape, say) that reads as `value`. Where the token sits in
+    /// a URL, the text goes after a `#`, in the fragment a request does not
+    /// carry: the character is read, yet the tool fetches the same page
+    /// (an HTTP client may refuse a URL with it in the path, and that is
+    /// no refusal of the call).
+    pub fn insert_valid_as(&mut self, raw: &[u8], value: &str) -> String {
+        let token = self.token.clone();
         let key = self.token_key();
-        if let Some(value) = self.arguments.get_mut(&key) {
-            replace_first(value, token, &format!("{token}{insert}"));
+        let url = self.arguments.get(&key).and_then(|v| string_with(v, &token)).filter(|s| in_a_url(s, &token));
+        let Some(url) = url else {
+            let bytes = self.request_inserting(raw);
+            if let Some(v) = self.arguments.get_mut(&key) {
+                replace_first(v, &token, &format!("{token}{value}"));
+            }
+            return String::from_utf8(bytes).expect("valid insert keeps UTF-8");
+        };
+        // At the end of the URL, as its fragment.
+        let text = self.request();
+        let at = self.token_end(&text);
+        let end = at + text[at..].find('"').expect("the string that holds the token ends");
+        let bytes = [&text.as_bytes()[..end], b"#", raw, &text.as_bytes()[end..]].concat();
+        if let Some(v) = self.arguments.get_mut(&key) {
+            replace_first(v, &url, &format!("{url}#{value}"));
         }
         String::from_utf8(bytes).expect("valid insert keeps UTF-8")
     }
@@ -261,4 +283,48 @@ pub fn line(text: impl Into<Vec<u8>>) -> Vec<u8> {
     let mut b = text.into();
     b.push(b'\n');
     b
+}
+
+/// The first string in `v`, at any depth, that holds `token`.
+fn string_with(v: &Value, token: &str) -> Option<String> {
+    match v {
+        Value::String(s) => s.contains(token).then(|| s.clone()),
+        Value::Array(items) => items.iter().find_map(|x| string_with(x, token)),
+        Value::Object(m) => m.values().find_map(|x| string_with(x, token)),
+        _ => None,
+    }
+}
+
+/// Whether `token` sits in `s` after a URL's scheme, with no `#` in `s`.
+fn in_a_url(s: &str, token: &str) -> bool {
+    let Some(at) = s.find(token) else { return false };
+    s[..at].contains("://") && !s.contains('#') && !s.contains('"') && !s.contains('\\')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::{ArgKind, ArgSpec};
+
+    fn parts(kind: ArgKind) -> CallParts {
+        let catalogue = Catalogue::new(vec![ToolSpec::new("t", vec![ArgSpec::required("a", kind)])]);
+        Ctx::new(Revision::LATEST, &catalogue, 1).parts(0)
+    }
+
+    #[test]
+    fn a_look_alike_in_a_url_goes_in_its_fragment_and_elsewhere_after_the_token() {
+        let mut url = parts(ArgKind::Url);
+        let before = url.arguments["a"].as_str().expect("a URL").to_owned();
+        let text = url.insert_valid("é");
+        assert_eq!(url.arguments["a"], format!("{before}#é"), "the page fetched is the same");
+        assert!(text.contains(&format!("{before}#é\"")), "{text}");
+        let mut pair = parts(ArgKind::Url);
+        let text = pair.insert_valid_as(br"\ud83d\ude00", "\u{1F600}");
+        assert!(text.contains(r"#\ud83d\ude00"), "the raw text carries the escape: {text}");
+        assert!(pair.arguments["a"].as_str().is_some_and(|a| a.ends_with("#\u{1F600}")), "{:?}", pair.arguments);
+        let mut note = parts(ArgKind::Text);
+        let token = note.token.clone();
+        note.insert_valid("é");
+        assert!(note.arguments["a"].as_str().is_some_and(|a| a.contains(&format!("{token}é"))), "{:?}", note.arguments);
+    }
 }

@@ -73,8 +73,7 @@ impl Encoding {
             }
             Kind::EscapedPair => {
                 // The raw text carries the escape; the argument, the character.
-                let text = String::from_utf8(parts.request_inserting(br"\ud83d\ude00")).expect("ASCII escape");
-                parts.insert_valid("\u{1F600}");
+                let text = parts.insert_valid_as(br"\ud83d\ude00", "\u{1F600}");
                 return vec![valid(ctx, text, &parts)];
             }
             Kind::StrayContinuation => (parts.request_inserting(b"\x80"), Rule::InvalidUtf8),

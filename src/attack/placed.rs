@@ -5,7 +5,8 @@
 //! boundaries of doubles and 64-bit integers, as values and as ids; nesting comes at every scale
 //! up to 100,000; raw line terminators hide in strings of every kind of
 //! message. The valid look-alikes (U+2028 and NEL in a string, 2^53 - 1)
-//! must be served as usual.
+//! must be served as usual; in a member beside the arguments, which no
+//! schema names, a server may also refuse them (`unknown_member`).
 
 use super::{Ctx, kinds, line};
 use crate::frame::{Expect, Frame, Rule};
@@ -199,6 +200,12 @@ impl Placed {
                 let parts = ctx.parts(self.tool);
                 let member = if self.place == Place::Sibling { format!(r#""portcullis":{value}"#) } else { meta };
                 let text = parts.request_with(&parts.params_adding(&member));
+                // A member beside `arguments` that no schema names: a server
+                // may refuse the call for it, whatever it holds.
+                let verdict = match (self.place, verdict) {
+                    (Place::Sibling, Verdict::Valid) => Verdict::Tolerate(Rule::UnknownMember),
+                    (_, verdict) => verdict,
+                };
                 let frame = match verdict {
                     Verdict::Valid => ctx.acting(line(text), vec![parts.call()], FAMILY, kind),
                     Verdict::Reject(rule) => ctx.rejected_call(text, rule, &parts, FAMILY, kind),
