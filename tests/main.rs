@@ -8,6 +8,7 @@ mod cli;
 mod common;
 mod concurrent;
 mod control;
+mod cr_lines;
 mod delta;
 mod environment;
 mod families;

@@ -1,6 +1,7 @@
-//! Line terminators: raw control characters inside strings, terminators other
-//! than LF, blank lines, huge lines, and the valid look-alikes (padding,
-//! U+2028 and NEL inside strings) that a strict gateway must still accept.
+//! Line terminators: raw control characters inside strings (a whole call
+//! hidden between two CRs among them), terminators other than LF, blank
+//! lines, huge lines, and the valid look-alikes (padding, U+2028 and NEL
+//! inside strings) that a strict gateway must still accept.
 
 use super::{Ctx, kinds, line};
 use crate::frame::{Expect, Frame, Rule};
@@ -36,6 +37,9 @@ kinds! {
         Crlf => "crlf",
         /// Two calls separated by a lone CR on one LF line.
         CrSeparated => "cr_separated",
+        /// A whole call between two raw CRs inside a string of a `ping`:
+        /// a reader that ends lines at CR runs it.
+        CrHiddenCall => "cr_hidden_call",
         /// Over a megabyte of stray text, then a call, on one line.
         Huge => "huge_line",
     }
@@ -105,6 +109,17 @@ impl Terminator {
                 let mut frame = reject(ctx, line(text), Rule::ForeignTerminator);
                 frame.tokens.push(b.token);
                 vec![frame]
+            }
+            Kind::CrHiddenCall => {
+                let ping = ctx.id();
+                let text = format!(
+                    r#"{{"jsonrpc":"2.0","id":{ping},"method":"ping","params":{{"_meta":{{"portcullis":"{}{}{}"}}}}}}"#,
+                    '\r',
+                    parts.request(),
+                    '\r'
+                );
+                let tokens = vec![parts.token.clone()];
+                vec![ctx.rejected(line(text), Rule::RawControl, Some(Id::Int(ping)), tokens, FAMILY, kind)]
             }
             Kind::Huge => {
                 let text = format!("{}{}", "A".repeat(HUGE_LINE), parts.request());

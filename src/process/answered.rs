@@ -21,11 +21,19 @@ pub(crate) struct Answered {
 
 impl Answered {
     /// Reads the whole lines of what was written for request ids and the
-    /// tokens each line carries.
+    /// tokens each line carries. A line that does not parse is read as a
+    /// reader that also ends lines at CR reads it, piece by piece: a call
+    /// hidden between two CRs is a request such a reader answers.
     pub(crate) fn written(&mut self, bytes: &[u8]) {
         self.stdin.extend_from_slice(bytes);
         let used = json_line::whole(&self.stdin);
-        for v in json_line::values(&self.stdin[..used]) {
+        let lines = self.stdin[..used].split(|b| *b == b'\n');
+        let read = |line: &[u8]| match json_line::parse(line) {
+            Some(v) => vec![v],
+            None => line.split(|b| *b == b'\r').filter_map(json_line::parse).collect(),
+        };
+        let values: Vec<Value> = lines.flat_map(read).collect();
+        for v in values {
             for r in json_line::messages(&v) {
                 let tokens: Vec<String> = tokens_in(&r.to_string()).map(str::to_owned).collect();
                 if let Some(id) = r.get("id").filter(|_| !tokens.is_empty()) {
@@ -67,5 +75,24 @@ impl Answered {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_hidden_between_two_crs_is_a_request_its_answer_acts_for() {
+        let hidden =
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"arguments":{"note":"pc00000001t00001"}}}"#;
+        let ping =
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\",\"params\":{{\"x\":\"\r{hidden}\r\"}}}}\n");
+        let mut answered = Answered::default();
+        answered.written(ping.as_bytes());
+        let out = b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n";
+        let effects = answered.effects(out, &[]);
+        assert_eq!(effects.len(), 1, "{effects:?}");
+        assert!(effects[0].arguments_text().contains("pc00000001t00001"), "{effects:?}");
     }
 }

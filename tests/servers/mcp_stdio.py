@@ -4,6 +4,7 @@ answered with a parse error, a value that is not an object is skipped), the
 answer to `initialize`, the GET their tools perform, and a loop serving a
 list of tools. Standard library only."""
 
+import io
 import json
 import sys
 import threading
@@ -29,13 +30,16 @@ def refuse_constant(name):
     raise ValueError(name + " is not JSON")
 
 
-def requests(strict=False, bad_line=None):
+def requests(strict=False, bad_line=None, universal=False):
     """The JSON objects on stdin, one per line, until it closes. `strict`
     refuses NaN and Infinity, and answers a request whose id is not a
     string or an integer, or whose `jsonrpc` is not "2.0", with an
     invalid-request error. `bad_line`, if
-    given, is called with each line that does not parse."""
-    for line in sys.stdin:
+    given, is called with each line that does not parse. `universal` reads
+    stdin as the Python SDK does, through a TextIOWrapper with universal
+    newlines: a lone CR ends a line too."""
+    lines = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace") if universal else sys.stdin
+    for line in lines:
         try:
             request = json.loads(line, parse_constant=refuse_constant if strict else None)
         except (ValueError, RecursionError):
@@ -85,14 +89,14 @@ def try_get(url, delay=0):
         pass
 
 
-def serve(name, tools, call, other=None, strict=False, bad_line=None):
+def serve(name, tools, call, other=None, strict=False, bad_line=None, universal=False):
     """Answers each request until stdin closes: `initialize`, `tools/list`
     with `tools`, `tools/call` through `call(rid, params)`, and any other
     through `other(rid)` (an empty result by default). Notifications get
-    nothing. `strict` and `bad_line` as for `requests`; `strict` also
+    nothing. `strict`, `bad_line` and `universal` as for `requests`; `strict` also
     refuses every request but `ping` before `initialize`."""
     initialized = False
-    for request in requests(strict, bad_line):
+    for request in requests(strict, bad_line, universal):
         method, rid = request.get("method"), request.get("id")
         if rid is None:
             continue

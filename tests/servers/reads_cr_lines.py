@@ -1,0 +1,25 @@
+"""A strict stdio MCP server whose tool `fetch` GETs its `url`, reading
+stdin as the Python SDK's stdio transport does: through a TextIOWrapper
+with universal newlines, so a lone CR ends a line too, and a call hidden
+between two raw CRs inside another message's string is read, and run, as
+a line of its own. Used by tests/cr_lines.rs; standard library only
+(with mcp_stdio.py beside it)."""
+
+from mcp_stdio import send, serve, try_get
+
+FETCH = {
+    "name": "fetch",
+    "inputSchema": {"type": "object", "properties": {"url": {"type": "string", "format": "uri"}}, "required": ["url"]},
+}
+
+
+def call(rid, p):
+    args = p.get("arguments")
+    if p.get("name") != "fetch" or not isinstance(args, dict) or not isinstance(args.get("url"), str):
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "invalid params"}})
+        return
+    try_get(args["url"])
+    send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "fetched"}]}})
+
+
+serve("reads-cr-lines", [FETCH], call, strict=True, universal=True)
