@@ -122,13 +122,16 @@ pub(super) fn campaign(
                 };
                 let job = RefCell::new(Job::new(&target, policy, !args.no_share, cfg.seed).knowing(known));
                 // A wait that grows is shown once, with what grew it.
-                let shown_growth: RefCell<Option<Duration>> = RefCell::new(None);
+                let shown_growth: RefCell<[Option<Duration>; 2]> = RefCell::new([None; 2]);
                 let tick = |p: &Progress| {
-                    if let Some((quiet, why)) = target.grown_by()
-                        && shown_growth.borrow().is_none_or(|q| q < quiet)
-                    {
-                        *shown_growth.borrow_mut() = Some(quiet);
-                        bar.say(&format!("the quiet wait grew to {} ms: {why}", quiet.as_millis()));
+                    let grown = [("quiet wait", target.grown_by()), ("answer wait", target.answer_grown_by())];
+                    for (i, (what, grew)) in grown.into_iter().enumerate() {
+                        if let Some((wait, why)) = grew
+                            && shown_growth.borrow()[i].is_none_or(|w| w < wait)
+                        {
+                            shown_growth.borrow_mut()[i] = Some(wait);
+                            bar.say(&format!("the {what} grew to {} ms: {why}", wait.as_millis()));
+                        }
                     }
                     // --duration bounds the whole run: past it no session is
                     // drawn and no shrinking goes on (a finding is then

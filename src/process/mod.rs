@@ -170,6 +170,12 @@ impl ChildTarget {
         self.shared.grown.cover(late, &format!("the saved finding's evidence came {} ms late", late.as_millis()));
     }
 
+    /// The answer wait and the measurement that grew it past its flag,
+    /// when one did: a progress line shows them.
+    pub fn answer_grown_by(&self) -> Option<(Duration, String)> {
+        self.shared.grown.answer_grown()
+    }
+
     /// The package cache its processes get, once one has started.
     #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     pub(crate) fn cache_dir(&self) -> Option<std::path::PathBuf> {

@@ -92,9 +92,12 @@ pub struct ChildGateway {
     /// How many times as long as the target's its waits are.
     patience: u32,
     /// When the process was started, and when it was first seen to have
-    /// written: the start bound runs until then ([`Waits::start`]).
+    /// written: the start bound runs until then ([`super::Waits::start`]).
     started: Instant,
     spoke_at: Option<Instant>,
+    /// When it was first written to: its first answer, measured from
+    /// then, tells how long it takes to start.
+    first_write: Option<Instant>,
     _home: Home,
 }
 
@@ -147,6 +150,7 @@ impl ChildGateway {
             patience: 1,
             started: Instant::now(),
             spoke_at: None,
+            first_write: None,
             _home: spawned.home,
         })
     }
@@ -290,6 +294,12 @@ impl ChildGateway {
         }
     }
 
+    /// Notes that a request this process owed at once took `took` to be
+    /// answered: the target's answer wait grows with it.
+    pub(crate) fn answered_in(&self, took: Duration) {
+        self.shared.grown.answered_in(took);
+    }
+
     /// Whether the process has written anything to stdout.
     pub(crate) fn wrote_anything(&self) -> bool {
         self.stdout.len() > 0
@@ -301,7 +311,10 @@ impl ChildGateway {
     /// it started.
     fn answers_due(&mut self, from: Instant, answer: Duration) -> Instant {
         if self.spoke_at.is_none() && self.stdout.len() > 0 {
-            self.spoke_at = Some(Instant::now());
+            let now = Instant::now();
+            self.spoke_at = Some(now);
+            let asked = self.first_write.unwrap_or(self.started);
+            self.shared.grown.started_in(now.saturating_duration_since(asked));
         }
         match self.spoke_at {
             Some(at) => from.max(at) + answer,
@@ -372,6 +385,7 @@ impl ChildGateway {
 impl Gateway for ChildGateway {
     fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
         self.last_write = Instant::now();
+        self.first_write.get_or_insert(self.last_write);
         self.sent += bytes.len();
         if let Some(answered) = &mut self.answered {
             answered.written(bytes);

@@ -106,41 +106,104 @@ impl Waits {
 /// The waits of a target's sessions as the server has shown it needs:
 /// the quiet grows to cover the slowest valid call seen and the latest
 /// evidence that came after its session was judged, within the answer
-/// bound. Shared by every session of a target.
+/// bound; the answer wait grows to four times the slowest marker answer
+/// this run measured, and the start bound to twice the slowest start, each
+/// within [`MEASURED_MAX`] times its flag. Shared by every session of a
+/// target.
 #[derive(Debug)]
 pub(crate) struct Grown {
     flags: Waits,
-    quiet: Mutex<Duration>,
-    /// What grew the quiet last, when anything did.
-    why: Mutex<Option<String>>,
+    quiet: Mutex<Growth>,
+    answer: Mutex<Growth>,
+    start: Mutex<Growth>,
+}
+
+/// How many times its flag a measured wait may grow to.
+pub(crate) const MEASURED_MAX: u32 = 8;
+
+/// One wait as grown, and what grew it last, if anything did.
+#[derive(Debug, Clone)]
+struct Growth {
+    now: Duration,
+    why: Option<String>,
+}
+
+impl Growth {
+    fn new(flag: Duration) -> Mutex<Growth> {
+        Mutex::new(Growth { now: flag, why: None })
+    }
+
+    /// Grows to `want`, for `why`, if that is longer; whether it grew.
+    fn to(cell: &Mutex<Growth>, want: Duration, why: impl FnOnce() -> String) -> bool {
+        let mut g = cell.lock().unwrap_or_else(|e| e.into_inner());
+        let grew = want > g.now;
+        if grew {
+            *g = Growth { now: want, why: Some(why()) };
+        }
+        grew
+    }
+
+    fn get(cell: &Mutex<Growth>) -> Growth {
+        cell.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 impl Grown {
     pub(crate) fn new(flags: Waits) -> Grown {
-        Grown { flags, quiet: Mutex::new(flags.quiet), why: Mutex::default() }
+        Grown {
+            flags,
+            quiet: Growth::new(flags.quiet),
+            answer: Growth::new(flags.answer),
+            start: Growth::new(flags.start),
+        }
     }
 
     /// The quiet and the evidence that grew it past its flag, if any did.
     pub(crate) fn grown(&self) -> Option<(Duration, String)> {
-        let quiet = *self.quiet.lock().unwrap_or_else(|e| e.into_inner());
-        let why = self.why.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        why.filter(|_| quiet > self.flags.quiet).map(|w| (quiet, w))
+        let g = Growth::get(&self.quiet);
+        g.why.filter(|_| g.now > self.flags.quiet).map(|w| (g.now, w))
     }
 
-    /// The waits now: the flags, with the quiet grown.
+    /// The answer wait and the measurement that grew it past its flag, if
+    /// any did.
+    pub(crate) fn answer_grown(&self) -> Option<(Duration, String)> {
+        let g = Growth::get(&self.answer);
+        g.why.filter(|_| g.now > self.flags.answer).map(|w| (g.now, w))
+    }
+
+    /// The waits now: the flags, with the quiet, the answer wait and the
+    /// start bound grown.
     pub(crate) fn now(&self) -> Waits {
-        Waits { quiet: *self.quiet.lock().unwrap_or_else(|e| e.into_inner()), ..self.flags }
+        Waits {
+            quiet: Growth::get(&self.quiet).now,
+            answer: Growth::get(&self.answer).now,
+            start: Growth::get(&self.start).now,
+            ..self.flags
+        }
     }
 
     /// Grows the quiet to cover `seen` (with half again as headroom), never
     /// past the answer bound, never below what it was.
     pub(crate) fn cover(&self, seen: Duration, why: &str) {
         let want = (seen + seen / 2).min(self.flags.answer);
-        let mut quiet = self.quiet.lock().unwrap_or_else(|e| e.into_inner());
-        if want > *quiet {
-            *quiet = want;
-            *self.why.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.to_owned());
-        }
+        Growth::to(&self.quiet, want, || why.to_owned());
+    }
+
+    /// Notes that an answer the server owed at once (a marker's) took
+    /// `took`: the answer wait grows to four times that, within
+    /// [`MEASURED_MAX`] times its flag. A loaded machine slows every
+    /// answer, and a verdict that rests on a missing one must not follow.
+    pub(crate) fn answered_in(&self, took: Duration) {
+        let want = (took * 4).min(self.flags.answer * MEASURED_MAX);
+        Growth::to(&self.answer, want, || format!("a marker took {} ms to be answered", took.as_millis()));
+    }
+
+    /// Notes that a new process took `took` to write its first byte: the
+    /// start bound grows to twice that, within [`MEASURED_MAX`] times its
+    /// flag.
+    pub(crate) fn started_in(&self, took: Duration) {
+        let want = (took * 2).min(self.flags.start * MEASURED_MAX);
+        Growth::to(&self.start, want, || format!("a process took {} ms to start", took.as_millis()));
     }
 }
 
@@ -164,6 +227,22 @@ mod tests {
         grown.cover(Duration::from_secs(60), "later");
         assert_eq!(grown.now().quiet, Duration::from_millis(1000), "within the answer bound");
         assert_eq!(grown.now().exit_grace, Duration::from_millis(500));
+    }
+
+    #[test]
+    fn the_answer_wait_and_start_bound_grow_with_what_was_measured() {
+        let grown = Grown::new(Waits::from_ms(1000, 10, 500));
+        grown.answered_in(Duration::from_millis(100));
+        assert_eq!(grown.answer_grown(), None, "four times 100 ms is within the flag");
+        grown.answered_in(Duration::from_millis(400));
+        assert_eq!(grown.now().answer, Duration::from_millis(1600));
+        assert!(grown.answer_grown().is_some_and(|(_, why)| why.contains("400 ms")));
+        grown.answered_in(Duration::from_millis(200));
+        assert_eq!(grown.now().answer, Duration::from_millis(1600), "never shrinks");
+        grown.answered_in(Duration::from_secs(60));
+        assert_eq!(grown.now().answer, Duration::from_millis(8000), "within eight times its flag");
+        grown.started_in(Duration::from_millis(900));
+        assert_eq!(grown.now().start, Duration::from_millis(1800));
     }
 
     #[test]
