@@ -149,6 +149,41 @@ impl Distinct {
 }
 
 impl Finding {
+    /// The finding `key` as one session showed it: `spec` rendered with
+    /// tokens of `salt` to the script `run` holds, with what it showed and
+    /// its violations (the key's first, as the report shows them), in a
+    /// hunt with `seed` under `policy`. Confirmed, not late, with no
+    /// history, seen once; each place that makes a finding changes what
+    /// differs from that.
+    pub(crate) fn shown(
+        key: &Distinct,
+        spec: ScriptSpec,
+        run: (Script, Observation, Vec<Violation>),
+        salt: u32,
+        (seed, policy): (u64, Policy),
+    ) -> Finding {
+        let (script, observation, mut violations) = run;
+        violations.sort_by_key(|v| distinct(v, &script, &observation) != *key);
+        Finding {
+            check: key.check,
+            violations,
+            spec,
+            script,
+            observation,
+            cases_until_caught: 0,
+            salt,
+            seed,
+            policy,
+            shrink_ran_out: false,
+            late: None,
+            history: Vec::new(),
+            confirmed: true,
+            policy_seen: None,
+            hits: 1,
+            first_seen: None,
+        }
+    }
+
     /// What makes it distinct: its first violation's check and rule.
     pub fn distinct(&self) -> Distinct {
         let first = self.violations.iter().find(|v| v.check == self.check);

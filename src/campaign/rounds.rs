@@ -359,31 +359,17 @@ impl Hunt<'_> {
         &self,
         d: &Distinct,
         spec: ScriptSpec,
-        (script, observation, mut violations): SessionRun,
+        run: SessionRun,
         salt: u32,
         found_at: u32,
         first_seen: Option<Duration>,
     ) -> Finding {
-        // The finding's violations first: they are what the report shows.
-        violations.sort_by_key(|v| distinct(v, &script, &observation) != *d);
         let cfg = self.cfg;
         Finding {
-            check: d.check,
-            violations,
-            spec,
-            script,
-            observation,
             cases_until_caught: found_at,
-            salt,
-            seed: cfg.seed,
-            policy: cfg.policy,
-            shrink_ran_out: false,
-            late: None,
-            history: Vec::new(),
-            confirmed: true,
-            policy_seen: None,
             hits: 0,
             first_seen,
+            ..Finding::shown(d, spec, run, salt, (cfg.seed, cfg.policy))
         }
     }
 }

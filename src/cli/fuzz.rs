@@ -11,6 +11,7 @@ use super::setup::{Setup, choose_tools, forbidden, parse_args};
 use crate::attack::Step;
 use crate::campaign::{Finding, HuntConfig, PolicySeen, fresh_salt, probe_policy};
 use crate::catalogue::ToolSpec;
+use crate::finding::distinct;
 use crate::process::{Job, stderr_tail};
 use crate::report::{self, Outcome, counted};
 use crate::token::tokens_in;
@@ -248,26 +249,10 @@ fn control(
         return Ok(None);
     }
     let check = if dirty { CheckId::StdoutClean } else { violations[0].check };
-    let mut violations = violations;
-    violations.sort_by_key(|v| v.check != check);
-    Ok(Some(Finding {
-        check,
-        violations,
-        spec,
-        script,
-        observation: obs,
-        cases_until_caught: 1,
-        seed: args.seed,
-        policy: args.policy(),
-        salt,
-        shrink_ran_out: false,
-        late: None,
-        history: Vec::new(),
-        confirmed: true,
-        policy_seen: None,
-        hits: 1,
-        first_seen: None,
-    }))
+    let first = violations.iter().find(|v| v.check == check).expect("a violation of the check");
+    let key = distinct(first, &script, &obs);
+    let shown = Finding::shown(&key, spec, (script, obs, violations), salt, (args.seed, args.policy()));
+    Ok(Some(Finding { cases_until_caught: 1, ..shown }))
 }
 
 /// Under `--policy auto`: the policy a probe session shows, each try with

@@ -66,24 +66,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         bail!("the minimized script showed {key} as a candidate but not when run again: the finding is flaky");
     }
     let after = (m.script.frames.len(), m.script.stdin().len());
-    let finding = Finding {
-        check,
-        violations: m.violations,
-        spec: artifact.spec.clone(),
-        script: m.script,
-        observation: m.observation,
-        cases_until_caught: 0,
-        seed: artifact.seed,
-        policy: artifact.policy,
-        salt: m.salt,
-        shrink_ran_out: m.out_of_time,
-        late: artifact.late_ms.map(Duration::from_millis),
-        history: Vec::new(),
-        confirmed: true,
-        policy_seen: None,
-        hits: 1,
-        first_seen: None,
-    };
+    let run = (m.script, m.observation, m.violations);
+    let shown = Finding::shown(&key, artifact.spec.clone(), run, m.salt, (artifact.seed, artifact.policy));
+    let late = artifact.late_ms.map(Duration::from_millis);
+    let finding = Finding { shrink_ran_out: m.out_of_time, late, ..shown };
     let mut saved = crate::artifact::Artifact::new(
         &finding,
         artifact.tools.clone(),

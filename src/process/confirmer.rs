@@ -52,26 +52,9 @@ pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Resul
 
 /// The finding `key` as `entry` shows it.
 pub(crate) fn finding(entry: Entry, key: &Distinct, confirmed: bool, teller: Teller, sessions: u32) -> Finding {
-    let mut violations = entry.violations;
-    violations.sort_by_key(|v| crate::finding::distinct(v, &entry.script, &entry.obs) != *key);
-    Finding {
-        check: key.check,
-        violations,
-        spec: entry.spec,
-        script: entry.script,
-        observation: entry.obs,
-        cases_until_caught: sessions,
-        salt: entry.session.salt,
-        seed: teller.seed,
-        policy: teller.policy,
-        shrink_ran_out: false,
-        late: entry.late,
-        history: entry.history.scripts(),
-        confirmed,
-        policy_seen: None,
-        hits: 1,
-        first_seen: None,
-    }
+    let run = (entry.script, entry.obs, entry.violations);
+    let shown = Finding::shown(key, entry.spec, run, entry.session.salt, (teller.seed, teller.policy));
+    Finding { cases_until_caught: sessions, late: entry.late, history: entry.history.scripts(), confirmed, ..shown }
 }
 
 /// A thread confirming late findings one after another.
