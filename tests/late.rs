@@ -191,24 +191,26 @@ fn a_search_session_goes_on_past_its_marker_and_an_answer_never_due_is_still_fou
     // marker after it is answered at once: the session goes on with the
     // answer still awaited, the next session runs meanwhile, and once the
     // deadline has passed the missing answer is a finding, confirmed with
-    // doubled waits.
-    let waits = Waits::from_ms(1000, 10, 500);
-    let target = python_server("cancels_on_eof.py", &["0", "1:3"], waits);
-    let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
-    let (_, obs, first) = job.session(&call(), 1, Lane::Search).expect("the harness runs");
-    assert!(first.is_empty() && !obs.awaiting.is_empty(), "its answer is awaited: {first:?} {obs:?}");
-    let (_, _, second) = job.session(&call(), 2, Lane::Search).expect("the harness runs");
-    assert!(second.is_empty(), "the next session is its own: {second:?}");
-    let mut found = job.take_found();
-    found.extend(job.finish().expect("the job ends"));
-    let missing = found.iter().find(|f| f.check == CheckId::ExactlyOnce || f.check == CheckId::Correlation);
-    let f = missing.unwrap_or_else(|| panic!("the missing answer is found: {found:#?}"));
-    assert!(f.late.is_none(), "no late evidence: an answer that never came");
-    assert!(
-        target.waits().quiet < std::time::Duration::from_millis(100),
-        "the quiet did not grow: {:?}",
-        target.waits()
-    );
+    // doubled waits: here, and (with a process started ahead, so that the
+    // server may run twice at once) on the job's confirming thread.
+    for ahead in [false, true] {
+        let waits = Waits::from_ms(1000, 10, 500);
+        // `silent`: a call still in flight at EOF is dropped without a word.
+        let target = python_server("cancels_on_eof.py", &["0", "1:3", "silent"], waits).started_ahead(ahead);
+        let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
+        let (_, obs, first) = job.session(&call(), 1, Lane::Search).expect("the harness runs");
+        assert!(first.is_empty() && !obs.awaiting.is_empty(), "its answer is awaited: {first:?} {obs:?}");
+        let (_, _, second) = job.session(&call(), 2, Lane::Search).expect("the harness runs");
+        assert!(second.is_empty(), "the next session is its own: {second:?}");
+        let mut found = job.take_found();
+        found.extend(job.finish().expect("the job ends"));
+        let missing = found.iter().find(|f| f.check == CheckId::ExactlyOnce || f.check == CheckId::Correlation);
+        let f = missing.unwrap_or_else(|| panic!("ahead {ahead}: the missing answer is found: {found:#?}"));
+        assert!(f.late.is_none(), "ahead {ahead}: no late evidence: an answer that never came");
+        assert!(f.confirmed, "ahead {ahead}: a fresh session with doubled waits repeated it");
+        let quiet = target.waits().quiet;
+        assert!(quiet < std::time::Duration::from_millis(100), "the quiet did not grow: {quiet:?}");
+    }
 }
 
 #[test]

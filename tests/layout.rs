@@ -60,7 +60,8 @@ fn ident(s: &str) -> String {
 }
 
 /// The paths a module's code names from `start` (`crate`, `super`,
-/// `self`): `crate::a::b` and each member of `crate::a::{b, c::d}`.
+/// `self`): `crate::a::b` and each member of `crate::a::{b, c::{d, e}}`.
+/// `super::super::x` is named from `super` as `["super", "x"]`.
 fn paths_after(text: &str, start: &str) -> Vec<Vec<String>> {
     let needle = format!("{start}::");
     let mut found = Vec::new();
@@ -68,35 +69,53 @@ fn paths_after(text: &str, start: &str) -> Vec<Vec<String>> {
         if text[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
             continue;
         }
-        let mut rest = &text[at + needle.len()..];
-        let mut path = Vec::new();
-        loop {
-            if let Some(group) = rest.strip_prefix('{') {
-                let group = &group[..group.find('}').unwrap_or(group.len())];
-                for member in group.split(',') {
-                    let mut p = path.clone();
-                    p.extend(member.trim().split("::").map(ident).filter(|s| !s.is_empty()));
-                    found.push(p);
-                }
-                break;
-            }
-            let name = ident(rest);
-            if name.is_empty() {
-                found.push(path);
-                break;
-            }
-            rest = &rest[name.len()..];
-            path.push(name);
-            match rest.strip_prefix("::") {
-                Some(more) => rest = more,
-                None => {
-                    found.push(path);
-                    break;
-                }
-            }
-        }
+        found.extend(tree(&text[at + needle.len()..], Vec::new()));
     }
     found
+}
+
+/// The paths of a use tree that begins `rest`, each after `prefix`.
+fn tree(rest: &str, prefix: Vec<String>) -> Vec<Vec<String>> {
+    let mut path = prefix;
+    let mut rest = rest;
+    loop {
+        if let Some(group) = rest.strip_prefix('{') {
+            return members(group).into_iter().flat_map(|m| tree(m.trim(), path.clone())).collect();
+        }
+        let name = ident(rest);
+        if name.is_empty() {
+            return vec![path];
+        }
+        rest = &rest[name.len()..];
+        path.push(name);
+        match rest.strip_prefix("::") {
+            Some(more) => rest = more,
+            None => return vec![path],
+        }
+    }
+}
+
+/// The members of a group whose text begins after its `{`, up to the
+/// matching `}`, split at the commas of its own level.
+fn members(group: &str) -> Vec<&str> {
+    let (mut depth, mut from, mut out) = (0usize, 0, Vec::new());
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                out.push(&group[from..i]);
+                return out;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&group[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&group[from..]);
+    out
 }
 
 /// Items a module re-exports from one of its own children
@@ -148,8 +167,13 @@ fn uses(modules: &BTreeMap<ModPath, String>) -> BTreeMap<ModPath, BTreeSet<ModPa
         for path in paths_after(text, "crate") {
             used.insert(resolve(&path, modules));
         }
-        for path in paths_after(text, "super") {
+        for mut path in paths_after(text, "super") {
+            // `super::super::x`: each further `super` climbs once more.
             let mut full = parent.clone();
+            while path.first().is_some_and(|p| p == "super") {
+                path.remove(0);
+                full.pop();
+            }
             full.extend(path);
             used.insert(resolve(&full, modules));
         }
@@ -246,6 +270,16 @@ fn a_cycle_is_seen_when_there_is_one() {
     let mut uses = self::uses(&modules);
     uses.get_mut(&path("process::spawn")).expect("process::spawn").insert(path("process::job"));
     assert!(cycles(&uses).iter().any(|c| c.starts_with("process: ")), "a cycle inside process/ too");
+}
+
+#[test]
+fn nested_groups_and_climbing_supers_are_read() {
+    let text = "use crate::{a::{B, c::D}, e::F};\nuse super::super::g::H;";
+    let crate_paths = paths_after(text, "crate");
+    for want in [&["a", "B"][..], &["a", "c", "D"], &["e", "F"]] {
+        assert!(crate_paths.iter().any(|p| p == want), "{want:?} in {crate_paths:?}");
+    }
+    assert_eq!(paths_after(text, "super"), [["super", "g", "H"]]);
 }
 
 #[test]

@@ -300,7 +300,7 @@ pub fn forbidden(tools: &[String], args: &[String]) -> Result<Vec<Forbidden>> {
     let mut out: Vec<Forbidden> = Vec::new();
     for given in args {
         let Some((name, json)) = given.split_once('=') else {
-            bail!("--forbidden-args {given:?}: give it as NAME=JSON, such as 'send='{{\"to\":\"{{canary}}\"}}'")
+            bail!("--forbidden-args {given:?}: give it as NAME=JSON, such as 'send={{\"to\":\"{{canary}}\"}}'")
         };
         let call = parse_call(&format!("--forbidden-args {name}"), json)?;
         if out.iter().any(|(n, _)| n == name) {

@@ -47,10 +47,12 @@ const STILL: Duration = Duration::from_millis(10);
 const OPEN_MAX: usize = 16;
 /// Most tokens a watched file is remembered to hold, about the tokens of
 /// the sessions a ledger keeps: a log appended to all night stays this
-/// small. Past it only the latest record's are kept, and a rewrite then
-/// shows older records as new effects (of sessions no ledger keeps, so
-/// they are judged as carrying no known token), never hides one.
+/// small. Past it, only the tokens of the file's last [`TOKENS_TAIL`]
+/// bytes are kept (the latest sessions'): a rewrite then shows the older
+/// records as new effects, of sessions no ledger keeps any more, which
+/// are judged as carrying no known token. Nothing is hidden.
 const TOKENS_KEPT: usize = 1 << 16;
+const TOKENS_TAIL: u64 = 512 << 10;
 
 /// What a file was at the last poll.
 #[derive(Clone, PartialEq)]
@@ -184,7 +186,9 @@ impl Watch {
 impl WatchedFile {
     fn remember(&mut self, stamp: Stamp, mut tokens: HashSet<String>) {
         if tokens.len() > TOKENS_KEPT {
-            tokens = self.open.clone();
+            let from = stamp.len.saturating_sub(TOKENS_TAIL);
+            tokens = owned_tokens(&text_of(&read_range(&self.path, from, stamp.len - from)));
+            tokens.extend(self.open.iter().cloned());
         }
         let tail = TAIL.min(stamp.len);
         self.tail = read_range(&self.path, stamp.len - tail, tail);

@@ -9,6 +9,8 @@ use crate::campaign::fresh_salt;
 use crate::finding::{Distinct, Finding};
 use crate::protocol::Policy;
 use crate::seam::{Fault, Session};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;
 
@@ -30,8 +32,10 @@ pub(crate) struct Task {
 }
 
 /// Runs the confirming session of `task` against `target`: the finding
-/// as that fresh session showed it where it repeats, else as it was seen.
-pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Result<Finding, Fault> {
+/// as that fresh session showed it where it repeats, else as it was seen,
+/// unless it rests on time alone (no answer, effect or exit within a
+/// wait): such a finding no session with doubled waits repeats is none.
+pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Result<Option<Finding>, Fault> {
     let Task { entry, key, patience, sessions } = task;
     let salt = fresh_salt();
     let script = entry.spec.render(&target.catalogue, salt);
@@ -39,15 +43,18 @@ pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Resul
     let obs = target.run_patiently(&session, &script, patience)?;
     let fresh = Entry::new(session, &entry.spec, script, obs);
     target.shared.ledger.record(fresh.clone());
-    Ok(match key.shown_in(&fresh.violations, &fresh.script, &fresh.obs) {
-        true => {
-            let session = Session { salt, ..entry.session };
-            let Entry { script, obs, violations, .. } = fresh;
-            let shown = Entry { session, script, obs, violations, history: Default::default(), ..entry };
-            finding(shown, &key, true, teller, sessions)
-        }
-        false => finding(entry, &key, false, teller, sessions),
-    })
+    if key.shown_in(&fresh.violations, &fresh.script, &fresh.obs) {
+        let session = Session { salt, ..entry.session };
+        let Entry { script, obs, violations, .. } = fresh;
+        let shown = Entry { session, script, obs, violations, history: Default::default(), ..entry };
+        return Ok(Some(finding(shown, &key, true, teller, sessions)));
+    }
+    let exited = entry.obs.exit.ended();
+    let shown = entry.violations.iter().find(|v| crate::finding::distinct(v, &entry.script, &entry.obs) == key);
+    match shown.is_some_and(|v| v.kind.rests_on_time(exited)) {
+        true => Ok(None),
+        false => Ok(Some(finding(entry, &key, false, teller, sessions))),
+    }
 }
 
 /// The finding `key` as `entry` shows it.
@@ -60,8 +67,11 @@ pub(crate) fn finding(entry: Entry, key: &Distinct, confirmed: bool, teller: Tel
 /// A thread confirming late findings one after another.
 pub(crate) struct Confirmer {
     tasks: Option<Sender<Task>>,
-    done: Receiver<Result<Finding, Fault>>,
+    done: Receiver<Result<Option<Finding>, Fault>>,
     worker: Option<JoinHandle<()>>,
+    /// Set when the job goes without finishing (an error, a signal): the
+    /// tasks still queued are skipped.
+    dropped: Arc<AtomicBool>,
 }
 
 impl Confirmer {
@@ -71,14 +81,16 @@ impl Confirmer {
         let (tasks, todo) = channel::<Task>();
         let (tell, done) = channel();
         let target = target.clone();
+        let dropped = Arc::new(AtomicBool::new(false));
+        let skip = dropped.clone();
         let worker = std::thread::spawn(move || {
             for task in todo {
-                if tell.send(confirm(&target, teller, task)).is_err() {
+                if skip.load(Ordering::Relaxed) || tell.send(confirm(&target, teller, task)).is_err() {
                     break;
                 }
             }
         });
-        Confirmer { tasks: Some(tasks), done, worker: Some(worker) }
+        Confirmer { tasks: Some(tasks), done, worker: Some(worker), dropped }
     }
 
     /// Queues `task`.
@@ -89,12 +101,12 @@ impl Confirmer {
     }
 
     /// The findings confirmed (or not) so far.
-    pub(crate) fn ready(&self) -> Vec<Result<Finding, Fault>> {
+    pub(crate) fn ready(&self) -> Vec<Result<Option<Finding>, Fault>> {
         self.done.try_iter().collect()
     }
 
     /// Waits for every task queued, and returns what they came to.
-    pub(crate) fn finish(&mut self) -> Vec<Result<Finding, Fault>> {
+    pub(crate) fn finish(&mut self) -> Vec<Result<Option<Finding>, Fault>> {
         self.tasks = None;
         if let Some(worker) = self.worker.take() {
             let _ = worker.join();
@@ -104,7 +116,9 @@ impl Confirmer {
 }
 
 impl Drop for Confirmer {
+    /// Skips what is still queued, and waits for the session under way.
     fn drop(&mut self) {
+        self.dropped.store(true, Ordering::Relaxed);
         self.tasks = None;
         if let Some(worker) = self.worker.take() {
             let _ = worker.join();

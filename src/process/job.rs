@@ -221,6 +221,9 @@ impl<'a> Job<'a> {
     /// once, else here. Only evidence that came late grows the quiet wait:
     /// an answer that never came is no evidence of a slow server.
     fn judge_late(&mut self) -> Result<(), Fault> {
+        for p in &mut self.live {
+            p.drain(&self.target.shared.ledger);
+        }
         for (entry, key) in self.target.shared.ledger.rejudge() {
             let made = |k: &Distinct| self.known.is_some_and(|known| known.contains(k)) || self.made.contains(k);
             if made(&key) {
@@ -236,21 +239,32 @@ impl<'a> Job<'a> {
             let task = Task { entry, key, patience: if on_time { 2 } else { 1 }, sessions: self.sessions };
             match &self.confirmer {
                 Some(c) => c.push(task),
-                None => self.found.push(confirm(self.target, self.teller(), task)?),
+                None => self.found.extend(confirm(self.target, self.teller(), task)?),
             }
         }
         self.collect(false)
     }
 
     /// Takes what the confirming thread has done: all it was given, once
-    /// `finished`.
+    /// `finished` (and then confirms here what comes after). Every finding
+    /// is kept before the first harness error is returned.
     fn collect(&mut self, finished: bool) -> Result<(), Fault> {
-        let Some(c) = &mut self.confirmer else { return Ok(()) };
-        let done = if finished { c.finish() } else { c.ready() };
-        for f in done {
-            self.found.push(f?);
+        let done = match &mut self.confirmer {
+            None => return Ok(()),
+            Some(c) if finished => c.finish(),
+            Some(c) => c.ready(),
+        };
+        if finished {
+            self.confirmer = None;
         }
-        Ok(())
+        let mut fault = None;
+        for f in done {
+            match f {
+                Ok(f) => self.found.extend(f),
+                Err(e) => fault = fault.or(Some(e)),
+            }
+        }
+        fault.map_or(Ok(()), Err)
     }
 
     fn teller(&self) -> Teller {
@@ -265,13 +279,16 @@ impl<'a> Job<'a> {
     /// and judges the late evidence: the job's last findings.
     pub fn finish(&mut self) -> Result<Vec<Finding>, Fault> {
         self.end_processes();
+        // The confirming thread's sessions end before the probes are
+        // settled here (they take their own effects); what comes after is
+        // confirmed here.
+        self.collect(true)?;
         let ledger = &self.target.shared.ledger;
         let waits = self.target.waits();
         for action in self.target.probes().settle(waits.quiet, waits.answer) {
             ledger.arrived_between(action, Instant::now());
         }
         self.judge_late()?;
-        self.collect(true)?;
         Ok(self.take_found())
     }
 }

@@ -98,8 +98,10 @@ impl Siblings {
 
 /// Salts of sessions served kept, per ledger: an effect that carries an
 /// older one counts as carrying no known token (a finding of whichever
-/// session it lands in), as one of a forgotten entry does.
-const SERVED: usize = KEPT;
+/// session it lands in), as one of a forgotten entry does. More than the
+/// entries kept: shrinking candidates, confirmations and processes
+/// started ahead are served and recorded by no entry.
+const SERVED: usize = 4 * KEPT;
 
 /// A job's judged sessions.
 #[derive(Debug)]
@@ -203,8 +205,11 @@ impl Ledger {
         let mut entries = self.entries();
         let mut bytes = self.bytes.load(Ordering::Relaxed) + entry.len_bytes();
         entries.push_back(entry);
+        // The oldest go first, but not one whose awaited answers are not
+        // due yet: its verdict is still to come (while any other can go).
         while entries.len() > KEPT || (bytes > KEPT_BYTES && entries.len() > MIN_KEPT) {
-            let Some(old) = entries.pop_front() else { break };
+            let at = entries.iter().position(|e| e.due.is_none()).unwrap_or(0);
+            let Some(old) = entries.remove(at) else { break };
             bytes = bytes.saturating_sub(old.len_bytes());
         }
         self.bytes.store(bytes, Ordering::Relaxed);
@@ -281,20 +286,24 @@ impl Ledger {
     }
 
     /// Adds to the session with salt `salt` a line of output that answers
-    /// its request `id`: an answer that came after its window (in a later
-    /// script's, say), matched by id. Within its deadline it is no late
-    /// evidence; past it, it is. A session no longer kept gets it as the
-    /// latest session's late output, where it is judged.
-    pub(crate) fn answer(&self, salt: u32, line: &[u8], id: &Id, at: Instant) {
+    /// its request `id`, which came at `at`: an answer that came after its
+    /// window (in a later script's, say), matched by id. By its deadline it
+    /// is no late evidence, and a call it answers may still act for `grace`
+    /// after it, as in a window; past the deadline, it is late evidence. A
+    /// session no longer kept gets it as the latest session's late output,
+    /// where it is judged.
+    pub(crate) fn answer(&self, salt: u32, line: &[u8], id: &Id, at: Instant, grace: Duration) {
         let mut entries = self.entries();
         let owner = entries.iter().rposition(|e| e.session.salt == salt);
         let Some(entry) = owner.or(entries.len().checked_sub(1)).and_then(|i| entries.get_mut(i)) else { return };
         entry.obs.stdout.extend_from_slice(line);
-        let before = entry.obs.awaiting.len();
-        entry.obs.awaiting.retain(|a| a != id);
-        match owner.is_some() && entry.obs.awaiting.len() < before {
-            true => entry.dirty = true,
-            false => entry.add_late(at),
+        let awaited = owner.is_some() && entry.obs.awaiting.contains(id);
+        match entry.due.filter(|due| awaited && at <= *due) {
+            Some(due) => {
+                entry.due = Some(due.max(at + grace));
+                entry.dirty = true;
+            }
+            None => entry.add_late(at),
         }
     }
 

@@ -67,6 +67,9 @@ pub(crate) struct Persistent {
     /// The answers its scripts still await, each with when it is due: a
     /// client waits for them before it closes stdin.
     pending: Vec<(Id, Instant)>,
+    /// Output taken between scripts and not routed by id (a partial line,
+    /// a line of no request's): the next script's late output, by position.
+    held: Vec<u8>,
 }
 
 /// Scripts a process runs before it is ended, as AFL's persistent loop
@@ -99,6 +102,7 @@ impl Persistent {
             bytes: 0,
             ids: HashMap::new(),
             pending: Vec::new(),
+            held: Vec::new(),
         })))
     }
 
@@ -115,7 +119,8 @@ impl Persistent {
     /// ([`Ran::due`]), while the next script runs. Without it, the window
     /// waits for them, as a shrinking step must.
     pub(crate) fn run(&mut self, body: &Script, salt: u32, ledger: &Ledger, defer: bool) -> Result<Ran, Fault> {
-        let (late_out, late_err) = (self.child.take_stdout(), self.child.take_stderr());
+        let late_out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
+        let late_err = self.child.take_stderr();
         let (mut stdout, mut stderr) = std::mem::take(&mut self.early);
         match &self.last {
             Some((last, ..)) => {
@@ -141,15 +146,18 @@ impl Persistent {
         self.child.write_stdin(&self.revision.marker(&mark))?;
         let session = Session { policy: Policy::KeepOpen, revision: self.revision, salt };
         let owed_ids = owed(body, &session);
+        // A marker that waits behind no owed answer measures the server.
+        let measures = defer && owed_ids.is_empty() && body.len_bytes() < 64 << 10;
         let mut awaited = if defer { Vec::new() } else { owed_ids.clone() };
         awaited.push(Id::Str(mark.clone()));
         let waits = self.child.waits().answer;
         let written = Instant::now();
         let deadline = written + waits;
         let answered = self.child.await_owed(awaited, deadline);
-        // Where only the marker was awaited after a script of ordinary size,
-        // how long it took is how long this server takes to answer now.
-        if answered && defer && body.len_bytes() < 64 << 10 {
+        // Where the marker waited behind no owed answer, after a script of
+        // ordinary size, how long it took is how long this server takes to
+        // answer now.
+        if answered && measures {
             self.child.answered_in(written.elapsed());
         }
         // A valid call may act after it answers: its script waits for it,
@@ -193,8 +201,24 @@ impl Persistent {
         Ok(Ran { obs, history, healthy: answered && exit == Exit::Running, due })
     }
 
+    /// Routes the answers that came since the last script's window to
+    /// their requests, before the answers still awaited are judged due: an
+    /// answer already written is never judged missing. The rest of the
+    /// output (a partial line too) waits for the next script.
+    pub(crate) fn drain(&mut self, ledger: &Ledger) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
+        let whole = crate::json_line::whole(&out);
+        let mut kept = self.route(out[..whole].to_vec(), None, ledger);
+        kept.extend_from_slice(&out[whole..]);
+        self.held = kept;
+    }
+
     fn route(&mut self, out: Vec<u8>, current: Option<u32>, ledger: &Ledger) -> Vec<u8> {
-        let (kept, answered) = route(&self.ids, out, current, ledger);
+        let grace = self.child.waits().answer;
+        let (kept, answered) = route(&self.ids, out, current, ledger, grace);
         self.pending.retain(|(id, _)| !answered.contains(id));
         kept
     }
@@ -222,12 +246,14 @@ impl Persistent {
             self.child.await_owed(ids, until);
         }
         self.settle_last(ledger);
-        let (out, err) = (self.child.take_stdout(), self.child.take_stderr());
+        let out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
+        let err = self.child.take_stderr();
+        let grace = self.child.waits().answer;
         let Persistent { child, last, ids, .. } = self;
         let (tail_out, tail_err) = child.finish();
         if let Some((salt, recorder, seen)) = last {
             let at = Instant::now();
-            let (out, _) = route(&ids, [out, tail_out].concat(), None, ledger);
+            let (out, _) = route(&ids, [out, tail_out].concat(), None, ledger, grace);
             ledger.late_output(salt, &out, &[err, tail_err].concat(), at);
             for a in &recorder.actions()[seen..] {
                 ledger.late_effect(Some(salt), a.clone(), at);
@@ -272,10 +298,19 @@ fn awaited_tokens(script: &Script, out: &[u8], awaiting: &[Id]) -> Vec<String> {
 /// another script than the one with salt `current` (of any, with none):
 /// each goes to its own script's session in the ledger. Also the ids so
 /// answered.
-fn route(ids: &HashMap<Id, u32>, out: Vec<u8>, current: Option<u32>, ledger: &Ledger) -> (Vec<u8>, Vec<Id>) {
+fn route(
+    ids: &HashMap<Id, u32>,
+    out: Vec<u8>,
+    current: Option<u32>,
+    ledger: &Ledger,
+    grace: std::time::Duration,
+) -> (Vec<u8>, Vec<Id>) {
+    // A response (not a request the server sends) whose id one of the
+    // scripts sent.
     let owner = |line: &[u8]| {
         let v = crate::json_line::parse(line.strip_suffix(b"\n")?)?;
-        let id = v.get("id").and_then(Id::from_value)?;
+        let response = v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some());
+        let id = v.get("id").filter(|_| response).and_then(Id::from_value)?;
         ids.get(&id).filter(|s| Some(**s) != current).map(|s| (*s, id))
     };
     if !out.split_inclusive(|b| *b == b'\n').any(|l| owner(l).is_some()) {
@@ -285,7 +320,7 @@ fn route(ids: &HashMap<Id, u32>, out: Vec<u8>, current: Option<u32>, ledger: &Le
     for line in out.split_inclusive(|b| *b == b'\n') {
         match owner(line) {
             Some((salt, id)) => {
-                ledger.answer(salt, line, &id, Instant::now());
+                ledger.answer(salt, line, &id, Instant::now(), grace);
                 answered.push(id);
             }
             None => kept.extend_from_slice(line),

@@ -229,6 +229,13 @@ impl ChildGateway {
                 self.last_effect = Some(self.last_effect.map_or(at, |e| e.max(at)));
             }
         }
+        // Another session of the target that ran meanwhile (a confirming
+        // one, on its own thread) may have taken this one's effects from
+        // the probes: the ledger kept them for it.
+        for own in self.shared.ledger.take_strays(&self.salts) {
+            self.recorder.record(own);
+            self.last_effect = Some(Instant::now());
+        }
     }
 
     /// Takes effects until none has come for `quiet`, at most until
@@ -253,6 +260,7 @@ impl ChildGateway {
     /// Reads the stdout lines not read yet for answers, and forgets the
     /// owed ids they answer.
     fn read_answers(&mut self, owed: &mut Awaited) {
+        self.note_spoke();
         let new = self.stdout.since(self.scanned);
         let used = json_line::whole(&new);
         owed.strike(&new[..used]);
@@ -300,6 +308,18 @@ impl ChildGateway {
         self.shared.grown.answered_in(took);
     }
 
+    /// Notes when the process is first seen to have written, and how long
+    /// after it was first written to: the target's start bound grows with
+    /// it.
+    fn note_spoke(&mut self) {
+        if self.spoke_at.is_none() && self.stdout.len() > 0 {
+            let now = Instant::now();
+            self.spoke_at = Some(now);
+            let asked = self.first_write.unwrap_or(self.started);
+            self.shared.grown.started_in(now.saturating_duration_since(asked));
+        }
+    }
+
     /// Whether the process has written anything to stdout.
     pub(crate) fn wrote_anything(&self) -> bool {
         self.stdout.len() > 0
@@ -310,12 +330,7 @@ impl ChildGateway {
     /// while it has written nothing, no sooner than the start bound after
     /// it started.
     fn answers_due(&mut self, from: Instant, answer: Duration) -> Instant {
-        if self.spoke_at.is_none() && self.stdout.len() > 0 {
-            let now = Instant::now();
-            self.spoke_at = Some(now);
-            let asked = self.first_write.unwrap_or(self.started);
-            self.shared.grown.started_in(now.saturating_duration_since(asked));
-        }
+        self.note_spoke();
         match self.spoke_at {
             Some(at) => from.max(at) + answer,
             None => (from + answer).max(self.started + self.waits().start),
