@@ -57,7 +57,8 @@ pub(crate) fn drive<G: Gateway>(
     }
     if crashed.is_none() {
         let settle = Settle::new(owed(script, session), must_close(script, session));
-        gateway.settle(&settle.or_null(owed_or_null(script, session)))?;
+        let settle = settle.or_null(owed_or_null(script, session));
+        gateway.settle(&settle.or_null_later(session.policy == Policy::KeepOpen))?;
         collect(gateway, &mut obs);
     }
     obs.exit_before_eof = crashed.clone().map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
@@ -108,15 +109,13 @@ pub(crate) fn owed(script: &Script, session: &Session) -> Vec<Id> {
 }
 
 /// The answers the [`awaited`] frames are owed that may come with the
-/// frame's id or a null one ([`Frame::owes_anonymous_error`]). Only where
-/// the gateway may end the session after such a frame (`close`, `auto`):
-/// the wait ends when it does, which shows it ended there. Under
-/// `keep-open` the quiet wait covers them, as an answer that comes later
-/// still counts as late output.
+/// frame's id or a null one ([`Frame::owes_anonymous_error`]). Where the
+/// gateway may end the session after such a frame (`close`, `auto`), the
+/// wait ends when it does, which shows it ended there. Under `keep-open`
+/// an in-process gateway is waited for them; a child process may leave
+/// them to the quiet wait ([`Settle::or_null_later`]), as an answer that
+/// comes later still counts as late output.
 pub(crate) fn owed_or_null(script: &Script, session: &Session) -> Vec<Option<Id>> {
-    if session.policy == Policy::KeepOpen {
-        return Vec::new();
-    }
     awaited(script, session, false).filter(|f| f.owes_anonymous_error()).map(|f| f.id.clone()).collect()
 }
 

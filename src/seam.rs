@@ -324,17 +324,29 @@ pub struct Settle {
     /// null id (JSON-RPC's answer to a request it could not read or found
     /// invalid), whichever comes.
     pub owed_or_null: Vec<Option<Id>>,
+    /// Whether a gateway whose waits cost real time (a child process) may
+    /// leave [`Settle::owed_or_null`] to what it shows later (under
+    /// `keep-open`, where the session goes on and later output still
+    /// counts): an in-process gateway awaits them.
+    pub or_null_later: bool,
 }
 
 impl Settle {
     /// A wait for `owed` answers, or for the exit when `expect_exit`.
     pub fn new(owed: Vec<Id>, expect_exit: bool) -> Settle {
-        Settle { owed, expect_exit, owed_or_null: Vec::new() }
+        Settle { owed, expect_exit, owed_or_null: Vec::new(), or_null_later: false }
     }
 
     /// Also waits for [`Settle::owed_or_null`].
     pub fn or_null(mut self, owed_or_null: Vec<Option<Id>>) -> Settle {
         self.owed_or_null = owed_or_null;
+        self
+    }
+
+    /// Lets a gateway whose waits cost real time leave
+    /// [`Settle::owed_or_null`] to what it shows later.
+    pub fn or_null_later(mut self, later: bool) -> Settle {
+        self.or_null_later = later;
         self
     }
 }

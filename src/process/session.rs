@@ -463,7 +463,13 @@ impl Gateway for ChildGateway {
     fn settle(&mut self, settle: &Settle) -> Result<(), Fault> {
         let waits = self.waits();
         let from = Instant::now();
-        let mut owed = Awaited::of(settle);
+        // Under keep-open, what may come with a null id is left to the
+        // quiet wait and to late output: a server that never sends it would
+        // hold every such session to its deadline.
+        let mut owed = match settle.or_null_later {
+            true => Awaited::of(&Settle::new(settle.owed.clone(), settle.expect_exit)),
+            false => Awaited::of(settle),
+        };
         let mut caught_up = Instant::now();
         loop {
             let deadline = self.answers_due(from, waits.answer);
