@@ -56,6 +56,7 @@ fn bad_forbidden_args_are_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     for (given, says) in [
         ("notify", "give it as NAME=JSON"),
+        ("={\"x\":\"{token}\"}", "give it as NAME=JSON"),
         ("notify={}", "--forbidden-args notify must put"),
         ("nothere={\"x\":\"{token}\"}", "the server lists no such tool"),
     ] {

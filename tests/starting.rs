@@ -29,3 +29,13 @@ fn a_server_that_writes_nothing_within_the_start_bound_is_named_so() {
     assert!(err.contains("wrote nothing within 800 ms of its start (--start-ms)"), "{}", text(&o));
     assert!(err.contains("raise --start-ms"), "{}", text(&o));
 }
+
+#[test]
+fn a_positive_control_on_a_silent_starter_says_to_raise_the_start_bound() {
+    let args = r#"{"url":"{canary}"}"#;
+    let o = fuzz("30", &["--args", args, "--timeout-ms", "300", "--start-ms", "600", "--cases", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("positive control failed") && err.contains("wrote nothing on stdout"), "{}", text(&o));
+    assert!(err.contains("raise --start-ms"), "{}", text(&o));
+}

@@ -233,9 +233,15 @@ fn control(
                 _ => format!(" (the server lists {})", listed.join(", ")),
             },
             setup.probes.http_base(),
-            match obs.exit.ended() {
-                true => String::new(),
-                false => format!(
+            match (obs.stdout.is_empty(), obs.exit.ended()) {
+                (true, false) => format!(
+                    "\n  The server wrote nothing on stdout, not even its answer to `initialize`, within {} ms of \
+                     its start: if it is slow to start (an interpreter loading its packages, `npx -y` or `uvx` \
+                     downloading it), raise --start-ms.",
+                    setup.waits.start.as_millis()
+                ),
+                (_, true) => String::new(),
+                (false, false) => format!(
                     "\n  The server was still running {} ms after its stdin closed, and was ended then: \
                      if it acts some time after it answers (it queues its calls, say), raise --exit-grace-ms.",
                     args.child.exit_grace_ms()

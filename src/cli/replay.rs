@@ -117,7 +117,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         }
         Ok(ExitCode::SUCCESS)
     } else {
-        println!("FAILED: {}", report::session(&script, &obs, &still));
+        println!("FAILED: the session still shows {finding}\n{}", report::session(&script, &obs, &still));
         Ok(ExitCode::from(1))
     }
 }

@@ -28,8 +28,8 @@ pub struct ChildFlags {
     pub timeout_ms: Option<u64>,
     /// The longest a new server process may take to write its first byte
     /// (its answer to `initialize`, say); from then on --timeout-ms
-    /// applies. In milliseconds, at least --timeout-ms [default: as
-    /// --timeout-ms].
+    /// applies. In milliseconds; raised to --timeout-ms if lower [default:
+    /// as --timeout-ms].
     #[arg(long, value_name = "N")]
     pub start_ms: Option<u64>,
     /// How long output and effects must stay quiet before a session in a
@@ -299,7 +299,7 @@ pub type Forbidden = (String, Option<Map<String, Value>>);
 pub fn forbidden(tools: &[String], args: &[String]) -> Result<Vec<Forbidden>> {
     let mut out: Vec<Forbidden> = Vec::new();
     for given in args {
-        let Some((name, json)) = given.split_once('=') else {
+        let Some((name, json)) = given.split_once('=').filter(|(name, _)| !name.is_empty()) else {
             bail!("--forbidden-args {given:?}: give it as NAME=JSON, such as 'send={{\"to\":\"{{canary}}\"}}'")
         };
         let call = parse_call(&format!("--forbidden-args {name}"), json)?;
