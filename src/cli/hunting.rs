@@ -186,7 +186,11 @@ pub(super) fn campaign(
                 // are kept: the servers were ended under the sessions since).
                 for f in apart.into_iter().filter(focused) {
                     if !enough() && known.add(&f.distinct()) {
-                        let f = if interrupt::stopped().is_none() { shrink_apart(f, &target, args) } else { f };
+                        // --duration bounds this shrinking too: past it, the
+                        // finding is kept as the fresh session showed it.
+                        let left = args.duration.map(|d| d.saturating_sub(started.elapsed()));
+                        let shrink = interrupt::stopped().is_none() && left.is_none_or(|l| !l.is_zero());
+                        let f = if shrink { shrink_apart(f, &target, args, left) } else { f };
                         keep(f, base.clone(), target.waits());
                     }
                 }
@@ -226,13 +230,15 @@ pub(super) fn campaign(
 }
 
 /// A late finding that a fresh session repeated is cut down as a saved one
-/// is, within --shrink-ms; a state-dependent one is reported whole, with
+/// is, within --shrink-ms and the time `left` of --duration; a
+/// state-dependent one is reported whole, with
 /// its history, for `portcullis minimize` to cut.
-fn shrink_apart(f: Finding, target: &ChildTarget, args: &Args) -> Finding {
+fn shrink_apart(f: Finding, target: &ChildTarget, args: &Args, left: Option<Duration>) -> Finding {
     if !f.confirmed {
         return f;
     }
     let budget = Duration::from_millis(u64::from(args.shrink_ms.max(1)));
+    let budget = left.map_or(budget, |l| budget.min(l));
     match minimize(target, f.policy, f.script.clone(), &f.distinct(), f.salt, budget) {
         Ok(m) => Finding {
             script: m.script,
