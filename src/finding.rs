@@ -146,6 +146,15 @@ impl Distinct {
     pub fn shown_in(&self, violations: &[Violation], script: &Script, obs: &Observation) -> bool {
         violations.iter().any(|v| distinct(v, script, obs) == *self)
     }
+
+    /// Whether the session shows it only by time (no answer, effect or
+    /// exit within a wait; [`Kind::rests_on_time`](crate::check::Kind::rests_on_time)):
+    /// such a finding is reported only once a session with doubled waits
+    /// repeats it.
+    pub(crate) fn rests_on_time(&self, violations: &[Violation], script: &Script, obs: &Observation) -> bool {
+        let exited = obs.exit.ended();
+        violations.iter().any(|v| distinct(v, script, obs) == *self && v.kind.rests_on_time(exited))
+    }
 }
 
 impl Finding {

@@ -94,6 +94,12 @@ impl Awaited {
         Awaited { ids: settle.owed.clone(), or_null: settle.owed_or_null.clone(), ..Awaited::default() }
     }
 
+    /// The answers to `ids`, by id only.
+    #[cfg(feature = "process")]
+    pub(crate) fn ids(ids: Vec<Id>) -> Awaited {
+        Awaited { ids, ..Awaited::default() }
+    }
+
     /// Takes in the responses among the whole lines of `lines`.
     pub(crate) fn strike(&mut self, lines: &[u8]) {
         for v in values(lines) {

@@ -177,8 +177,7 @@ struct Hunt<'a> {
 
 /// Whether the finding `d` that `run` showed rests on time alone.
 fn rests_on_time(d: &Distinct, (script, obs, violations): &SessionRun) -> bool {
-    let exited = obs.exit.ended();
-    violations.iter().any(|v| distinct(v, script, obs) == *d && v.kind.rests_on_time(exited))
+    d.rests_on_time(violations, script, obs)
 }
 
 /// How a round ended.

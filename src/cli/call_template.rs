@@ -31,8 +31,13 @@ pub fn template(schema: &Value) -> Option<Map<String, Value>> {
 /// what does not exist does nothing).
 pub fn rank(tool: &Value, template: &Map<String, Value>) -> (bool, bool, bool) {
     let hint = |h: &str| tool.pointer(&format!("/annotations/{h}")) == Some(&Value::Bool(true));
-    let canary = template.values().any(|v| v.to_string().contains("{canary}"));
-    (!canary, hint("readOnlyHint"), hint("destructiveHint"))
+    (!carries_canary(template), hint("readOnlyHint"), hint("destructiveHint"))
+}
+
+/// Whether a call template puts `{canary}` (a URL on the HTTP sink) in
+/// any of its arguments.
+pub fn carries_canary(template: &Map<String, Value>) -> bool {
+    template.values().any(|v| v.to_string().contains("{canary}"))
 }
 
 /// The required properties of an object schema, each with a value.

@@ -2,6 +2,7 @@
 //! attack scripts against a real child process, findings minimized, saved as
 //! replayable artifacts, and reported for a human, as JSON and as JUnit.
 
+use super::call_template::carries_canary;
 use super::fuzz_args::Args;
 use super::hunting::campaign;
 use super::interrupt;
@@ -159,8 +160,7 @@ fn unseen_hint(tool: &ToolSpec, args: &Args) -> Option<String> {
     let template = tool.template.as_ref().filter(|_| !tool.authorized)?;
     let watched = !args.child.watch_dir.is_empty() || !args.child.watch_file.is_empty();
     let answers = args.child.effect == Some(Effect::Answer);
-    let canary = template.values().any(|v| v.to_string().contains("{canary}"));
-    if canary || watched || answers {
+    if carries_canary(template) || watched || answers {
         return None;
     }
     let carriers: Vec<&str> =

@@ -49,9 +49,7 @@ pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Resul
         let shown = Entry { session, script, obs, violations, history: Default::default(), ..entry };
         return Ok(Some(finding(shown, &key, true, teller, sessions)));
     }
-    let exited = entry.obs.exit.ended();
-    let shown = entry.violations.iter().find(|v| crate::finding::distinct(v, &entry.script, &entry.obs) == key);
-    match shown.is_some_and(|v| v.kind.rests_on_time(exited)) {
+    match key.rests_on_time(&entry.violations, &entry.script, &entry.obs) {
         true => Ok(None),
         false => Ok(Some(finding(entry, &key, false, teller, sessions))),
     }

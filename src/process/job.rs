@@ -230,8 +230,7 @@ impl<'a> Job<'a> {
                 continue;
             }
             self.made.push(key.clone());
-            let shown = entry.violations.iter().find(|v| distinct(v, &entry.script, &entry.obs) == key);
-            let on_time = shown.is_some_and(|v| v.kind.rests_on_time(entry.obs.exit.ended()));
+            let on_time = key.rests_on_time(&entry.violations, &entry.script, &entry.obs);
             if let Some(late) = entry.late.filter(|_| !on_time) {
                 let why = format!("{key} came {} ms after its session was judged", late.as_millis());
                 self.target.shared.grown.cover(late, &why);

@@ -250,6 +250,10 @@ impl Ledger {
     /// tokens have the salts `salts`.
     pub(crate) fn take_strays(&self, salts: &[u32]) -> Vec<Action> {
         let mut others = self.others();
+        // Asked at every turn of a session's waits: nothing to sort, as a rule.
+        if others.strays.is_empty() {
+            return Vec::new();
+        }
         let (own, rest) = std::mem::take(&mut others.strays).into_iter().partition(|(s, _)| salts.contains(s));
         others.strays = rest;
         own.into_iter().map(|(_, a)| a).collect()

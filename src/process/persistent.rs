@@ -313,12 +313,13 @@ fn route(
         let id = v.get("id").filter(|_| response).and_then(Id::from_value)?;
         ids.get(&id).filter(|s| Some(**s) != current).map(|s| (*s, id))
     };
-    if !out.split_inclusive(|b| *b == b'\n').any(|l| owner(l).is_some()) {
+    let lines: Vec<_> = out.split_inclusive(|b| *b == b'\n').map(|l| (l, owner(l))).collect();
+    if lines.iter().all(|(_, o)| o.is_none()) {
         return (out, Vec::new());
     }
     let (mut kept, mut answered) = (Vec::with_capacity(out.len()), Vec::new());
-    for line in out.split_inclusive(|b| *b == b'\n') {
-        match owner(line) {
+    for (line, owner) in lines {
+        match owner {
             Some((salt, id)) => {
                 ledger.answer(salt, line, &id, Instant::now(), grace);
                 answered.push(id);
@@ -329,11 +330,10 @@ fn route(
     (kept, answered)
 }
 
-/// Whether a whole line of `out` answers `id`.
+/// Whether a whole line of `out` answers `id`, as the window's wait reads
+/// answers.
 fn answers_in(out: &[u8], id: &Id) -> bool {
-    let id = id.to_value();
-    let lines: Vec<Value> = out.split(|b| *b == b'\n').filter_map(crate::json_line::parse).collect();
-    lines.iter().flat_map(|v| crate::json_line::messages(v).iter()).any(|m| m.get("id") == Some(&id))
+    crate::json_line::values(out).any(|v| crate::json_line::answers(&v, id))
 }
 
 /// `stdout` without its first whole line that answers `id`.

@@ -287,7 +287,7 @@ impl ChildGateway {
 
     /// [`ChildGateway::await_owed`] until the deadline `due` gives now.
     fn await_until(&mut self, owed: Vec<Id>, due: impl Fn(&mut ChildGateway) -> Instant) -> bool {
-        let mut owed = Awaited::of(&Settle::new(owed, false));
+        let mut owed = Awaited::ids(owed);
         loop {
             self.collect_effects();
             self.read_answers(&mut owed);
@@ -467,7 +467,7 @@ impl Gateway for ChildGateway {
         // quiet wait and to late output: a server that never sends it would
         // hold every such session to its deadline.
         let mut owed = match settle.or_null_later {
-            true => Awaited::of(&Settle::new(settle.owed.clone(), settle.expect_exit)),
+            true => Awaited::ids(settle.owed.clone()),
             false => Awaited::of(settle),
         };
         let mut caught_up = Instant::now();
