@@ -12,6 +12,7 @@ mod cr_lines;
 mod delta;
 mod environment;
 mod families;
+mod flight;
 mod forbidden;
 mod fuzz_cli;
 mod hostile;

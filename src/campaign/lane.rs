@@ -4,7 +4,13 @@
 //! where that is quickest (a persistent process, judged by its marker) as
 //! long as the hunt confirms what it shrank to in a fresh session.
 
+use crate::check::Violation;
 use crate::finding::Distinct;
+use crate::observation::Observation;
+use crate::script::Script;
+
+/// One session's rendered script, what it showed and its violations.
+pub(crate) type SessionRun = (Script, Observation, Vec<Violation>);
 
 /// Which lane a session of a hunt runs in; a runner may treat them alike
 /// (an in-process target runs every session fresh).

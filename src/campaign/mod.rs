@@ -2,17 +2,20 @@
 //! shrinks each distinct finding while it keeps the same check and rule, so
 //! every minimal script shows its own bug (see `hunt_by`).
 
+mod flight;
 mod lane;
 mod policy_probe;
 mod rounds;
 
 pub use crate::finding::{Distinct, Finding};
+#[cfg(feature = "cli")]
+pub(crate) use flight::Flight;
 pub use lane::Lane;
+pub(crate) use lane::SessionRun;
 pub use policy_probe::PolicySeen;
 pub(crate) use policy_probe::probe_policy;
 #[cfg(feature = "process")]
 pub(crate) use rounds::Known;
-pub(crate) use rounds::SessionRun;
 #[cfg(feature = "cli")]
 pub(crate) use rounds::hunt_among;
 pub use rounds::{Progress, hunt_by};

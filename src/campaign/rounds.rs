@@ -4,12 +4,13 @@
 //! than whichever is easiest to reach), and hands the cases left to the
 //! next round.
 
+use super::flight::{Flight, cuts, smallest};
+use super::lane::SessionRun;
 use super::{Finding, HuntConfig, Lane, seeded_runner};
-use crate::check::{CheckId, Violation};
+use crate::check::CheckId;
 use crate::finding::{Distinct, distinct, ended_in_crash, explained_by_crash};
-use crate::observation::Observation;
 use crate::protocol::Level;
-use crate::script::{Script, ScriptSpec};
+use crate::script::ScriptSpec;
 use crate::seam::Fault;
 use proptest::strategy::BoxedStrategy;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError};
@@ -22,9 +23,6 @@ use std::time::{Duration, Instant};
 /// What runs one session of a hunt: choices, salt and the [`Lane`] in,
 /// the rendered script, what it showed and its violations out.
 pub(crate) type Runner<'a> = dyn Fn(&ScriptSpec, u32, Lane) -> Result<SessionRun, Fault> + 'a;
-
-/// One session's rendered script, what it showed and its violations.
-pub(crate) type SessionRun = (Script, Observation, Vec<Violation>);
 
 /// What a hunt reports as it goes; the callback that hears it stops the
 /// hunt (or the shrinking under way) by returning false.
@@ -115,23 +113,25 @@ pub fn hunt_by(
     progress: &dyn Fn(&Progress) -> bool,
     run: &Runner,
 ) -> Result<Vec<Finding>, Fault> {
-    hunt_among(cfg, scripts, progress, run, &Known::default(), &|_| {})
+    hunt_among(cfg, scripts, progress, (run, None), &Known::default(), &|_| {})
 }
 
 /// [`hunt_by`], leaving alone what `known` holds (another job's findings)
 /// and adding its own. `found` hears each finding as soon as a fresh
 /// session has shown it (before it is shrunk), and again once shrunk and
-/// confirmed, so a run stopped meanwhile keeps it.
-pub(crate) fn hunt_among(
+/// confirmed, so a run stopped meanwhile keeps it. Where `flight` takes a
+/// finding that rests on time alone, it is shrunk in flight
+/// ([`super::flight`]) rather than one candidate at a time.
+pub(crate) fn hunt_among<'a>(
     cfg: &HuntConfig,
     scripts: BoxedStrategy<ScriptSpec>,
     progress: &dyn Fn(&Progress) -> bool,
-    run: &Runner,
+    (run, flight): (&'a Runner<'a>, Option<&'a Flight<'a>>),
     known: &Known,
     found: &dyn Fn(&Finding),
 ) -> Result<Vec<Finding>, Fault> {
     let start = Instant::now();
-    let mut state = Hunt { cfg, run, progress, known, found, halted: false, start, searched: 0, sessions: 0 };
+    let mut state = Hunt { cfg, run, flight, progress, known, found, halted: false, start, searched: 0, sessions: 0 };
     let mut findings = Vec::new();
     for round in 0.. {
         let room = cfg.max_findings == 0 || known.len() < cfg.max_findings as usize;
@@ -162,6 +162,7 @@ pub(crate) fn hunt_among(
 struct Hunt<'a> {
     cfg: &'a HuntConfig,
     run: &'a Runner<'a>,
+    flight: Option<&'a Flight<'a>>,
     progress: &'a dyn Fn(&Progress) -> bool,
     known: &'a Known,
     found: &'a dyn Fn(&Finding),
@@ -178,6 +179,12 @@ struct Hunt<'a> {
 /// Whether the finding `d` that `run` showed rests on time alone.
 fn rests_on_time(d: &Distinct, (script, obs, violations): &SessionRun) -> bool {
     d.rests_on_time(violations, script, obs)
+}
+
+/// Whether the finding `d` that `run` showed shows only once a deadline
+/// has passed, so that each of its shrinking steps waits it out.
+fn at_a_deadline(d: &Distinct, (script, obs, violations): &SessionRun) -> bool {
+    violations.iter().any(|v| v.kind.shows_at_a_deadline() && distinct(v, script, obs) == *d)
 }
 
 /// How a round ended.
@@ -226,6 +233,9 @@ impl Hunt<'_> {
         let accepted: RefCell<Vec<ScriptSpec>> = RefCell::new(Vec::new());
         let first_caught: Cell<Option<Instant>> = Cell::new(None);
         let (stopped, halted) = (Cell::new(false), Cell::new(false));
+        // Whether the caught finding is shrunk in flight, after proptest
+        // has given up on candidates passed unrun.
+        let in_flight = Cell::new(false);
         let out_of_time = || cfg.max_shrink_ms > 0 && first_caught.get().is_some_and(|t| t.elapsed() >= shrink_bound);
         let result = runner.run(&scripts, |spec| {
             if fault.borrow().is_some() {
@@ -238,7 +248,7 @@ impl Hunt<'_> {
             if stopped.get() {
                 return Err(TestCaseError::reject("stopped"));
             }
-            if out_of_time() || halted.get() {
+            if out_of_time() || halted.get() || in_flight.get() {
                 return Ok(());
             }
             let shrinking = caught.borrow().clone();
@@ -312,6 +322,8 @@ impl Hunt<'_> {
                                 let f = self.finding(&d, spec.clone(), outcome.clone(), salt, searched.get(), Some(at));
                                 (self.found)(&Finding { shrink_ran_out: true, ..f });
                             }
+                            let flies = self.flight.is_some_and(|f| (f.takes)(&d, &spec));
+                            in_flight.set(flies && at_a_deadline(&d, &outcome));
                             *caught_run.borrow_mut() = Some((spec.clone(), outcome, salt));
                         }
                         Some(_) => accepted.borrow_mut().push(spec.clone()),
@@ -339,13 +351,19 @@ impl Hunt<'_> {
             Err(TestError::Abort(why)) => return Err(Fault::config(format!("proptest aborted: {why}"))),
         };
         let d = caught.into_inner().expect("a failure names its finding");
+        let mut accepted = accepted.into_inner();
+        let spec = match (self.flight, first_caught.get()) {
+            (Some(flight), Some(since)) if in_flight.get() && !self.halted => {
+                self.shrink_in_flight(&d, spec, flight, since, &mut accepted)?
+            }
+            _ => spec,
+        };
         // Out of shrinking time, or told to stop (an interrupt, --duration,
         // enough findings elsewhere): the script may cut down further.
         let shrink_ran_out = out_of_time() || self.halted;
         let first_seen = first_caught.get().map(|t| t.saturating_duration_since(self.start));
         let caught_run = caught_run.into_inner().expect("a failure keeps the session that caught it");
-        let Some((spec, (script, observation, violations), salt)) =
-            self.confirm(&d, spec, accepted.into_inner(), caught_run)?
+        let Some((spec, (script, observation, violations), salt)) = self.confirm(&d, spec, accepted, caught_run)?
         else {
             return Ok(Round::Unconfirmed(d));
         };
@@ -374,6 +392,51 @@ impl Hunt<'_> {
 }
 
 impl Hunt<'_> {
+    /// Shrinks `spec`, which shows `d`, in flight: rounds of candidates
+    /// run together until none shows it, within the shrinking bounds
+    /// counted from `since`. Each candidate that showed it and was kept is
+    /// added to `accepted`; the smallest is returned.
+    fn shrink_in_flight(
+        &mut self,
+        d: &Distinct,
+        mut spec: ScriptSpec,
+        flight: &Flight,
+        since: Instant,
+        accepted: &mut Vec<ScriptSpec>,
+    ) -> Result<ScriptSpec, Fault> {
+        let cfg = self.cfg;
+        let bound = Duration::from_millis(u64::from(cfg.max_shrink_ms));
+        let mut steps = 0u32;
+        while (cfg.max_shrink_ms == 0 || since.elapsed() < bound) && steps < cfg.max_shrink_iters {
+            let candidates = cuts(&spec);
+            if candidates.is_empty() {
+                break;
+            }
+            let round: Vec<(ScriptSpec, u32)> = candidates
+                .iter()
+                .map(|c| {
+                    self.sessions += 1;
+                    (c.clone(), super::salt(cfg, self.sessions))
+                })
+                .collect();
+            let runs = (flight.run)(&round, d)?;
+            steps += round.len() as u32;
+            let go_on = (self.progress)(&Progress::Shrinking { finding: d.clone(), steps, elapsed: since.elapsed() });
+            match smallest(d, candidates, &runs) {
+                Some(smaller) => {
+                    accepted.push(smaller.clone());
+                    spec = smaller;
+                }
+                None => break,
+            }
+            if !go_on {
+                self.halted = true;
+                break;
+            }
+        }
+        Ok(spec)
+    }
+
     /// The session a finding is reported with: the shrunk script run fresh
     /// ([`Lane::Confirm`]), with tokens of its own (a server that remembers
     /// the last run's would ignore its calls). Where a fresh session does

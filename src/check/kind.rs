@@ -248,6 +248,13 @@ impl Kind {
         )
     }
 
+    /// Whether a session that still runs shows it only once a deadline has
+    /// passed (an answer or an effect that did not come by it): each
+    /// shrinking step of it waits the deadline out.
+    pub fn shows_at_a_deadline(&self) -> bool {
+        matches!(self, Kind::Unanswered { .. } | Kind::NeverExecuted { .. })
+    }
+
     /// Whether it rests on time alone: an exit that did not come within
     /// the exit grace, or an answer or effect that did not come by its
     /// deadline while the server still ran (`exited` says whether it ended

@@ -7,7 +7,7 @@ use super::interrupt;
 use super::jobs::revision_share;
 use super::saving::{Saved, save};
 use super::setup::Setup;
-use crate::campaign::{Distinct, Finding, HuntConfig, Known, Lane, Progress, fresh_salt, hunt_among, strategy};
+use crate::campaign::{Distinct, Finding, Flight, HuntConfig, Known, Lane, Progress, fresh_salt, hunt_among, strategy};
 use crate::catalogue::ToolSpec;
 use crate::delta::minimize;
 use crate::process::{ChildTarget, Job, Waits};
@@ -155,18 +155,30 @@ pub(super) fn campaign(
                 // Late and state-dependent findings come apart from the hunt's;
                 // each is saved as it comes, unless the run has that finding.
                 let apart: RefCell<Vec<Finding>> = RefCell::default();
-                let run = |spec: &ScriptSpec, salt: u32, lane: Lane| {
-                    let ran = job.borrow_mut().session(spec, salt, lane);
+                let take_apart = || {
                     for f in job.borrow_mut().take_found() {
                         if focused(&f) && !known.contains(&f.distinct()) {
                             record(&f, &base, target.waits());
                         }
                         apart.borrow_mut().push(f);
                     }
+                };
+                let run = |spec: &ScriptSpec, salt: u32, lane: Lane| {
+                    let ran = job.borrow_mut().session(spec, salt, lane);
+                    take_apart();
                     ran
                 };
                 let on_found = |f: &Finding| record(f, &base, target.waits());
-                let hunted = hunt_among(&cfg, strategy(&cfg), &tick, &run, known, &on_found);
+                // Shrinking rounds of a finding that rests on time alone
+                // run in flight, where the job can.
+                let takes = |d: &Distinct, spec: &ScriptSpec| job.borrow().flies(d, spec);
+                let together = |round: &[(ScriptSpec, u32)], d: &Distinct| {
+                    let ran = job.borrow_mut().flight(round, d);
+                    take_apart();
+                    ran
+                };
+                let flight = Flight { takes: &takes, run: &together };
+                let hunted = hunt_among(&cfg, strategy(&cfg), &tick, (&run, Some(&flight)), known, &on_found);
                 let mut apart = apart.take();
                 apart.extend(job.borrow_mut().take_found());
                 // Once stopped, the servers are gone: no late evidence to wait for.

@@ -105,7 +105,9 @@ impl<'a> Job<'a> {
         // process: its candidates run fresh.
         let at_an_end = matches!(&lane, Lane::Shrink(d) if Kind::shows_at_an_end(&d.kind));
         let shared = match self.share && lane != Lane::Confirm && !at_an_end && !spec.needs_own_process() {
-            true => self.shared(spec, salt, &lane)?,
+            // A search session goes on once the server has read past it; a
+            // shrinking step must see what it shows whole.
+            true => self.shared(spec, salt, &lane, lane == Lane::Search)?,
             false => None,
         };
         let run = match shared {
@@ -138,7 +140,7 @@ impl<'a> Job<'a> {
     /// Runs `spec` in the persistent process of its revision; `None` when
     /// it cannot (it has no handshake to leave out, or no process would
     /// start and answer `initialize`).
-    fn shared(&mut self, spec: &ScriptSpec, salt: u32, lane: &Lane) -> Result<Option<SessionRun>, Fault> {
+    fn shared(&mut self, spec: &ScriptSpec, salt: u32, lane: &Lane, defer: bool) -> Result<Option<SessionRun>, Fault> {
         let full = spec.render_from(&self.target.catalogue, salt ^ QUICK, self.next_id);
         let Some(mut body) = full.after_handshake() else { return Ok(None) };
         // Ids on the precision boundary (near 2^53) are handed out downwards
@@ -171,9 +173,6 @@ impl<'a> Job<'a> {
             },
         };
         let ledger = &self.target.shared.ledger;
-        // A search session goes on once the server has read past it; a
-        // shrinking step must see what it shows whole.
-        let defer = matches!(lane, Lane::Search);
         let ran = self.live[at].run(&body, salt ^ QUICK, ledger, defer)?;
         let session = Session { policy: Policy::KeepOpen, revision: spec.revision, salt: salt ^ QUICK };
         let mut entry = Entry::new(session, spec, body, ran.obs);
@@ -213,6 +212,63 @@ impl<'a> Job<'a> {
         Ok(Some(fresh))
     }
 
+    /// Whether shrinking candidates of `d`, cut from `spec`, can run in
+    /// flight ([`Job::flight`]): in the persistent process, where `d` can
+    /// show there (a candidate that must begin or end a process runs in
+    /// one of its own), and where a round of them stays a size a server
+    /// reads at once (a round of huge scripts would spend its time being
+    /// read).
+    pub(crate) fn flies(&self, d: &Distinct, spec: &ScriptSpec) -> bool {
+        let small = || spec.render(&self.target.catalogue, 0).len_bytes() <= FLIGHT_BYTES;
+        self.share && !Kind::shows_at_an_end(&d.kind) && small()
+    }
+
+    /// Runs a round of shrinking candidates of `d` together: one after
+    /// another in the persistent process, each window ending once its
+    /// marker is answered, and each judged once the answers it awaits
+    /// have come or are due, as a search session is. A candidate that
+    /// cannot share the process runs in one of its own.
+    pub(crate) fn flight(&mut self, round: &[(ScriptSpec, u32)], d: &Distinct) -> Result<Vec<SessionRun>, Fault> {
+        let lane = Lane::Shrink(d.clone());
+        let mut runs = Vec::with_capacity(round.len());
+        for (spec, salt) in round {
+            self.sessions += 1;
+            let shared = match self.share && !spec.needs_own_process() {
+                true => self.shared(spec, *salt, &lane, true)?,
+                false => None,
+            };
+            runs.push(match shared {
+                Some(run) => run,
+                None => self.fresh(spec, *salt)?,
+            });
+        }
+        let quick: Vec<u32> = round.iter().map(|(_, salt)| salt ^ QUICK).collect();
+        self.await_due(&quick);
+        self.judge_late()?;
+        let ledger = &self.target.shared.ledger;
+        Ok(runs.into_iter().map(|run| ledger.judged(&quick, &run.0).unwrap_or(run)).collect())
+    }
+
+    /// Tends the persistent processes (their answers routed, their
+    /// effects taken) until no session with a salt in `salts` awaits an
+    /// answer: each has come, or is due. Bounded by the latest deadline,
+    /// and the grace an answer that came by it gives its call to act.
+    fn await_due(&mut self, salts: &[u32]) {
+        let ledger = &self.target.shared.ledger;
+        let Some(latest) = ledger.latest_due(salts) else { return };
+        let bound = latest + self.target.waits().answer * 2;
+        loop {
+            for p in &mut self.live {
+                p.tend(ledger);
+            }
+            ledger.expire(&[]);
+            if ledger.latest_due(salts).is_none() || Instant::now() >= bound {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
     /// Judges the sessions that gained late evidence, or whose awaited
     /// answers came due; each that breaks a check it did not before, with a
     /// finding neither the run nor this job has made, is confirmed in a
@@ -231,9 +287,13 @@ impl<'a> Job<'a> {
             }
             self.made.push(key.clone());
             let on_time = key.rests_on_time(&entry.violations, &entry.script, &entry.obs);
-            if let Some(late) = entry.late.filter(|_| !on_time) {
-                let why = format!("{key} came {} ms after its session was judged", late.as_millis());
-                self.target.shared.grown.cover(late, &why);
+            if let Some(idle) = entry.idle_late.filter(|idle| !on_time && !idle.is_zero()) {
+                let late = entry.late.unwrap_or(idle).as_millis();
+                let why = format!(
+                    "{key} came {late} ms after its session was judged, {} ms after the job's latest",
+                    idle.as_millis()
+                );
+                self.target.shared.grown.cover(idle, &why);
             }
             let task = Task { entry, key, patience: if on_time { 2 } else { 1 }, sessions: self.sessions };
             match &self.confirmer {
@@ -291,6 +351,9 @@ impl<'a> Job<'a> {
         Ok(self.take_found())
     }
 }
+
+/// The largest script whose shrinking candidates run in flight.
+const FLIGHT_BYTES: usize = 256 << 10;
 
 /// Flipped in the salt of a script's run in the persistent process, so
 /// that a fresh run of the same session meets tokens the server has not

@@ -42,6 +42,12 @@ pub(crate) struct Entry {
     pub(crate) judged: Instant,
     /// How long after that the latest late evidence came.
     pub(crate) late: Option<Duration>,
+    /// How long after the job's latest judged session (this one or a later
+    /// one) late evidence came: how long the server stayed quiet before it,
+    /// as far as the job can tell. Evidence that came while the job ran
+    /// later sessions came while the server was busy with them, which a
+    /// quiet wait does not end on; this is what the quiet wait grows by.
+    pub(crate) idle_late: Option<Duration>,
     pub(crate) dirty: bool,
     /// When the answers it still awaits ([`Observation::awaiting`]) are
     /// due: then it is judged again without them.
@@ -60,6 +66,7 @@ impl Entry {
             history: History::default(),
             judged: Instant::now(),
             late: None,
+            idle_late: None,
             dirty: false,
             due: None,
         }
@@ -70,10 +77,29 @@ impl Entry {
         self.script.len_bytes() + self.obs.stdout.len() + self.obs.stderr.len()
     }
 
-    fn add_late(&mut self, at: Instant) {
+    /// Adds evidence that came at `at`: late where the session awaits
+    /// nothing more by then, else part of its session's own evidence (an
+    /// effect of a call whose answer it still awaits).
+    fn add_evidence(&mut self, at: Instant, last_judged: Instant) {
+        match self.due.is_some_and(|due| at <= due) {
+            true => self.dirty = true,
+            false => self.add_late(at, last_judged),
+        }
+    }
+
+    /// Adds evidence that came at `at`, after this session was judged and
+    /// the job's latest at `last_judged`.
+    fn add_late(&mut self, at: Instant, last_judged: Instant) {
         self.late = Some(self.late.unwrap_or_default().max(at.saturating_duration_since(self.judged)));
+        let idle = at.saturating_duration_since(last_judged.max(self.judged));
+        self.idle_late = Some(self.idle_late.unwrap_or_default().max(idle));
         self.dirty = true;
     }
+}
+
+/// When the latest of `entries` was judged (now, with none).
+fn last_judged(entries: &VecDeque<Entry>) -> Instant {
+    entries.iter().map(|e| e.judged).max().unwrap_or_else(Instant::now)
 }
 
 /// Which job's ledger each salt belongs to, among the jobs of one
@@ -230,9 +256,10 @@ impl Ledger {
             return None;
         }
         let mut entries = self.entries();
+        let last = last_judged(&entries);
         if let Some(entry) = entries.iter_mut().rev().find(|e| salts.contains(&e.session.salt)) {
             entry.obs.effects.push(action);
-            entry.add_late(at);
+            entry.add_evidence(at, last);
             return None;
         }
         let mut others = self.others();
@@ -244,6 +271,25 @@ impl Ledger {
             }
             None => Some(action),
         }
+    }
+
+    /// [`Ledger::route`] for a success result that stands for its call's
+    /// action (`--effect answer`), read while the session with salt
+    /// `current` ran. One that answers an earlier session's call stands for
+    /// an effect that session may already hold (one a probe saw): then it
+    /// is that effect, not a second one.
+    pub(crate) fn route_answered(&self, action: Action, at: Instant, current: &[u32]) -> Option<Action> {
+        let tokens: Vec<String> = tokens_in(&action.arguments_text()).map(str::to_owned).collect();
+        let salts: Vec<u32> = tokens.iter().filter_map(|t| salt_of(t)).collect();
+        if !current.iter().any(|c| salts.contains(c)) {
+            let entries = self.entries();
+            let owner = entries.iter().rev().find(|e| salts.contains(&e.session.salt));
+            let held = |a: &Action| tokens.iter().any(|t| a.arguments_text().contains(t.as_str()));
+            if owner.is_some_and(|e| e.obs.effects.iter().any(held)) {
+                return None;
+            }
+        }
+        self.route(action, at, current)
     }
 
     /// Takes the late effects of a session run apart from a job, whose
@@ -271,21 +317,23 @@ impl Ledger {
     /// was judged; one of no session kept (or no salt) goes to the latest.
     pub(crate) fn late_effect(&self, salt: Option<u32>, action: Action, at: Instant) {
         let mut entries = self.entries();
+        let last = last_judged(&entries);
         let at_salt = entries.iter().rposition(|e| Some(e.session.salt) == salt);
         let Some(entry) = at_salt.or(entries.len().checked_sub(1)).and_then(|i| entries.get_mut(i)) else { return };
         entry.obs.effects.push(action);
-        entry.add_late(at);
+        entry.add_evidence(at, last);
     }
 
     /// Adds output that came after the script with salt `salt` was judged
     /// and before the next one began: by position, it is that script's.
     pub(crate) fn late_output(&self, salt: u32, stdout: &[u8], stderr: &[u8], at: Instant) {
         let mut entries = self.entries();
+        let last = last_judged(&entries);
         let Some(entry) = entries.iter_mut().rev().find(|e| e.session.salt == salt) else { return };
         entry.obs.stderr.extend_from_slice(stderr);
         if !stdout.is_empty() {
             entry.obs.stdout.extend_from_slice(stdout);
-            entry.add_late(at);
+            entry.add_late(at, last);
         }
     }
 
@@ -298,6 +346,7 @@ impl Ledger {
     /// where it is judged.
     pub(crate) fn answer(&self, salt: u32, line: &[u8], id: &Id, at: Instant, grace: Duration) {
         let mut entries = self.entries();
+        let last = last_judged(&entries);
         let owner = entries.iter().rposition(|e| e.session.salt == salt);
         let Some(entry) = owner.or(entries.len().checked_sub(1)).and_then(|i| entries.get_mut(i)) else { return };
         entry.obs.stdout.extend_from_slice(line);
@@ -307,8 +356,23 @@ impl Ledger {
                 entry.due = Some(due.max(at + grace));
                 entry.dirty = true;
             }
-            None => entry.add_late(at),
+            None => entry.add_late(at, last),
         }
+    }
+
+    /// The latest deadline of the answers still awaited by the sessions
+    /// with a salt in `salts`; `None` when none awaits any.
+    pub(crate) fn latest_due(&self, salts: &[u32]) -> Option<Instant> {
+        let entries = self.entries();
+        entries.iter().filter(|e| salts.contains(&e.session.salt)).filter_map(|e| e.due).max()
+    }
+
+    /// What the kept session of `script`, with a salt in `salts`, shows
+    /// now: its script, observation and violations as last judged.
+    pub(crate) fn judged(&self, salts: &[u32], script: &Script) -> Option<(Script, Observation, Vec<Violation>)> {
+        let entries = self.entries();
+        let entry = entries.iter().rev().find(|e| salts.contains(&e.session.salt) && e.script == *script)?;
+        Some((entry.script.clone(), entry.obs.clone(), entry.violations.clone()))
     }
 
     /// Ends the wait for the answers still awaited by the sessions whose
@@ -399,5 +463,28 @@ mod tests {
         assert!(mine.route(record(8), Instant::now(), &[]).is_some(), "no job's is the current session's");
         let alone = Ledger::default();
         assert!(alone.route(record(7), Instant::now(), &[]).is_some(), "a ledger of another campaign knows none");
+    }
+
+    #[test]
+    fn evidence_by_its_sessions_deadline_is_its_own_and_after_it_is_late() {
+        let ledger = Ledger::default();
+        let now = Instant::now();
+        let mut awaiting = entry(1);
+        awaiting.due = Some(now + Duration::from_secs(60));
+        ledger.record(awaiting);
+        ledger.record(entry(2));
+        assert!(ledger.route(effect(1), now, &[2]).is_none(), "routed to its session");
+        let first = ledger.entries().front().cloned().expect("kept");
+        assert!(first.dirty && first.late.is_none(), "by its deadline: its own evidence, not late");
+        assert_eq!(ledger.latest_due(&[1, 2]), first.due);
+        ledger.entries().front_mut().expect("kept").due = None;
+        let later = now + Duration::from_millis(300);
+        assert!(ledger.route(effect(1), later, &[2]).is_none());
+        let first = ledger.entries().front().cloned().expect("kept");
+        assert!(first.late.is_some(), "past it: late");
+        assert!(first.idle_late < first.late, "and counted for the quiet only from the job's latest session");
+        let answer = Action { tool: "probe:answer".to_owned(), ..effect(1) };
+        assert!(ledger.route_answered(answer, later, &[2]).is_none(), "an answer for an effect held is that effect");
+        assert_eq!(ledger.entries().front().expect("kept").obs.effects.len(), 2, "not a third");
     }
 }

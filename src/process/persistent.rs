@@ -34,7 +34,8 @@ pub(crate) struct Ran {
     /// The scripts the process ran before this one.
     pub(crate) history: History,
     /// Whether the process can serve another script: the marker was
-    /// answered and it still runs.
+    /// answered (whether or not every answer the script was owed came) and
+    /// it still runs.
     pub(crate) healthy: bool,
     /// When the answers it still awaits ([`Observation::awaiting`]) are due.
     pub(crate) due: Option<Instant>,
@@ -166,6 +167,9 @@ impl Persistent {
         // One still awaited may act until its answer is due.
         let out = self.child.take_stdout();
         let mut out = self.route(out, Some(salt), ledger);
+        // The server read past the script: it can serve the next one, even
+        // where an answer it owed never came.
+        let marked = answered || answers_in(&out, &Id::Str(mark.clone()));
         let awaiting: Vec<Id> = match defer {
             true => owed_ids.into_iter().filter(|id| !answers_in(&out, id)).collect(),
             false => Vec::new(),
@@ -198,7 +202,16 @@ impl Persistent {
         self.bytes += body.len_bytes();
         self.history.push(body.clone());
         self.last = Some((salt, recorder, obs.effects.len()));
-        Ok(Ran { obs, history, healthy: answered && exit == Exit::Running, due })
+        Ok(Ran { obs, history, healthy: marked && exit == Exit::Running, due })
+    }
+
+    /// Between scripts: takes the effects that came (the latest script's
+    /// to the ledger, as [`Persistent::run`] does when the next begins)
+    /// and routes the answers still awaited.
+    pub(crate) fn tend(&mut self, ledger: &Ledger) {
+        self.child.collect_effects();
+        self.drain(ledger);
+        self.settle_last(ledger);
     }
 
     /// Routes the answers that came since the last script's window to
@@ -291,7 +304,8 @@ fn awaited_tokens(script: &Script, out: &[u8], awaiting: &[Id]) -> Vec<String> {
         Expect::Tolerate(_, calls) if !refused(&f.id) => Some(calls),
         _ => None,
     });
-    calls.flatten().map(|c| c.token.clone()).collect()
+    // A call of a batch whose own answer is still awaited, likewise.
+    calls.flatten().filter(|c| !awaiting.contains(&c.id)).map(|c| c.token.clone()).collect()
 }
 
 /// `out` without its whole lines that answer a request (one of `ids`) of

@@ -218,9 +218,14 @@ impl ChildGateway {
         }
         if let Some(answered) = self.answered.as_mut().filter(|a| self.stdout.len() > a.read_from()) {
             let new = self.stdout.since(answered.read_from());
+            // An answer to an earlier script's request (in the persistent
+            // process) stands for that script's effect: the ledger takes it.
+            let now = Instant::now();
             for action in answered.effects(&new, &self.recorder.actions()) {
-                self.recorder.record(action);
-                self.last_effect = Some(Instant::now());
+                if let Some(own) = self.shared.ledger.route_answered(action, now, &self.salts) {
+                    self.recorder.record(own);
+                    self.last_effect = Some(now);
+                }
             }
         }
         for (at, action) in self.shared.probes.take() {

@@ -2,14 +2,19 @@
 see: it answers with the time in the `timezone` it is given. It refuses a
 tools/call whose id is not a string or an integer, as it must, unless run
 with `--lax-ids`: then it answers that call with a success result, which
-under `--effect answer` is its action. Standard library only."""
+under `--effect answer` is its action. With `--late`, a call is answered
+on a thread of its own 0.3 s after it is read, as the SDKs' concurrent
+handlers do: a ping after it is answered first. A batch is skipped, with no
+answer and no action. Standard library only."""
 
 import sys
+import threading
 import time
 
 from mcp_stdio import answer_initialize, params, requests, send
 
 LAX = "--lax-ids" in sys.argv[1:]
+LATE = "--late" in sys.argv[1:]
 TOOL = {"name": "get_time", "inputSchema": {"type": "object", "required": ["timezone"],
                                             "properties": {"timezone": {"type": "string"}}}}
 
@@ -30,5 +35,9 @@ for request in requests():
     elif not isinstance(args, dict) or list(args) != ["timezone"] or not isinstance(args["timezone"], str):
         send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "invalid arguments"}})
     else:
-        now = time.strftime("%H:%M:%S")
-        send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": f"{now} in {args['timezone']}"}]}})
+        text = time.strftime("%H:%M:%S") + " in the timezone asked for"
+        answer = {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}}
+        if LATE:
+            threading.Timer(0.3, send, args=(answer,)).start()
+        else:
+            send(answer)
