@@ -12,12 +12,15 @@ use super::lane::SessionRun;
 use crate::finding::Distinct;
 use crate::script::ScriptSpec;
 use crate::seam::Fault;
+use std::time::Instant;
 
 /// Most candidates a round runs together.
 pub(crate) const FLIGHT: usize = 24;
 
-/// Runs a round of candidates, each with its salt, in order.
-pub(crate) type RunRound<'a> = dyn Fn(&[(ScriptSpec, u32)], &Distinct) -> Result<Vec<SessionRun>, Fault> + 'a;
+/// Runs a round of candidates, each with its salt, in order, starting none
+/// after the instant given (when one is): what ran, in order.
+pub(crate) type RunRound<'a> =
+    dyn Fn(&[(ScriptSpec, u32)], &Distinct, Option<Instant>) -> Result<Vec<SessionRun>, Fault> + 'a;
 
 /// What runs candidates together: whether it can for a finding (the
 /// script it was caught with), and then a round of candidates, each with
@@ -72,11 +75,12 @@ pub(crate) fn cuts(spec: &ScriptSpec) -> Vec<ScriptSpec> {
     out
 }
 
-/// The smallest of `candidates` whose run shows `d`: fewest steps, then
-/// fewest write boundaries, then first.
-pub(crate) fn smallest(d: &Distinct, candidates: Vec<ScriptSpec>, runs: &[SessionRun]) -> Option<ScriptSpec> {
+/// The smallest of the `candidates` that `shown` says still show the
+/// finding (those past its end did not run): fewest steps, then fewest
+/// write boundaries, then first.
+pub(crate) fn smallest(candidates: Vec<ScriptSpec>, shown: &[bool]) -> Option<ScriptSpec> {
     let size = |c: &ScriptSpec| (c.steps.len(), c.splits.len() + c.joins.len());
-    let shown = candidates.into_iter().zip(runs).filter(|(_, (script, obs, v))| d.shown_in(v, script, obs));
+    let shown = candidates.into_iter().zip(shown).filter(|(_, shown)| **shown);
     shown.map(|(c, _)| c).min_by_key(size)
 }
 

@@ -120,7 +120,7 @@ pub fn hunt_by(
 /// and adding its own. `found` hears each finding as soon as a fresh
 /// session has shown it (before it is shrunk), and again once shrunk and
 /// confirmed, so a run stopped meanwhile keeps it. Where `flight` takes a
-/// finding that rests on time alone, it is shrunk in flight
+/// finding that shows only once a deadline has passed, it is shrunk in flight
 /// ([`super::flight`]) rather than one candidate at a time.
 pub(crate) fn hunt_among<'a>(
     cfg: &HuntConfig,
@@ -179,6 +179,20 @@ struct Hunt<'a> {
 /// Whether the finding `d` that `run` showed rests on time alone.
 fn rests_on_time(d: &Distinct, (script, obs, violations): &SessionRun) -> bool {
     d.rests_on_time(violations, script, obs)
+}
+
+/// The findings `run` shows, in the order checks are reported: those of
+/// the focused check, at the level asked for (an `isError` refusal before
+/// 2025-11-25 is only hardening). A session that crashed shows the crash,
+/// and what the crash does not explain; the answers and effects that did
+/// not come after it are no finding each.
+fn judged(cfg: &HuntConfig, (script, obs, violations): &SessionRun) -> Vec<Distinct> {
+    let crashed = ended_in_crash(violations, obs);
+    let level = cfg.level.max(Level::Spec);
+    let focused = violations.iter().filter(|v| cfg.focus.is_none_or(|c| c == v.check));
+    let focused = focused.filter(|v| v.level(script) <= level);
+    let focused = focused.filter(|v| !(crashed && explained_by_crash(v)));
+    focused.map(|v| distinct(v, script, obs)).collect()
 }
 
 /// Whether the finding `d` that `run` showed shows only once a deadline
@@ -280,18 +294,7 @@ impl Hunt<'_> {
                     return Err(TestCaseError::fail("harness fault"));
                 }
             };
-            // What the session shows, in the order checks are reported.
-            // A session that crashed shows the crash, and what the crash
-            // does not explain; the answers and effects that did not come
-            // after it are no finding each.
-            let crashed = ended_in_crash(&outcome.2, &outcome.1);
-            // What is judged: the focused check, at the level asked for (an
-            // `isError` refusal before 2025-11-25 is only hardening).
-            let level = cfg.level.max(Level::Spec);
-            let focused = outcome.2.iter().filter(|v| cfg.focus.is_none_or(|c| c == v.check));
-            let focused = focused.filter(|v| v.level(&outcome.0) <= level);
-            let focused = focused.filter(|v| !(crashed && explained_by_crash(v)));
-            let mut shown: Vec<Distinct> = focused.map(|v| distinct(v, &outcome.0, &outcome.1)).collect();
+            let mut shown = judged(cfg, &outcome);
             let hit = match &shrinking {
                 // The first finding no job has made, claimed at once so no
                 // other job shrinks it too. A session whose first violation
@@ -412,17 +415,21 @@ impl Hunt<'_> {
             if candidates.is_empty() {
                 break;
             }
+            // Each its own salt; `self.sessions` stays the next unused.
             let round: Vec<(ScriptSpec, u32)> = candidates
                 .iter()
                 .map(|c| {
+                    let salt = super::salt(cfg, self.sessions);
                     self.sessions += 1;
-                    (c.clone(), super::salt(cfg, self.sessions))
+                    (c.clone(), salt)
                 })
                 .collect();
-            let runs = (flight.run)(&round, d)?;
-            steps += round.len() as u32;
+            let until = (cfg.max_shrink_ms > 0).then(|| since + bound);
+            let runs = (flight.run)(&round, d, until)?;
+            steps += runs.len() as u32;
             let go_on = (self.progress)(&Progress::Shrinking { finding: d.clone(), steps, elapsed: since.elapsed() });
-            match smallest(d, candidates, &runs) {
+            let shown: Vec<bool> = runs.iter().map(|run| judged(cfg, run).contains(d)).collect();
+            match smallest(candidates, &shown) {
                 Some(smaller) => {
                     accepted.push(smaller.clone());
                     spec = smaller;
@@ -479,10 +486,60 @@ impl Hunt<'_> {
             let salt = super::salt(self.cfg, self.sessions);
             self.sessions += 1;
             let again = (self.run)(spec, salt, Lane::Confirm)?;
-            if d.shown_in(&again.2, &again.0, &again.1) {
+            if judged(self.cfg, &again).contains(d) {
                 return Ok(Some((spec.clone(), again, salt)));
             }
         }
         Ok((!timed).then_some(caught))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::CheckId;
+    use crate::protocol::Policy;
+    use crate::reference::{Mutant, Reference};
+    use std::collections::HashSet;
+
+    #[test]
+    fn a_finding_at_a_deadline_is_shrunk_in_flight_each_session_with_a_salt_of_its_own() {
+        // The mutant takes a 4 KiB chunk with no LF for a line: a valid
+        // call cut there never acts, which shows only at its deadline.
+        let target = Reference::mutant(Mutant::ChunkedRead);
+        let cfg = HuntConfig {
+            cases: 512,
+            policy: Policy::KeepOpen,
+            focus: Some(CheckId::ExactlyOnce),
+            ..Default::default()
+        };
+        let salts = RefCell::new(Vec::new());
+        let rounds = Cell::new(0);
+        let session = |spec: &ScriptSpec, salt: u32| {
+            salts.borrow_mut().push(salt);
+            super::super::session(&target, cfg.policy, spec, salt)
+        };
+        let run = |spec: &ScriptSpec, salt: u32, _: Lane| session(spec, salt);
+        let takes = |_: &Distinct, _: &ScriptSpec| true;
+        let together = |round: &[(ScriptSpec, u32)], _: &Distinct, _: Option<Instant>| {
+            rounds.set(rounds.get() + 1);
+            round.iter().map(|(spec, salt)| session(spec, *salt)).collect()
+        };
+        let flight = Flight { takes: &takes, run: &together };
+        let found = hunt_among(
+            &cfg,
+            super::super::strategy(&cfg),
+            &|_| true,
+            (&run, Some(&flight)),
+            &Known::default(),
+            &|_| {},
+        );
+        let found = found.expect("the harness runs");
+        let f = found.first().expect("the mutant is caught");
+        assert_eq!(f.distinct().kind, "never_executed", "{f:?}");
+        assert!(rounds.get() > 0, "shrunk in flight");
+        let salts = salts.into_inner();
+        assert_eq!(salts.iter().collect::<HashSet<_>>().len(), salts.len(), "no salt twice: {salts:?}");
+        assert!(f.confirmed, "what it shrank to was confirmed");
     }
 }

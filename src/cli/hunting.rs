@@ -169,11 +169,11 @@ pub(super) fn campaign(
                     ran
                 };
                 let on_found = |f: &Finding| record(f, &base, target.waits());
-                // Shrinking rounds of a finding that rests on time alone
-                // run in flight, where the job can.
+                // The shrinking rounds of a finding that shows only at a
+                // deadline run in flight, where the job can.
                 let takes = |d: &Distinct, spec: &ScriptSpec| job.borrow().flies(d, spec);
-                let together = |round: &[(ScriptSpec, u32)], d: &Distinct| {
-                    let ran = job.borrow_mut().flight(round, d);
+                let together = |round: &[(ScriptSpec, u32)], d: &Distinct, until: Option<Instant>| {
+                    let ran = job.borrow_mut().flight(round, d, until);
                     take_apart();
                     ran
                 };

@@ -51,6 +51,8 @@ pub struct Job<'a> {
     /// Where late findings are confirmed beside the search, when the
     /// server may run twice at once.
     confirmer: Option<Confirmer>,
+    /// How many persistent processes it has ended.
+    ended: u32,
 }
 
 impl<'a> Job<'a> {
@@ -72,6 +74,7 @@ impl<'a> Job<'a> {
             known: None,
             made: Vec::new(),
             confirmer: target.ahead.then(|| Confirmer::start(target, Teller { policy, seed })),
+            ended: 0,
         }
     }
 
@@ -155,7 +158,7 @@ impl<'a> Job<'a> {
         // A process is ended once worn, as AFL's persistent loop
         // restarts its target: its history stays a size a replay can run.
         if let Some(worn) = self.live.iter().position(|p| p.revision == spec.revision && p.worn()) {
-            self.live.swap_remove(worn).end(&self.target.shared.ledger);
+            self.end_live(worn);
         }
         let at = match self.live.iter().position(|p| p.revision == spec.revision) {
             Some(at) => at,
@@ -178,6 +181,7 @@ impl<'a> Job<'a> {
         let mut entry = Entry::new(session, spec, body, ran.obs);
         entry.history = ran.history;
         entry.due = ran.due;
+        entry.process = Some(self.live[at].serial);
         let clean = entry.violations.is_empty();
         ledger.record(entry.clone());
         // A shrinking candidate needs only to tell whether it still shows
@@ -194,7 +198,7 @@ impl<'a> Job<'a> {
         // the fresh session meets tokens of its own. Otherwise it ends
         // first (it may also carry an earlier script's state).
         if !(ran.healthy && self.target.ahead) {
-            self.live.swap_remove(at).end(ledger);
+            self.end_live(at);
         }
         if clean {
             return Ok(Some((entry.script, entry.obs, entry.violations)));
@@ -220,33 +224,55 @@ impl<'a> Job<'a> {
     /// read).
     pub(crate) fn flies(&self, d: &Distinct, spec: &ScriptSpec) -> bool {
         let small = || spec.render(&self.target.catalogue, 0).len_bytes() <= FLIGHT_BYTES;
-        self.share && !Kind::shows_at_an_end(&d.kind) && small()
+        let shares = self.share && !self.unshared.contains(&spec.revision);
+        shares && !Kind::shows_at_an_end(&d.kind) && small()
     }
 
     /// Runs a round of shrinking candidates of `d` together: one after
     /// another in the persistent process, each window ending once its
     /// marker is answered, and each judged once the answers it awaits
     /// have come or are due, as a search session is. A candidate that
-    /// cannot share the process runs in one of its own.
-    pub(crate) fn flight(&mut self, round: &[(ScriptSpec, u32)], d: &Distinct) -> Result<Vec<SessionRun>, Fault> {
+    /// cannot share the process runs in one of its own. None starts after
+    /// `until`. A candidate whose process ended while it still awaited an
+    /// answer (a later one crashed it, say) had no deadline of its own: it
+    /// counts as showing nothing.
+    pub(crate) fn flight(
+        &mut self,
+        round: &[(ScriptSpec, u32)],
+        d: &Distinct,
+        until: Option<Instant>,
+    ) -> Result<Vec<SessionRun>, Fault> {
         let lane = Lane::Shrink(d.clone());
         let mut runs = Vec::with_capacity(round.len());
+        // For each, whether it awaited answers, and how many processes had
+        // ended when it ran.
+        let mut awaited = Vec::with_capacity(round.len());
         for (spec, salt) in round {
+            if until.is_some_and(|u| Instant::now() >= u) {
+                break;
+            }
             self.sessions += 1;
             let shared = match self.share && !spec.needs_own_process() {
                 true => self.shared(spec, *salt, &lane, true)?,
                 false => None,
             };
-            runs.push(match shared {
+            let run = match shared {
                 Some(run) => run,
                 None => self.fresh(spec, *salt)?,
-            });
+            };
+            awaited.push((!run.1.awaiting.is_empty(), self.ended));
+            runs.push(run);
         }
         let quick: Vec<u32> = round.iter().map(|(_, salt)| salt ^ QUICK).collect();
         self.await_due(&quick);
         self.judge_late()?;
         let ledger = &self.target.shared.ledger;
-        Ok(runs.into_iter().map(|run| ledger.judged(&quick, &run.0).unwrap_or(run)).collect())
+        let ended = self.ended;
+        let judged = runs.into_iter().zip(awaited).map(|(run, (awaiting, ended_then))| match awaiting {
+            true if ended > ended_then => (run.0, run.1, Vec::new()),
+            _ => ledger.judged(&quick, &run.0).unwrap_or(run),
+        });
+        Ok(judged.collect())
     }
 
     /// Tends the persistent processes (their answers routed, their
@@ -366,7 +392,14 @@ impl Job<'_> {
     fn end_processes(&mut self) {
         for p in self.live.drain(..) {
             p.end(&self.target.shared.ledger);
+            self.ended += 1;
         }
+    }
+
+    /// Ends the persistent process at `at`.
+    fn end_live(&mut self, at: usize) {
+        self.live.swap_remove(at).end(&self.target.shared.ledger);
+        self.ended += 1;
     }
 }
 

@@ -42,12 +42,15 @@ pub(crate) struct Entry {
     pub(crate) judged: Instant,
     /// How long after that the latest late evidence came.
     pub(crate) late: Option<Duration>,
-    /// How long after the job's latest judged session (this one or a later
-    /// one) late evidence came: how long the server stayed quiet before it,
-    /// as far as the job can tell. Evidence that came while the job ran
-    /// later sessions came while the server was busy with them, which a
-    /// quiet wait does not end on; this is what the quiet wait grows by.
+    /// How long after the latest judged session of its process (this one
+    /// or a later script there) late evidence came: how long the server
+    /// stayed quiet before it, as far as the job can tell. Evidence that
+    /// came while the process ran later scripts came while the server was
+    /// busy with them, which a quiet wait does not end on; this is what the
+    /// quiet wait grows by.
     pub(crate) idle_late: Option<Duration>,
+    /// The persistent process that ran it, if one did.
+    pub(crate) process: Option<u64>,
     pub(crate) dirty: bool,
     /// When the answers it still awaits ([`Observation::awaiting`]) are
     /// due: then it is judged again without them.
@@ -67,6 +70,7 @@ impl Entry {
             judged: Instant::now(),
             late: None,
             idle_late: None,
+            process: None,
             dirty: false,
             due: None,
         }
@@ -77,29 +81,40 @@ impl Entry {
         self.script.len_bytes() + self.obs.stdout.len() + self.obs.stderr.len()
     }
 
-    /// Adds evidence that came at `at`: late where the session awaits
-    /// nothing more by then, else part of its session's own evidence (an
-    /// effect of a call whose answer it still awaits).
-    fn add_evidence(&mut self, at: Instant, last_judged: Instant) {
-        match self.due.is_some_and(|due| at <= due) {
+    /// Adds the effect `action`, which came at `at`: part of its session's
+    /// own evidence where it carries the token of a frame whose answer the
+    /// session still awaited then, else late.
+    fn add_effect(&mut self, action: Action, at: Instant, last_judged: Option<Instant>) {
+        let text = action.arguments_text();
+        let awaited = |f: &crate::frame::Frame| {
+            let ids = f.owed_ids().into_iter().chain(f.id.clone());
+            ids.into_iter().any(|id| self.obs.awaiting.contains(&id))
+                && f.tokens.iter().any(|t| text.contains(t.as_str()))
+        };
+        let on_time = self.due.is_some_and(|due| at <= due) && self.script.frames.iter().any(awaited);
+        self.obs.effects.push(action);
+        match on_time {
             true => self.dirty = true,
             false => self.add_late(at, last_judged),
         }
     }
 
     /// Adds evidence that came at `at`, after this session was judged and
-    /// the job's latest at `last_judged`.
-    fn add_late(&mut self, at: Instant, last_judged: Instant) {
+    /// the latest of its process at `last_judged`.
+    fn add_late(&mut self, at: Instant, last_judged: Option<Instant>) {
         self.late = Some(self.late.unwrap_or_default().max(at.saturating_duration_since(self.judged)));
-        let idle = at.saturating_duration_since(last_judged.max(self.judged));
+        let idle = at.saturating_duration_since(last_judged.unwrap_or(self.judged).max(self.judged));
         self.idle_late = Some(self.idle_late.unwrap_or_default().max(idle));
         self.dirty = true;
     }
 }
 
-/// When the latest of `entries` was judged (now, with none).
-fn last_judged(entries: &VecDeque<Entry>) -> Instant {
-    entries.iter().map(|e| e.judged).max().unwrap_or_else(Instant::now)
+/// When the latest of `entries` that ran in the same persistent process as
+/// the one at `at` was judged; `None` for a session in a process of its
+/// own.
+fn last_judged(entries: &VecDeque<Entry>, at: usize) -> Option<Instant> {
+    let process = entries.get(at)?.process?;
+    entries.iter().filter(|e| e.process == Some(process)).map(|e| e.judged).max()
 }
 
 /// Which job's ledger each salt belongs to, among the jobs of one
@@ -256,10 +271,9 @@ impl Ledger {
             return None;
         }
         let mut entries = self.entries();
-        let last = last_judged(&entries);
-        if let Some(entry) = entries.iter_mut().rev().find(|e| salts.contains(&e.session.salt)) {
-            entry.obs.effects.push(action);
-            entry.add_evidence(at, last);
+        if let Some(i) = entries.iter().rposition(|e| salts.contains(&e.session.salt)) {
+            let last = last_judged(&entries, i);
+            entries[i].add_effect(action, at, last);
             return None;
         }
         let mut others = self.others();
@@ -313,23 +327,24 @@ impl Ledger {
         }
     }
 
-    /// Adds an effect of the session with salt `salt` that came after it
-    /// was judged; one of no session kept (or no salt) goes to the latest.
+    /// Adds an effect of the session with salt `salt` that came after its
+    /// window (late, unless it is of a call whose answer the session still
+    /// awaited); one of no session kept (or no salt) goes to the latest.
     pub(crate) fn late_effect(&self, salt: Option<u32>, action: Action, at: Instant) {
         let mut entries = self.entries();
-        let last = last_judged(&entries);
         let at_salt = entries.iter().rposition(|e| Some(e.session.salt) == salt);
-        let Some(entry) = at_salt.or(entries.len().checked_sub(1)).and_then(|i| entries.get_mut(i)) else { return };
-        entry.obs.effects.push(action);
-        entry.add_evidence(at, last);
+        let Some(i) = at_salt.or(entries.len().checked_sub(1)) else { return };
+        let last = last_judged(&entries, i);
+        entries[i].add_effect(action, at, last);
     }
 
     /// Adds output that came after the script with salt `salt` was judged
     /// and before the next one began: by position, it is that script's.
     pub(crate) fn late_output(&self, salt: u32, stdout: &[u8], stderr: &[u8], at: Instant) {
         let mut entries = self.entries();
-        let last = last_judged(&entries);
-        let Some(entry) = entries.iter_mut().rev().find(|e| e.session.salt == salt) else { return };
+        let Some(i) = entries.iter().rposition(|e| e.session.salt == salt) else { return };
+        let last = last_judged(&entries, i);
+        let entry = &mut entries[i];
         entry.obs.stderr.extend_from_slice(stderr);
         if !stdout.is_empty() {
             entry.obs.stdout.extend_from_slice(stdout);
@@ -346,9 +361,10 @@ impl Ledger {
     /// where it is judged.
     pub(crate) fn answer(&self, salt: u32, line: &[u8], id: &Id, at: Instant, grace: Duration) {
         let mut entries = self.entries();
-        let last = last_judged(&entries);
         let owner = entries.iter().rposition(|e| e.session.salt == salt);
-        let Some(entry) = owner.or(entries.len().checked_sub(1)).and_then(|i| entries.get_mut(i)) else { return };
+        let Some(i) = owner.or(entries.len().checked_sub(1)) else { return };
+        let last = last_judged(&entries, i);
+        let entry = &mut entries[i];
         entry.obs.stdout.extend_from_slice(line);
         let awaited = owner.is_some() && entry.obs.awaiting.contains(id);
         match entry.due.filter(|due| awaited && at <= *due) {
@@ -470,21 +486,35 @@ mod tests {
         let ledger = Ledger::default();
         let now = Instant::now();
         let mut awaiting = entry(1);
+        let call = awaiting.script.frames.iter().find(|f| !f.owed_ids().is_empty() && !f.tokens.is_empty());
+        let call = call.cloned().expect("a call");
+        awaiting.obs.awaiting = call.owed_ids();
         awaiting.due = Some(now + Duration::from_secs(60));
+        awaiting.process = Some(7);
         ledger.record(awaiting);
-        ledger.record(entry(2));
-        assert!(ledger.route(effect(1), now, &[2]).is_none(), "routed to its session");
+        ledger.record(Entry { process: Some(7), ..entry(2) });
+        let arguments = serde_json::json!({"url": format!("http://127.0.0.1/{}", call.tokens[0])});
+        let acted =
+            Action { tool: "probe:http".to_owned(), arguments: arguments.as_object().cloned().unwrap_or_default() };
+        assert!(ledger.route(acted.clone(), now, &[2]).is_none(), "routed to its session");
         let first = ledger.entries().front().cloned().expect("kept");
-        assert!(first.dirty && first.late.is_none(), "by its deadline: its own evidence, not late");
+        assert!(first.dirty && first.late.is_none(), "its awaited call's effect by its deadline: its own, not late");
         assert_eq!(ledger.latest_due(&[1, 2]), first.due);
-        ledger.entries().front_mut().expect("kept").due = None;
-        let later = now + Duration::from_millis(300);
-        assert!(ledger.route(effect(1), later, &[2]).is_none());
+        let unasked = serde_json::json!({"path": format!("/{}", token(1, 99))});
+        let unasked =
+            Action { tool: "probe:http".to_owned(), arguments: unasked.as_object().cloned().unwrap_or_default() };
+        assert!(!call.tokens.contains(&token(1, 99)));
+        assert!(ledger.route(unasked, now, &[2]).is_none());
         let first = ledger.entries().front().cloned().expect("kept");
-        assert!(first.late.is_some(), "past it: late");
-        assert!(first.idle_late < first.late, "and counted for the quiet only from the job's latest session");
+        assert!(first.late.is_some(), "an effect of no awaited call is late, deadline or not");
+        let later = now + Duration::from_millis(300);
+        ledger.entries().front_mut().expect("kept").due = None;
+        assert!(ledger.route(acted, later, &[2]).is_none());
+        let first = ledger.entries().front().cloned().expect("kept");
+        assert!(first.idle_late < first.late, "counted for the quiet only from its process's latest session");
         let answer = Action { tool: "probe:answer".to_owned(), ..effect(1) };
+        assert!(call.tokens.contains(&token(1, 1)), "the answer carries the call's token");
         assert!(ledger.route_answered(answer, later, &[2]).is_none(), "an answer for an effect held is that effect");
-        assert_eq!(ledger.entries().front().expect("kept").obs.effects.len(), 2, "not a third");
+        assert_eq!(ledger.entries().front().expect("kept").obs.effects.len(), 3, "not a fourth");
     }
 }

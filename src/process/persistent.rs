@@ -53,6 +53,8 @@ pub(crate) enum Started {
 /// A process kept for one revision's scripts.
 pub(crate) struct Persistent {
     pub(crate) revision: Revision,
+    /// Which process of the run it is.
+    pub(crate) serial: u64,
     child: ChildGateway,
     marks: u64,
     history: History,
@@ -93,8 +95,10 @@ impl Persistent {
         }
         let stdout = without_answer(&child.take_stdout(), &Value::from(1));
         let early = (stdout, child.take_stderr());
+        static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Ok(Started::Ready(Box::new(Persistent {
             revision,
+            serial: SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             child,
             marks: 0,
             history: History::default(),
