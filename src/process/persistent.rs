@@ -211,11 +211,19 @@ impl Persistent {
 
     /// Between scripts: takes the effects that came (the latest script's
     /// to the ledger, as [`Persistent::run`] does when the next begins)
-    /// and routes the answers still awaited.
+    /// and routes the answers still awaited. Once the process has ended (a
+    /// signal ended it, say), nothing more can come: what its scripts
+    /// still await is missing now.
     pub(crate) fn tend(&mut self, ledger: &Ledger) {
+        // Read before what is drained: all it wrote is in by then.
+        let over = self.child.exit().ended() && self.child.stdout_closed();
         self.child.collect_effects();
         self.drain(ledger);
         self.settle_last(ledger);
+        if over {
+            let salts: Vec<u32> = self.ids.values().copied().collect();
+            ledger.expire(&salts);
+        }
     }
 
     /// Routes the answers that came since the last script's window to

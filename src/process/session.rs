@@ -325,6 +325,11 @@ impl ChildGateway {
         }
     }
 
+    /// Whether its stdout has closed: everything it wrote there is in.
+    pub(crate) fn stdout_closed(&self) -> bool {
+        self.stdout.closed()
+    }
+
     /// Whether the process has written anything to stdout.
     pub(crate) fn wrote_anything(&self) -> bool {
         self.stdout.len() > 0
