@@ -89,7 +89,9 @@ fn a_stop_while_a_finding_is_shrunk_keeps_it_saved_and_reported() {
     // A planted bug, behind a start slow enough that shrinking takes a while.
     let server = format!("sleep 0.3; exec '{bin}' reference-gateway --mutant authorize-after-build");
     let (report, findings) = (dir.path().join("report.json"), dir.path().join("findings"));
-    let child = fuzz(&["--forbidden-tool", "rotate_keys", "--policy", "close"], &report, &findings, &server);
+    // Seed 1 draws the bug's frame within a few sessions.
+    let flags = ["--forbidden-tool", "rotate_keys", "--policy", "close", "--seed", "1"];
+    let child = fuzz(&flags, &report, &findings, &server);
     // Until the finding is saved, as it is once a fresh session shows it.
     let started = Instant::now();
     while std::fs::read_dir(&findings).map_or(0, |d| d.count()) == 0 {
