@@ -4,6 +4,7 @@
 //! finding that shows only at a deadline is shrunk in flight, each round's
 //! candidates run together, to its smallest script.
 
+use crate::cli::{portcullis, text};
 use portcullis::attack::Step;
 use portcullis::campaign::Lane;
 use portcullis::catalogue::{ArgKind, ArgSpec, ToolSpec};
@@ -40,11 +41,6 @@ fn answers_after_the_marker_under_effect_answer_are_their_own_scripts_actions() 
     assert_eq!(target.waits().quiet, Waits::default().quiet, "the quiet wait did not grow");
 }
 
-fn cli(args: &[&str], dir: &std::path::Path) -> (Option<i32>, String) {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis")).args(args).current_dir(dir).output().unwrap();
-    (o.status.code(), format!("{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
-}
-
 #[test]
 fn a_batch_never_executed_is_shrunk_in_flight_to_the_batch_alone() {
     // The clock skips a batch without a word: its calls never act, which a
@@ -79,8 +75,9 @@ fn a_batch_never_executed_is_shrunk_in_flight_to_the_batch_alone() {
         "python3",
         &server,
     ];
-    let (code, out) = cli(&args, dir.path());
-    assert_eq!(code, Some(1), "{out}");
+    let run = portcullis(&args, dir.path());
+    let out = text(&run);
+    assert_eq!(run.status.code(), Some(1), "{out}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
     let finding = &report["findings"][0];
