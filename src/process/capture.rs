@@ -1,6 +1,7 @@
 //! Bounded capture of a child's stdout or stderr: a thread drains the pipe
 //! for as long as it is open, so a flooding child never blocks on a full
-//! pipe, and keeps at most `cap` bytes, counting what it cut.
+//! pipe, and keeps at most `cap` bytes not yet read (more once allowed),
+//! counting what it cut.
 
 use std::io::Read;
 use std::sync::{Arc, Condvar, Mutex};
@@ -13,6 +14,8 @@ struct State {
     /// Bytes forgotten from the front of `kept` (read and no longer needed).
     base: usize,
     cut: u64,
+    /// The most bytes kept.
+    cap: usize,
     last: Instant,
     closed: bool,
 }
@@ -26,7 +29,7 @@ pub(crate) struct Capture {
 impl Capture {
     /// Starts draining `pipe` on its own thread.
     pub(crate) fn start(mut pipe: impl Read + Send + 'static, cap: usize) -> (Capture, JoinHandle<()>) {
-        let fresh = State { kept: Vec::new(), base: 0, cut: 0, last: Instant::now(), closed: false };
+        let fresh = State { kept: Vec::new(), base: 0, cut: 0, cap, last: Instant::now(), closed: false };
         let state = Arc::new((Mutex::new(fresh), Condvar::new()));
         let s = state.clone();
         let thread = std::thread::spawn(move || {
@@ -37,7 +40,7 @@ impl Capture {
                     Ok(n) => n,
                 };
                 let mut st = s.0.lock().unwrap_or_else(|e| e.into_inner());
-                let room = cap.saturating_sub(st.kept.len()).min(n);
+                let room = st.cap.saturating_sub(st.kept.len()).min(n);
                 st.kept.extend_from_slice(&buf[..room]);
                 st.cut += (n - room) as u64;
                 st.last = Instant::now();
@@ -51,6 +54,12 @@ impl Capture {
 
     fn with<R>(&self, f: impl FnOnce(&State) -> R) -> R {
         f(&self.state.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Keeps `more` bytes past its bound: a server that answers a huge
+    /// request by echoing it must not have the answers after it cut.
+    pub(crate) fn allow(&self, more: usize) {
+        self.state.0.lock().unwrap_or_else(|e| e.into_inner()).cap += more;
     }
 
     /// The kept bytes from offset `from` on.
@@ -109,5 +118,24 @@ pub(crate) fn stderr_tail(stderr: &[u8]) -> String {
     match tail.is_empty() {
         true => "it wrote nothing on stderr".to_owned(),
         false => format!("its stderr ends: {:?}", tail.into_iter().rev().collect::<String>()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::time::Duration;
+
+    #[test]
+    fn what_was_allowed_is_kept_and_the_rest_is_cut() {
+        let (reader, mut writer) = std::io::pipe().expect("a pipe");
+        let (capture, thread) = Capture::start(reader, 10);
+        capture.allow(20);
+        writer.write_all(&[b'x'; 45]).expect("written");
+        drop(writer);
+        thread.join().expect("drained");
+        capture.wait_closed(Instant::now() + Duration::from_secs(5));
+        assert_eq!((capture.len(), capture.cut()), (30, 15));
     }
 }

@@ -316,7 +316,7 @@ impl<'a> Job<'a> {
             if let Some(idle) = entry.idle_late.filter(|idle| !on_time && !idle.is_zero()) {
                 let late = entry.late.unwrap_or(idle).as_millis();
                 let why = format!(
-                    "{key} came {late} ms after its session was judged, {} ms after the job's latest",
+                    "{key} came {late} ms after its session was judged, {} ms after its process's latest",
                     idle.as_millis()
                 );
                 self.target.shared.grown.cover(idle, &why);
