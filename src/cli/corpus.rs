@@ -47,6 +47,6 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         std::fs::write(&path, &body).with_context(|| format!("writing {}", path.display()))?;
         written += 1;
     }
-    println!("{written} seeds written to {} ({kept} already there)", args.out.display());
+    out!("{written} seeds written to {} ({kept} already there)", args.out.display());
     Ok(ExitCode::SUCCESS)
 }

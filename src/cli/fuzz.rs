@@ -28,7 +28,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     let args = &args.with_profile()?;
     if args.mix == Mix::Lean && (args.policy() == Policy::Close || args.no_share) {
-        eprintln!(
+        say!(
             "portcullis: --mix lean saves process starts only when keep-open sessions share a process; \
              here every session has its own, and lean only draws fewer of the scripts that need one"
         );
@@ -40,15 +40,15 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let forbidden = forbidden(&args.forbidden_tool, &args.forbidden_args)?;
     let (tools, listed) = choose_tools(&first, args.tool.as_deref(), template, &forbidden, latest)?;
     for hint in tools.iter().filter_map(|t| unseen_hint(t, args)) {
-        eprintln!("portcullis: {hint}");
+        say!("portcullis: {hint}");
     }
     if args.tool.is_none() || args.args.is_none() {
         let t = serde_json::Value::Object(tools[0].template.clone().unwrap_or_default());
-        eprintln!("portcullis: calling tool `{}` with --args '{t}'", tools[0].name);
+        say!("portcullis: calling tool `{}` with --args '{t}'", tools[0].name);
     }
     let control = control(&first, &tools, &listed, args, latest)?;
     if let Some(hint) = control.as_ref().and_then(untokened_hint) {
-        eprintln!("portcullis: {hint}");
+        say!("portcullis: {hint}");
     }
     // A control whose call acted as it should, with only stdout dirty (a
     // banner, say), leaves the campaign something to judge: its finding is
@@ -62,8 +62,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     };
     let policy = seen.as_ref().map_or(args.policy(), |s| s.policy);
     match &seen {
-        Some(s) if s.policy == Policy::Auto => eprintln!("portcullis: policy auto: {}", s.detail),
-        Some(s) => eprintln!("portcullis: policy auto: {}; holding it to {}", s.detail, s.policy),
+        Some(s) if s.policy == Policy::Auto => say!("portcullis: policy auto: {}", s.detail),
+        Some(s) => say!("portcullis: policy auto: {}; holding it to {}", s.detail, s.policy),
         None => {}
     }
     let outcome = match control {
@@ -87,10 +87,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 args.child.command_line("replay", path),
                 args.child.command_line("minimize", path)
             );
-            println!("{}", report::finding(f, Some(&replay)));
-            println!("Saved: {}\n", path.display());
+            out!("{}", report::finding(f, Some(&replay)));
+            out!("Saved: {}\n", path.display());
             if f.shrink_ran_out {
-                eprintln!(
+                say!(
                     "portcullis: shrinking {} stopped before its end (at --shrink-ms {} ms, --duration or a \
                      stop); the script may cut down further with its Minimize command",
                     f.distinct(),
@@ -98,11 +98,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 );
             }
             if let Some(hint) = keep_open_hint(f) {
-                eprintln!("portcullis: {hint}");
+                say!("portcullis: {hint}");
             }
         }
         let (found, paths): (Vec<Finding>, Vec<PathBuf>) = outcome.findings.iter().cloned().unzip();
-        print!("{}", report::distinct_table(&found, &paths));
+        out_raw!("{}", report::distinct_table(&found, &paths));
         // Each check once, in the order first seen, with how many where more.
         let mut checks: Vec<(String, usize)> = Vec::new();
         for f in &found {
@@ -112,12 +112,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             }
         }
         let checks: Vec<String> = checks.into_iter().map(|(c, n)| if n > 1 { format!("{n} {c}") } else { c }).collect();
-        println!("{} ({}) in {sessions}", counted(found.len(), "finding"), checks.join(", "));
+        out!("{} ({}) in {sessions}", counted(found.len(), "finding"), checks.join(", "));
         return Ok(ExitCode::from(1));
     }
     match () {
         () if interrupt::stopped().is_some() => {
-            println!("no finding in {sessions} before portcullis was stopped");
+            out!("no finding in {sessions} before portcullis was stopped");
             Ok(ExitCode::SUCCESS)
         }
         () => {
@@ -125,7 +125,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 0 => String::new(),
                 n => format!(" ({n} sink requests left out by --sink-ignore)"),
             };
-            println!("no finding in {sessions} against `{}`{aside}", args.child.command.join(" "));
+            out!("no finding in {sessions} against `{}`{aside}", args.child.command.join(" "));
             Ok(ExitCode::SUCCESS)
         }
     }

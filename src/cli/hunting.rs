@@ -139,10 +139,7 @@ pub(super) fn campaign(
                     match p {
                         Progress::Searched(_) => bar.searched(done.fetch_add(1, Ordering::Relaxed) + 1),
                         Progress::Shrinking { finding, steps, elapsed } => bar.shrinking(finding, *steps, *elapsed),
-                        Progress::Unconfirmed { finding } => bar.say(&format!(
-                            "{finding} rests on time alone and no fresh session with doubled waits repeated it; \
-                             not reported"
-                        )),
+                        Progress::Unconfirmed { finding } => bar.say(&unconfirmed(finding)),
                     }
                     // Enough findings stop the drawing; the one being shrunk
                     // is among them, and its shrinking goes on.
@@ -156,6 +153,9 @@ pub(super) fn campaign(
                 // each is saved as it comes, unless the run has that finding.
                 let apart: RefCell<Vec<Finding>> = RefCell::default();
                 let take_apart = || {
+                    for d in job.borrow_mut().take_unconfirmed() {
+                        bar.say(&unconfirmed(&d));
+                    }
                     for f in job.borrow_mut().take_found() {
                         if focused(&f) && !known.contains(&f.distinct()) {
                             record(&f, &base, target.waits());
@@ -186,6 +186,9 @@ pub(super) fn campaign(
                     match job.borrow_mut().finish() {
                         Ok(more) => apart.extend(more),
                         Err(e) => return fail(super::told(&e)),
+                    }
+                    for d in job.borrow_mut().take_unconfirmed() {
+                        bar.say(&unconfirmed(&d));
                     }
                 }
                 match hunted {
@@ -239,6 +242,12 @@ pub(super) fn campaign(
         ignored_requests: ignored.load(Ordering::Relaxed) as usize,
         mix: args.mix,
     })
+}
+
+/// The line that tells of a finding that rests on time alone and that no
+/// fresh session with doubled waits repeated.
+fn unconfirmed(d: &Distinct) -> String {
+    format!("{d} rests on time alone and no fresh session with doubled waits repeated it; not reported")
 }
 
 /// A late finding that a fresh session repeated is cut down as a saved one
@@ -314,11 +323,11 @@ impl Bar {
                 let mut last = self.last_line.lock().unwrap_or_else(|e| e.into_inner());
                 if last.elapsed() >= (d / 10).max(Duration::from_secs(1)) {
                     *last = Instant::now();
-                    eprintln!("portcullis: {n} sessions, {}/{} s", self.started.elapsed().as_secs(), d.as_secs());
+                    say!("portcullis: {n} sessions, {}/{} s", self.started.elapsed().as_secs(), d.as_secs());
                 }
             }
             (None, None) if n.is_multiple_of((self.total / 10).max(1)) || n == self.total => {
-                eprintln!("portcullis: {n}/{} sessions", self.total)
+                say!("portcullis: {n}/{} sessions", self.total)
             }
             (None, None) => {}
         }
@@ -332,7 +341,7 @@ impl Bar {
                 let mut last = self.last_line.lock().unwrap_or_else(|e| e.into_inner());
                 if last.elapsed() >= Duration::from_secs(5) {
                     *last = Instant::now();
-                    eprintln!("portcullis: {what}");
+                    say!("portcullis: {what}");
                 }
             }
         }
@@ -342,7 +351,7 @@ impl Bar {
     fn say(&self, line: &str) {
         match &self.bar {
             Some(bar) => bar.println(format!("portcullis: {line}")),
-            None => eprintln!("portcullis: {line}"),
+            None => say!("portcullis: {line}"),
         }
     }
 

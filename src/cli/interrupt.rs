@@ -21,7 +21,7 @@ pub fn watch() {
         let Some(signal) = signals.forever().next() else { return };
         SIGNAL.store(signal, Ordering::SeqCst);
         let (groups, folders) = end_everything(Duration::from_millis(500));
-        eprintln!(
+        say!(
             "portcullis: {}: ended {groups} process group(s) and removed {folders} temporary folder(s); \
              saving what was found so far",
             name(signal)

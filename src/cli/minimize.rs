@@ -84,8 +84,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let dir = args.artifact.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let path = saved.save(dir)?;
     let replay = loaded.child.command_line("replay", &path);
-    println!("{}", report::finding(&finding, Some(&replay)));
-    println!(
+    out!("{}", report::finding(&finding, Some(&replay)));
+    out!(
         "minimized {} / {} to {} / {} in {}, {} ms{}{}",
         counted(before.0, "frame"),
         counted(before.1, "byte"),
@@ -96,7 +96,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         if m.oracle { "" } else { " (frames only: the reference disagreed with the labels)" },
         if m.out_of_time { " (budget ran out)" } else { "" },
     );
-    println!("Saved: {}", path.display());
+    out!("Saved: {}", path.display());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,5 +1,30 @@
 //! The `portcullis` command line: its subcommands, one module each.
 
+/// `println!` that leaves a closed stdout alone (`portcullis … | head`):
+/// what a run finds is saved whether or not anyone still reads it.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `print!` that leaves a closed stdout alone.
+macro_rules! out_raw {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `eprintln!` that leaves a closed stderr alone.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod audit;
 mod call_template;
 mod conversation;
@@ -158,14 +183,14 @@ pub fn main() -> ExitCode {
         // What the command saved and printed is all there is: a session it
         // ran after the signal saw its server ended, not a finding.
         if let Err(e) = &outcome {
-            eprintln!("portcullis: stopped ({e:#})");
+            say!("portcullis: stopped ({e:#})");
         }
         end_everything_and_exit(signal);
     }
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("portcullis: error: {e:#}");
+            say!("portcullis: error: {e:#}");
             ExitCode::from(2)
         }
     }

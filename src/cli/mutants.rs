@@ -84,7 +84,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         print_json(&rows, &dirty, &summary);
     } else {
         print_table(args, &rows, &dirty);
-        println!("{summary}");
+        out!("{summary}");
     }
     Ok(if caught == rows.len() && clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
@@ -94,7 +94,7 @@ fn names() -> String {
 }
 
 fn print_table(args: &Args, rows: &[Row], dirty: &[Finding]) {
-    println!("{:<26} {:<20} {:>6} {:>8}  minimized frame", "mutant", "caught by", "cases", "time");
+    out!("{:<26} {:<20} {:>6} {:>8}  minimized frame", "mutant", "caught by", "cases", "time");
     for r in rows {
         let (by, cases, frame) = match &r.finding {
             Some(f) if r.caught() => (f.check.id().to_owned(), f.cases_until_caught.to_string(), frame_text(f)),
@@ -103,15 +103,15 @@ fn print_table(args: &Args, rows: &[Row], dirty: &[Finding]) {
             }
             None => ("MISSED".to_owned(), "-".to_owned(), String::new()),
         };
-        println!("{:<26} {:<20} {:>6} {:>6}ms  b\"{frame}\"", r.mutant.name(), by, cases, r.millis);
+        out!("{:<26} {:<20} {:>6} {:>6}ms  b\"{frame}\"", r.mutant.name(), by, cases, r.millis);
         if args.verbose
             && let Some(f) = &r.finding
         {
-            println!("{}", report::finding(f, Some(&reproduce(args, r.mutant))));
+            out!("{}", report::finding(f, Some(&reproduce(args, r.mutant))));
         }
     }
     for f in dirty {
-        println!("\nThe reference gateway is NOT clean:\n{}", report::finding(f, None));
+        out!("\nThe reference gateway is NOT clean:\n{}", report::finding(f, None));
     }
 }
 
@@ -138,5 +138,5 @@ fn print_json(rows: &[Row], dirty: &[Finding], summary: &str) {
         .collect();
     let reference: Vec<_> = dirty.iter().map(|f| json!({"policy": f.policy.as_str(), "check": f.check.id()})).collect();
     let doc = json!({"mutants": mutants, "reference_findings": reference, "summary": summary});
-    println!("{}", serde_json::to_string_pretty(&doc).expect("JSON values serialize"));
+    out!("{}", serde_json::to_string_pretty(&doc).expect("JSON values serialize"));
 }

@@ -199,6 +199,6 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let mut listing = std::fs::read_to_string(&main).with_context(|| format!("reading {}", main.display()))?;
     listing.push_str(&format!("mod {name};\n"));
     std::fs::write(&main, listing).with_context(|| format!("writing {}", main.display()))?;
-    println!("wrote {} and listed it in {}; `cargo test` runs it from now on", file.display(), main.display());
+    out!("wrote {} and listed it in {}; `cargo test` runs it from now on", file.display(), main.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -86,7 +86,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let loaded = load(&args.artifact, &args.child)?;
     let (artifact, target, script) = (&loaded.artifact, &loaded.target, loaded.session(&loaded.history));
     if !loaded.history.is_empty() {
-        println!(
+        out!(
             "state-dependent: the {} scripts its process ran before go first, in the same session",
             loaded.history.len()
         );
@@ -100,24 +100,26 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let mut obs = target.run_whole(&session, &script)?;
     let late = target.late_effects(&script.salts());
     if !late.is_empty() {
-        println!("late: {} effects came after the session ended, and count", late.len());
+        out!("late: {} effects came after the session ended, and count", late.len());
         obs.effects.extend(late);
     }
     let violations = check(&script, &obs, &session);
     let still = artifact.showing(&violations, &script, &obs);
     let finding = artifact.key().map_or(artifact.check.clone(), |k| k.to_string());
-    println!(
+    out!(
         "seed: {}  salt: {salt:08x} (saved: {:08x})  policy: {}  finding: {finding}",
-        artifact.seed, artifact.salt, artifact.policy
+        artifact.seed,
+        artifact.salt,
+        artifact.policy
     );
     if still.is_empty() {
-        println!("FIXED: the session no longer shows {finding}");
+        out!("FIXED: the session no longer shows {finding}");
         if !violations.is_empty() {
-            println!("(other checks still fail:)\n{}", report::session(&script, &obs, &violations));
+            out!("(other checks still fail:)\n{}", report::session(&script, &obs, &violations));
         }
         Ok(ExitCode::SUCCESS)
     } else {
-        println!("FAILED: the session still shows {finding}\n{}", report::session(&script, &obs, &still));
+        out!("FAILED: the session still shows {finding}\n{}", report::session(&script, &obs, &still));
         Ok(ExitCode::from(1))
     }
 }

@@ -34,8 +34,9 @@ pub(crate) struct Task {
 /// Runs the confirming session of `task` against `target`: the finding
 /// as that fresh session showed it where it repeats, else as it was seen,
 /// unless it rests on time alone (no answer, effect or exit within a
-/// wait): such a finding no session with doubled waits repeats is none.
-pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Result<Option<Finding>, Fault> {
+/// wait): such a finding no session with doubled waits repeats is none
+/// (`Err` with its key).
+pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Result<Confirmed, Fault> {
     let Task { entry, key, patience, sessions } = task;
     let salt = fresh_salt();
     let script = entry.spec.render(&target.catalogue, salt);
@@ -47,13 +48,17 @@ pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Resul
         let session = Session { salt, ..entry.session };
         let Entry { script, obs, violations, .. } = fresh;
         let shown = Entry { session, script, obs, violations, history: Default::default(), ..entry };
-        return Ok(Some(finding(shown, &key, true, teller, sessions)));
+        return Ok(Ok(finding(shown, &key, true, teller, sessions)));
     }
     match key.rests_on_time(&entry.violations, &entry.script, &entry.obs) {
-        true => Ok(None),
-        false => Ok(Some(finding(entry, &key, false, teller, sessions))),
+        true => Ok(Err(key)),
+        false => Ok(Ok(finding(entry, &key, false, teller, sessions))),
     }
 }
+
+/// A late finding, confirmed or kept as seen; or the key of one that
+/// rests on time alone and that no session with doubled waits repeated.
+pub(crate) type Confirmed = Result<Finding, Distinct>;
 
 /// The finding `key` as `entry` shows it.
 pub(crate) fn finding(entry: Entry, key: &Distinct, confirmed: bool, teller: Teller, sessions: u32) -> Finding {
@@ -65,7 +70,7 @@ pub(crate) fn finding(entry: Entry, key: &Distinct, confirmed: bool, teller: Tel
 /// A thread confirming late findings one after another.
 pub(crate) struct Confirmer {
     tasks: Option<Sender<Task>>,
-    done: Receiver<Result<Option<Finding>, Fault>>,
+    done: Receiver<Result<Confirmed, Fault>>,
     worker: Option<JoinHandle<()>>,
     /// Set when the job goes without finishing (an error, a signal): the
     /// tasks still queued are skipped.
@@ -99,12 +104,12 @@ impl Confirmer {
     }
 
     /// The findings confirmed (or not) so far.
-    pub(crate) fn ready(&self) -> Vec<Result<Option<Finding>, Fault>> {
+    pub(crate) fn ready(&self) -> Vec<Result<Confirmed, Fault>> {
         self.done.try_iter().collect()
     }
 
     /// Waits for every task queued, and returns what they came to.
-    pub(crate) fn finish(&mut self) -> Vec<Result<Option<Finding>, Fault>> {
+    pub(crate) fn finish(&mut self) -> Vec<Result<Confirmed, Fault>> {
         self.tasks = None;
         if let Some(worker) = self.worker.take() {
             let _ = worker.join();

@@ -19,7 +19,7 @@
 //! seen (with its process's history, if it had one).
 
 use super::ChildTarget;
-use super::confirmer::{Confirmer, Task, Teller, confirm, finding};
+use super::confirmer::{Confirmed, Confirmer, Task, Teller, confirm, finding};
 use super::ledger::Entry;
 use super::persistent::{Persistent, Started};
 use crate::campaign::{Finding, Known, Lane, SessionRun};
@@ -53,6 +53,8 @@ pub struct Job<'a> {
     confirmer: Option<Confirmer>,
     /// How many persistent processes it has ended.
     ended: u32,
+    /// Late findings that rest on time alone and were not confirmed.
+    unconfirmed: Vec<Distinct>,
 }
 
 impl<'a> Job<'a> {
@@ -75,6 +77,7 @@ impl<'a> Job<'a> {
             made: Vec::new(),
             confirmer: target.ahead.then(|| Confirmer::start(target, Teller { policy, seed })),
             ended: 0,
+            unconfirmed: Vec::new(),
         }
     }
 
@@ -324,7 +327,10 @@ impl<'a> Job<'a> {
             let task = Task { entry, key, patience: if on_time { 2 } else { 1 }, sessions: self.sessions };
             match &self.confirmer {
                 Some(c) => c.push(task),
-                None => self.found.extend(confirm(self.target, self.teller(), task)?),
+                None => {
+                    let confirmed = confirm(self.target, self.teller(), task)?;
+                    self.keep(confirmed);
+                }
             }
         }
         self.collect(false)
@@ -345,11 +351,30 @@ impl<'a> Job<'a> {
         let mut fault = None;
         for f in done {
             match f {
-                Ok(f) => self.found.extend(f),
+                Ok(f) => self.keep(f),
                 Err(e) => fault = fault.or(Some(e)),
             }
         }
         fault.map_or(Ok(()), Err)
+    }
+
+    /// Keeps what a late finding's confirmation came to. One that rests on
+    /// time alone and was not repeated is no finding: it is told, and may
+    /// be seen again.
+    fn keep(&mut self, confirmed: Confirmed) {
+        match confirmed {
+            Ok(f) => self.found.push(f),
+            Err(key) => {
+                self.made.retain(|k| *k != key);
+                self.unconfirmed.push(key);
+            }
+        }
+    }
+
+    /// Takes the keys of the late findings that rest on time alone and that
+    /// no fresh session with doubled waits repeated, in the order they came.
+    pub fn take_unconfirmed(&mut self) -> Vec<Distinct> {
+        std::mem::take(&mut self.unconfirmed)
     }
 
     fn teller(&self) -> Teller {

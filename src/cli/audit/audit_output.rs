@@ -72,7 +72,7 @@ use crate::report::counted;
 pub fn print(a: &Audit) {
     let vars: Vec<&str> = a.canaries.all.iter().filter(|c| !c.file).map(|c| c.name.as_str()).collect();
     let files: Vec<&str> = a.canaries.all.iter().filter(|c| c.file).map(|c| c.name.as_str()).collect();
-    println!(
+    out!(
         "canaries: {} ({}), {} in its temporary HOME, named {{home}} below ({})",
         counted(vars.len(), "variable"),
         listed(&vars, 4),
@@ -80,15 +80,15 @@ pub fn print(a: &Audit) {
         listed(&files, 5)
     );
     match &a.strace {
-        Ok(()) if a.cut_short > 0 => println!(
+        Ok(()) if a.cut_short > 0 => out!(
             "strace: traced, but {} ended before strace could finish its trace",
             match a.cut_short {
                 1 => "1 process or thread".to_owned(),
                 n => format!("{n} processes or threads"),
             }
         ),
-        Ok(()) => println!("strace: traced files opened, connections, sockets bound and programs run"),
-        Err(why) => println!("strace: not used: {why}; files, connections and programs are not listed"),
+        Ok(()) => out!("strace: traced files opened, connections, sockets bound and programs run"),
+        Err(why) => out!("strace: not used: {why}; files, connections and programs are not listed"),
     }
     let restarts = match a.processes {
         1 => String::new(),
@@ -98,9 +98,9 @@ pub fn print(a: &Audit) {
         None => format!("{} of {} rejected frames sent{restarts}", a.frames_sent, a.frames_planned),
         Some(why) => format!("{} of {} rejected frames sent{restarts}; {why}", a.frames_sent, a.frames_planned),
     };
-    println!("first process: {}", a.transcript.story(false));
-    println!("rejected frames: {frames}");
-    println!();
+    out!("first process: {}", a.transcript.story(false));
+    out!("rejected frames: {frames}");
+    out!();
     for (verdict, name, clean) in [
         (Verdict::Protocol, "protocol", "every stdout line a protocol message; no rejected frame acted"),
         (
@@ -111,20 +111,20 @@ pub fn print(a: &Audit) {
     ] {
         let found = verdict_of(a, verdict);
         match found.is_empty() {
-            true => println!("{name}: clean ({clean})"),
-            false => println!("{name}: FAILED ({})", crate::report::counted(found.len(), "finding")),
+            true => out!("{name}: clean ({clean})"),
+            false => out!("{name}: FAILED ({})", crate::report::counted(found.len(), "finding")),
         }
         for f in found {
             let phase = f.phase.map(|p| format!(" ({})", p.name())).unwrap_or_default();
-            println!("  [{}]{phase} {}", f.kind, f.detail);
+            out!("  [{}]{phase} {}", f.kind, f.detail);
         }
     }
     if a.strace.is_ok() {
-        println!();
-        println!("what it did, per phase (strace):");
+        out!();
+        out!("what it did, per phase (strace):");
         for (phase, events) in &a.phases {
             let d = did(events);
-            println!(
+            out!(
                 "  {}: {} read, {} written, {} not there or refused, {}, {} run",
                 phase.name(),
                 counted(d.read.len() + d.folders.len(), "file"),
@@ -134,26 +134,26 @@ pub fn print(a: &Audit) {
                 counted(d.ran.len(), "program"),
             );
             if !d.written.is_empty() {
-                println!("    wrote in: {}", listed(folded(a, &d.written, &BTreeSet::new()), 8));
+                out!("    wrote in: {}", listed(folded(a, &d.written, &BTreeSet::new()), 8));
             }
             if !d.connected.is_empty() || !d.listened.is_empty() {
-                println!("    connected to: {}; listened on: {}", listed(&d.connected, 8), listed(&d.listened, 8));
+                out!("    connected to: {}; listened on: {}", listed(&d.connected, 8), listed(&d.listened, 8));
             }
             if !d.ran.is_empty() {
-                println!("    ran: {}", listed(&d.ran, 8));
+                out!("    ran: {}", listed(&d.ran, 8));
             }
         }
     }
-    println!();
-    println!("smallest needs:");
-    println!("  environment: {}", environment(a));
+    out!();
+    out!("smallest needs:");
+    out!("  environment: {}", environment(a));
     if a.strace.is_ok() {
         let all = did(a.phases.iter().flat_map(|(_, e)| e));
-        println!("  read: {}", listed(folded(a, &all.read, &all.folders), 16));
-        println!("  write: {}", listed(folded(a, &all.written, &BTreeSet::new()), 16));
-        println!("  network: {}", listed(&all.connected, 16));
-        println!("  listen: {}", listed(&all.listened, 16));
-        println!("  programs: {}", listed(&all.ran, 16));
+        out!("  read: {}", listed(folded(a, &all.read, &all.folders), 16));
+        out!("  write: {}", listed(folded(a, &all.written, &BTreeSet::new()), 16));
+        out!("  network: {}", listed(&all.connected, 16));
+        out!("  listen: {}", listed(&all.listened, 16));
+        out!("  programs: {}", listed(&all.ran, 16));
     }
 }
 

@@ -115,7 +115,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     let mut target = setup.target(vec![]);
     let shown = super::shell_line(&child.command);
-    eprintln!("portcullis audit: `{shown}`");
+    say!("portcullis audit: `{shown}`");
     let plan = legs::Plan {
         planted: &planted,
         traces: strace.is_ok().then(|| traces.path()),

@@ -21,35 +21,35 @@ pub fn line(c: &Checked) {
         None => format!("clean  {} stdout lines", c.lines),
         Some(d) => format!("DIRTY  line {} of {}", d.line, c.lines),
     };
-    eprintln!("  {:<14} {verdict}; {}", c.variant.name, c.transcript.story(c.variant.stdin_closed));
+    say!("  {:<14} {verdict}; {}", c.variant.name, c.transcript.story(c.variant.stdin_closed));
 }
 
 /// A dirty variant in full.
 pub fn failure(c: &Checked) {
     let first = &c.dirty[0];
-    println!("──── portcullis check-stdout: non-protocol stdout ────");
-    println!("variant: {} ({})", c.variant.name, c.variant.what);
-    println!("launch: {}", c.launch);
-    println!("non-protocol stdout on line {}: {}", first.line, shown(&first.bytes));
-    println!("  {}", first.problem);
+    out!("──── portcullis check-stdout: non-protocol stdout ────");
+    out!("variant: {} ({})", c.variant.name, c.variant.what);
+    out!("launch: {}", c.launch);
+    out!("non-protocol stdout on line {}: {}", first.line, shown(&first.bytes));
+    out!("  {}", first.problem);
     if c.dirty.len() > 1 {
         let rest: Vec<String> = c.dirty[1..].iter().take(10).map(|d| d.line.to_string()).collect();
         let more = if c.dirty.len() > 11 { ", ..." } else { "" };
-        println!("  {} more dirty lines: {}{more}", c.dirty.len() - 1, rest.join(", "));
+        out!("  {} more dirty lines: {}{more}", c.dirty.len() - 1, rest.join(", "));
     }
-    println!("outcome: {}", c.transcript.story(c.variant.stdin_closed));
+    out!("outcome: {}", c.transcript.story(c.variant.stdin_closed));
     let text = String::from_utf8_lossy(&c.transcript.stderr);
     let lines: Vec<&str> = text.lines().collect();
     match lines.len() {
-        0 => println!("stderr: empty"),
+        0 => out!("stderr: empty"),
         n => {
             let from = n.saturating_sub(STDERR_LINES);
             let which = if from > 0 { format!(", its last {STDERR_LINES} lines") } else { String::new() };
-            println!("stderr ({} bytes{which}):", c.transcript.stderr.len());
-            lines[from..].iter().for_each(|l| println!("  | {l}"));
+            out!("stderr ({} bytes{which}):", c.transcript.stderr.len());
+            lines[from..].iter().for_each(|l| out!("  | {l}"));
         }
     }
-    println!();
+    out!();
 }
 
 /// Where each report goes, when asked for.

@@ -71,7 +71,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let target = ChildTarget::new(base.clone(), waits, vec![], probes);
     let shown = super::shell_line(&args.command);
     let all = variants::all(&args.fail_flag);
-    eprintln!("portcullis check-stdout: `{shown}` in {} variants", all.len());
+    say!("portcullis check-stdout: `{shown}` in {} variants", all.len());
     let mut checked = Vec::new();
     for variant in all {
         let one = check(&target, &base, variant, revision)?;
@@ -95,11 +95,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     match dirty.len() {
         0 => {
-            println!("clean: every stdout line in {} variants was a protocol message", checked.len());
+            out!("clean: every stdout line in {} variants was a protocol message", checked.len());
             Ok(ExitCode::SUCCESS)
         }
         n => {
-            println!("dirty: {n} of {} variants wrote stdout that is not a protocol message", checked.len());
+            out!("dirty: {n} of {} variants wrote stdout that is not a protocol message", checked.len());
             Ok(ExitCode::from(1))
         }
     }
