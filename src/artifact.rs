@@ -74,6 +74,10 @@ pub struct Artifact {
     /// exit grace): a replay waits at least as long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waits_ms: Option<[u64; 3]>,
+    /// The start bound of the run that found it, in milliseconds, as it
+    /// had grown by then: a replay's new process may take as long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_ms: Option<u64>,
     /// The temporary folder a profile made for the run (`{tmp}`), where the
     /// script's paths may point: a replay moves them into its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -124,6 +128,7 @@ impl Artifact {
             history: f.history.clone(),
             late_ms: f.late.map(|d| d.as_millis() as u64),
             waits_ms: None,
+            start_ms: None,
             profile_tmp: None,
         }
     }
@@ -149,6 +154,12 @@ impl Artifact {
     /// The same, with the waits of the run that found it.
     pub fn waited(mut self, answer: Duration, quiet: Duration, exit_grace: Duration) -> Self {
         self.waits_ms = Some([answer, quiet, exit_grace].map(|d| d.as_millis() as u64));
+        self
+    }
+
+    /// The same, with the start bound of the run that found it.
+    pub fn started_within(mut self, start: Duration) -> Self {
+        self.start_ms = Some(start.as_millis() as u64);
         self
     }
 

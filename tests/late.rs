@@ -119,6 +119,7 @@ fn a_campaign_reports_the_late_effect_and_exits_1() {
     let waits = json["waits_ms"].as_array().unwrap_or_else(|| panic!("waits saved: {json}"));
     assert_eq!(waits[0], 5000, "the answer bound");
     assert!(waits[1].as_u64().unwrap() >= 10 && waits[2] == 1000, "the quiet and the exit grace: {waits:?}");
+    assert!(json["start_ms"].as_u64().is_some_and(|s| s >= 5000), "and the start bound: {json}");
 }
 
 #[test]

@@ -79,6 +79,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     saved.spec = artifact.spec.clone();
     // A replay of the cut finding waits as long as the campaign's did.
     saved.waits_ms = artifact.waits_ms;
+    saved.start_ms = artifact.start_ms;
     // Its paths were moved into this run's `{tmp}`.
     saved.profile_tmp = loaded.child.tmp_path();
     let dir = args.artifact.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));

@@ -57,7 +57,8 @@ pub fn load(path: &std::path::Path, child: &ChildFlags) -> Result<Loaded> {
     let (child, _) = child.with_profile(&[])?;
     let mut setup = child.setup()?;
     if let Some([answer, quiet, exit_grace]) = artifact.waits_ms {
-        setup.waits = setup.waits.at_least(Waits::from_ms(answer, quiet, exit_grace));
+        let start = Duration::from_millis(artifact.start_ms.unwrap_or(0));
+        setup.waits = setup.waits.at_least(Waits::from_ms(answer, quiet, exit_grace).starting_within(start));
     }
     let target = setup.target(artifact.tools.clone());
     // Its evidence came late once: the waits grow to cover that, as the

@@ -70,7 +70,7 @@ pub(super) fn save(
     let mut artifact = Artifact::new(f, tools.to_vec(), base, args.child.command.clone());
     artifact.profile_tmp = args.child.tmp_path();
     if let Some(w) = waits {
-        artifact = artifact.waited(w.answer, w.quiet, w.exit_grace);
+        artifact = artifact.waited(w.answer, w.quiet, w.exit_grace).started_within(w.start);
     }
     let path = artifact.save(&args.artifacts).map_err(|e| anyhow::anyhow!("saving the finding failed: {e}"))?;
     Ok((f.clone(), path))
