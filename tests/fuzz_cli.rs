@@ -204,6 +204,10 @@ fn a_control_without_effect_stops_with_exit_2_and_says_what_to_fix() {
 
 #[test]
 fn bad_input_is_a_one_line_error() {
+    // A wait takes milliseconds, or a unit; a time that is none is refused.
+    assert!(one_line_error(&["fuzz", "--start-ms", "5x", "--", "true"]).contains("`5x` is not a time such as"));
+    let units = one_line_error(&["fuzz", "--start-ms", "5s", "--timeout-ms", "500ms", "--args", "{", "--", "true"]);
+    assert!(units.contains("--args is not JSON"), "5s and 500ms are read: {units}");
     assert!(one_line_error(&["fuzz", "--args", "{", "--", "true"]).contains("--args is not JSON"));
     assert!(one_line_error(&["fuzz", "--args", r#"{"url":"x"}"#, "--", "true"]).contains("{canary}"));
     assert!(

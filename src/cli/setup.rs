@@ -19,28 +19,40 @@ const QUIET_MS: u64 = 10;
 const EXIT_GRACE_MS: u64 = 1000;
 
 /// The flags every command that runs a child shares.
+/// Milliseconds, as a number (`5000`) or with a unit (`500ms`, `5s`, `2m`).
+fn millis(text: &str) -> Result<u64, String> {
+    let bad = || format!("`{text}` is not a time such as 5000 (milliseconds), 500ms, 5s or 2m");
+    let (digits, per) = match text {
+        t if t.ends_with("ms") => (&t[..t.len() - 2], 1),
+        t if t.ends_with('s') => (&t[..t.len() - 1], 1_000),
+        t if t.ends_with('m') => (&t[..t.len() - 1], 60_000),
+        t => (t, 1),
+    };
+    digits.parse::<u64>().map(|n| n.saturating_mul(per)).map_err(|_| bad())
+}
+
 #[derive(clap::Args, Clone)]
 pub struct ChildFlags {
     /// The longest a session waits for an answer it is owed, or for a
     /// valid call to act, once the server runs; the bound of every wait.
     /// In milliseconds [default: 5000].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = millis)]
     pub timeout_ms: Option<u64>,
     /// The longest a new server process may take to write its first byte
     /// (its answer to `initialize`, say); from then on --timeout-ms
     /// applies. In milliseconds; raised to --timeout-ms if lower [default:
     /// as --timeout-ms].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = millis)]
     pub start_ms: Option<u64>,
     /// How long output and effects must stay quiet before a session in a
     /// process of its own goes on (closes stdin, or is judged); it grows
     /// when the server shows it acts later. In milliseconds [default: 10].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = millis)]
     pub quiet_ms: Option<u64>,
     /// How long the server may take to exit when it should (stdin closed,
     /// or a frame that closes the session), counted from when it has read
     /// what it was sent. In milliseconds [default: 1000].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = millis)]
     pub exit_grace_ms: Option<u64>,
     /// Watch a directory for files whose name or content holds a token.
     #[arg(long, value_name = "DIR")]
