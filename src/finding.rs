@@ -147,6 +147,14 @@ impl Distinct {
         violations.iter().any(|v| distinct(v, script, obs) == *self)
     }
 
+    /// Whether a session shows it, leaving out what a crash in that
+    /// session explains (an answer or an effect that did not come after it).
+    pub(crate) fn shown_beside_crash(&self, violations: &[Violation], script: &Script, obs: &Observation) -> bool {
+        let crashed = ended_in_crash(violations, obs);
+        let unexplained = violations.iter().filter(|v| !(crashed && explained_by_crash(v)));
+        unexplained.into_iter().any(|v| distinct(v, script, obs) == *self)
+    }
+
     /// Whether the session shows it only by time (no answer, effect or
     /// exit within a wait; [`Kind::rests_on_time`](crate::check::Kind::rests_on_time)):
     /// such a finding is reported only once a session with doubled waits

@@ -145,9 +145,12 @@ fn finding_test(name: &str, artifact: &Artifact, source: &Path) -> String {
     let _ = writeln!(t, "        program = env!(\"CARGO_BIN_EXE_portcullis\").to_owned();\n    }}");
     let _ = writeln!(t, "    let args = COMMAND[1..].iter().map(|a| a.to_string());");
     let _ = writeln!(t, "    let command = Command::new(program, args);");
-    let waits = match artifact.waits_ms {
-        Some([answer, quiet, exit_grace]) => format!("Waits::from_ms({answer}, {quiet}, {exit_grace})"),
-        None => "Waits::default()".to_owned(),
+    let waits = match (artifact.waits_ms, artifact.start_ms) {
+        (Some([answer, quiet, exit_grace]), Some(start)) => format!(
+            "Waits::from_ms({answer}, {quiet}, {exit_grace}).starting_within(std::time::Duration::from_millis({start}))"
+        ),
+        (Some([answer, quiet, exit_grace]), None) => format!("Waits::from_ms({answer}, {quiet}, {exit_grace})"),
+        (None, _) => "Waits::default()".to_owned(),
     };
     let _ = writeln!(t, "    // As long as the campaign that found it waited.");
     let _ = writeln!(t, "    let target = ChildTarget::new(command, {waits}, tools, probes);");

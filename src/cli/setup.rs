@@ -18,24 +18,29 @@ const TIMEOUT_MS: u64 = 5000;
 const QUIET_MS: u64 = 10;
 const EXIT_GRACE_MS: u64 = 1000;
 
-/// The flags every command that runs a child shares.
-/// Milliseconds, as a number (`5000`) or with a unit (`500ms`, `5s`, `2m`).
+/// Milliseconds, as a number (`5000`) or with a unit (`500ms`, `5s`, `2m`),
+/// at most a day.
 fn millis(text: &str) -> Result<u64, String> {
-    let bad = || format!("`{text}` is not a time such as 5000 (milliseconds), 500ms, 5s or 2m");
+    let bad = || format!("`{text}` is not a time such as 5000 (milliseconds), 500ms, 5s or 2m, up to a day");
     let (digits, per) = match text {
         t if t.ends_with("ms") => (&t[..t.len() - 2], 1),
         t if t.ends_with('s') => (&t[..t.len() - 1], 1_000),
         t if t.ends_with('m') => (&t[..t.len() - 1], 60_000),
         t => (t, 1),
     };
-    digits.parse::<u64>().map(|n| n.saturating_mul(per)).map_err(|_| bad())
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let ms = digits.parse::<u64>().ok().and_then(|n| n.checked_mul(per));
+    ms.filter(|ms| *ms <= 86_400_000).ok_or_else(bad)
 }
 
+/// The flags every command that runs a child shares.
 #[derive(clap::Args, Clone)]
 pub struct ChildFlags {
     /// The longest a session waits for an answer it is owed, or for a
     /// valid call to act, once the server runs; the bound of every wait.
-    /// In milliseconds [default: 5000].
+    /// In milliseconds, or with a unit (500ms, 5s) [default: 5000].
     #[arg(long, value_name = "N", value_parser = millis)]
     pub timeout_ms: Option<u64>,
     /// The longest a new server process may take to write its first byte

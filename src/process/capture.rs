@@ -1,7 +1,7 @@
 //! Bounded capture of a child's stdout or stderr: a thread drains the pipe
 //! for as long as it is open, so a flooding child never blocks on a full
-//! pipe, and keeps at most `cap` bytes not yet read (more once allowed),
-//! counting what it cut.
+//! pipe, and keeps at most `cap` bytes (more once allowed), counting what
+//! it cut.
 
 use std::io::Read;
 use std::sync::{Arc, Condvar, Mutex};

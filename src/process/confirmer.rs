@@ -44,7 +44,7 @@ pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Resul
     let obs = target.run_patiently(&session, &script, patience)?;
     let fresh = Entry::new(session, &entry.spec, script, obs);
     target.shared.ledger.record(fresh.clone());
-    if key.shown_in(&fresh.violations, &fresh.script, &fresh.obs) {
+    if key.shown_beside_crash(&fresh.violations, &fresh.script, &fresh.obs) {
         let session = Session { salt, ..entry.session };
         let Entry { script, obs, violations, .. } = fresh;
         let shown = Entry { session, script, obs, violations, history: Default::default(), ..entry };

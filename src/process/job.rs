@@ -51,10 +51,13 @@ pub struct Job<'a> {
     /// Where late findings are confirmed beside the search, when the
     /// server may run twice at once.
     confirmer: Option<Confirmer>,
-    /// How many persistent processes it has ended.
-    ended: u32,
-    /// Late findings that rest on time alone and were not confirmed.
+    /// The persistent processes of the round in flight that ended on their
+    /// own (a crash), by serial.
+    died: Vec<u64>,
+    /// Late findings that rest on time alone and were not confirmed, to
+    /// tell; and every key so told, which is not judged a third time.
     unconfirmed: Vec<Distinct>,
+    unconfirmed_once: Vec<Distinct>,
 }
 
 impl<'a> Job<'a> {
@@ -76,8 +79,9 @@ impl<'a> Job<'a> {
             known: None,
             made: Vec::new(),
             confirmer: target.ahead.then(|| Confirmer::start(target, Teller { policy, seed })),
-            ended: 0,
+            died: Vec::new(),
             unconfirmed: Vec::new(),
+            unconfirmed_once: Vec::new(),
         }
     }
 
@@ -180,6 +184,10 @@ impl<'a> Job<'a> {
         };
         let ledger = &self.target.shared.ledger;
         let ran = self.live[at].run(&body, salt ^ QUICK, ledger, defer)?;
+        // Kept for a round of shrinking in flight only (cleared as it begins).
+        if ran.obs.exit.ended() && matches!(lane, Lane::Shrink(_)) {
+            self.died.push(self.live[at].serial);
+        }
         let session = Session { policy: Policy::KeepOpen, revision: spec.revision, salt: salt ^ QUICK };
         let mut entry = Entry::new(session, spec, body, ran.obs);
         entry.history = ran.history;
@@ -236,9 +244,10 @@ impl<'a> Job<'a> {
     /// marker is answered, and each judged once the answers it awaits
     /// have come or are due, as a search session is. A candidate that
     /// cannot share the process runs in one of its own. None starts after
-    /// `until`. A candidate whose process ended while it still awaited an
-    /// answer (a later one crashed it, say) had no deadline of its own: it
-    /// counts as showing nothing.
+    /// `until`. A candidate whose process ended on its own while it still
+    /// awaited an answer (a later one crashed it, say) had no deadline of
+    /// its own: it counts as showing nothing. One whose process the job
+    /// ended (worn out) had its answers awaited to their deadline first.
     pub(crate) fn flight(
         &mut self,
         round: &[(ScriptSpec, u32)],
@@ -247,9 +256,7 @@ impl<'a> Job<'a> {
     ) -> Result<Vec<SessionRun>, Fault> {
         let lane = Lane::Shrink(d.clone());
         let mut runs = Vec::with_capacity(round.len());
-        // For each, whether it awaited answers, and how many processes had
-        // ended when it ran.
-        let mut awaited = Vec::with_capacity(round.len());
+        self.died.clear();
         for (spec, salt) in round {
             if until.is_some_and(|u| Instant::now() >= u) {
                 break;
@@ -263,17 +270,19 @@ impl<'a> Job<'a> {
                 Some(run) => run,
                 None => self.fresh(spec, *salt)?,
             };
-            awaited.push((!run.1.awaiting.is_empty(), self.ended));
             runs.push(run);
         }
         let quick: Vec<u32> = round.iter().map(|(_, salt)| salt ^ QUICK).collect();
         self.await_due(&quick);
         self.judge_late()?;
         let ledger = &self.target.shared.ledger;
-        let ended = self.ended;
-        let judged = runs.into_iter().zip(awaited).map(|(run, (awaiting, ended_then))| match awaiting {
-            true if ended > ended_then => (run.0, run.1, Vec::new()),
-            _ => ledger.judged(&quick, &run.0).unwrap_or(run),
+        let judged = runs.into_iter().map(|run| {
+            let awaited = !run.1.awaiting.is_empty();
+            match ledger.judged(&quick, &run.0) {
+                Some((_, Some(p))) if awaited && self.died.contains(&p) => (run.0, run.1, Vec::new()),
+                Some((now, _)) => now,
+                None => run,
+            }
         });
         Ok(judged.collect())
     }
@@ -288,7 +297,9 @@ impl<'a> Job<'a> {
         let bound = latest + self.target.waits().answer * 2;
         loop {
             for p in &mut self.live {
-                p.tend(ledger);
+                if p.tend(ledger) && !self.died.contains(&p.serial) {
+                    self.died.push(p.serial);
+                }
             }
             ledger.expire(&[]);
             if ledger.latest_due(salts).is_none() || Instant::now() >= bound {
@@ -364,10 +375,13 @@ impl<'a> Job<'a> {
     fn keep(&mut self, confirmed: Confirmed) {
         match confirmed {
             Ok(f) => self.found.push(f),
-            Err(key) => {
+            // Told once, and seen again once: a second time it stays made.
+            Err(key) if !self.unconfirmed_once.contains(&key) => {
                 self.made.retain(|k| *k != key);
+                self.unconfirmed_once.push(key.clone());
                 self.unconfirmed.push(key);
             }
+            Err(_) => {}
         }
     }
 
@@ -417,14 +431,12 @@ impl Job<'_> {
     fn end_processes(&mut self) {
         for p in self.live.drain(..) {
             p.end(&self.target.shared.ledger);
-            self.ended += 1;
         }
     }
 
     /// Ends the persistent process at `at`.
     fn end_live(&mut self, at: usize) {
         self.live.swap_remove(at).end(&self.target.shared.ledger);
-        self.ended += 1;
     }
 }
 

@@ -109,6 +109,9 @@ impl Entry {
     }
 }
 
+/// A session's script, what it showed and its violations.
+pub(crate) type Judged = (Script, Observation, Vec<Violation>);
+
 /// When the latest of `entries` that ran in the same persistent process as
 /// the one at `at` was judged; `None` for a session in a process of its
 /// own.
@@ -384,11 +387,12 @@ impl Ledger {
     }
 
     /// What the kept session of `script`, with a salt in `salts`, shows
-    /// now: its script, observation and violations as last judged.
-    pub(crate) fn judged(&self, salts: &[u32], script: &Script) -> Option<(Script, Observation, Vec<Violation>)> {
+    /// now (its script, observation and violations as last judged), and
+    /// the persistent process that ran it.
+    pub(crate) fn judged(&self, salts: &[u32], script: &Script) -> Option<(Judged, Option<u64>)> {
         let entries = self.entries();
         let entry = entries.iter().rev().find(|e| salts.contains(&e.session.salt) && e.script == *script)?;
-        Some((entry.script.clone(), entry.obs.clone(), entry.violations.clone()))
+        Some(((entry.script.clone(), entry.obs.clone(), entry.violations.clone()), entry.process))
     }
 
     /// Ends the wait for the answers still awaited by the sessions whose

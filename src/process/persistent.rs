@@ -212,9 +212,9 @@ impl Persistent {
     /// Between scripts: takes the effects that came (the latest script's
     /// to the ledger, as [`Persistent::run`] does when the next begins)
     /// and routes the answers still awaited. Once the process has ended (a
-    /// signal ended it, say), nothing more can come: what its scripts
-    /// still await is missing now.
-    pub(crate) fn tend(&mut self, ledger: &Ledger) {
+    /// crash or a signal ended it), nothing more can come: what its scripts
+    /// still await is missing now, and it says so (`true`).
+    pub(crate) fn tend(&mut self, ledger: &Ledger) -> bool {
         // Read before what is drained: all it wrote is in by then.
         let over = self.child.exit().ended() && self.child.stdout_closed();
         self.child.collect_effects();
@@ -224,6 +224,7 @@ impl Persistent {
             let salts: Vec<u32> = self.ids.values().copied().collect();
             ledger.expire(&salts);
         }
+        over
     }
 
     /// Routes the answers that came since the last script's window to
