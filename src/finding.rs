@@ -149,6 +149,7 @@ impl Distinct {
 
     /// Whether a session shows it, leaving out what a crash in that
     /// session explains (an answer or an effect that did not come after it).
+    #[cfg(all(feature = "process", target_os = "linux"))]
     pub(crate) fn shown_beside_crash(&self, violations: &[Violation], script: &Script, obs: &Observation) -> bool {
         let crashed = ended_in_crash(violations, obs);
         let unexplained = violations.iter().filter(|v| !(crashed && explained_by_crash(v)));
