@@ -129,6 +129,14 @@ pub(crate) fn explained_by_crash(v: &Violation) -> bool {
     !ends(v) && v.kind.absent()
 }
 
+/// The `violations` a crash does not explain: all of them, unless the
+/// session ended in a crash ([`ended_in_crash`]), which explains what did
+/// not come after it ([`explained_by_crash`]).
+pub(crate) fn beside_crash<'a>(violations: &'a [Violation], obs: &Observation) -> impl Iterator<Item = &'a Violation> {
+    let crashed = ended_in_crash(violations, obs);
+    violations.iter().filter(move |v| !(crashed && explained_by_crash(v)))
+}
+
 /// The last line on stderr, numbers and tokens left out, at most 80
 /// characters: what tells one crash from another.
 fn crash_line(stderr: &[u8]) -> Option<String> {
@@ -151,9 +159,7 @@ impl Distinct {
     /// session explains (an answer or an effect that did not come after it).
     #[cfg(all(feature = "process", target_os = "linux"))]
     pub(crate) fn shown_beside_crash(&self, violations: &[Violation], script: &Script, obs: &Observation) -> bool {
-        let crashed = ended_in_crash(violations, obs);
-        let unexplained = violations.iter().filter(|v| !(crashed && explained_by_crash(v)));
-        unexplained.into_iter().any(|v| distinct(v, script, obs) == *self)
+        beside_crash(violations, obs).any(|v| distinct(v, script, obs) == *self)
     }
 
     /// Whether the session shows it only by time (no answer, effect or

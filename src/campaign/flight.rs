@@ -1,7 +1,7 @@
-//! Shrinking in flight: for a finding that rests on time alone (an answer
-//! or an effect that never came within the wait), each shrinking step
-//! waits out that wait, so proptest's one candidate at a time would spend
-//! the wait on every step. Here a round's candidates are cut from the
+//! Shrinking in flight: for a finding that shows only once a deadline has
+//! passed (an answer or an effect that never came by it), each shrinking
+//! step waits out that deadline, so proptest's one candidate at a time
+//! would spend it on every step. Here a round's candidates are cut from the
 //! script at once (each step kept alone, halves, quarters and single steps
 //! dropped, write boundaries dropped) and run together, each judged when
 //! its own evidence is in; the smallest that still shows the finding is

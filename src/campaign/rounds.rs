@@ -8,7 +8,7 @@ use super::flight::{Flight, cuts, smallest};
 use super::lane::SessionRun;
 use super::{Finding, HuntConfig, Lane, seeded_runner};
 use crate::check::CheckId;
-use crate::finding::{Distinct, distinct, ended_in_crash, explained_by_crash};
+use crate::finding::{Distinct, beside_crash, distinct};
 use crate::protocol::Level;
 use crate::script::ScriptSpec;
 use crate::seam::Fault;
@@ -187,11 +187,9 @@ fn rests_on_time(d: &Distinct, (script, obs, violations): &SessionRun) -> bool {
 /// and what the crash does not explain; the answers and effects that did
 /// not come after it are no finding each.
 fn judged(cfg: &HuntConfig, (script, obs, violations): &SessionRun) -> Vec<Distinct> {
-    let crashed = ended_in_crash(violations, obs);
     let level = cfg.level.max(Level::Spec);
-    let focused = violations.iter().filter(|v| cfg.focus.is_none_or(|c| c == v.check));
+    let focused = beside_crash(violations, obs).filter(|v| cfg.focus.is_none_or(|c| c == v.check));
     let focused = focused.filter(|v| v.level(script) <= level);
-    let focused = focused.filter(|v| !(crashed && explained_by_crash(v)));
     focused.map(|v| distinct(v, script, obs)).collect()
 }
 

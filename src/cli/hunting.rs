@@ -152,10 +152,13 @@ pub(super) fn campaign(
                 // Late and state-dependent findings come apart from the hunt's;
                 // each is saved as it comes, unless the run has that finding.
                 let apart: RefCell<Vec<Finding>> = RefCell::default();
-                let take_apart = || {
+                let tell_unconfirmed = || {
                     for d in job.borrow_mut().take_unconfirmed() {
                         bar.say(&unconfirmed(&d));
                     }
+                };
+                let take_apart = || {
+                    tell_unconfirmed();
                     for f in job.borrow_mut().take_found() {
                         if focused(&f) && !known.contains(&f.distinct()) {
                             record(&f, &base, target.waits());
@@ -187,9 +190,7 @@ pub(super) fn campaign(
                         Ok(more) => apart.extend(more),
                         Err(e) => return fail(super::told(&e)),
                     }
-                    for d in job.borrow_mut().take_unconfirmed() {
-                        bar.say(&unconfirmed(&d));
-                    }
+                    tell_unconfirmed();
                 }
                 match hunted {
                     // Each saved as it came.

@@ -5,6 +5,7 @@
 //! that shows only then is a late finding, never set aside.
 
 use super::history::History;
+use crate::campaign::SessionRun;
 use crate::check::{Violation, check};
 use crate::finding::{Distinct, distinct};
 use crate::observation::Observation;
@@ -108,9 +109,6 @@ impl Entry {
         self.dirty = true;
     }
 }
-
-/// A session's script, what it showed and its violations.
-pub(crate) type Judged = (Script, Observation, Vec<Violation>);
 
 /// When the latest of `entries` that ran in the same persistent process as
 /// the one at `at` was judged; `None` for a session in a process of its
@@ -389,7 +387,7 @@ impl Ledger {
     /// What the kept session of `script`, with a salt in `salts`, shows
     /// now (its script, observation and violations as last judged), and
     /// the persistent process that ran it.
-    pub(crate) fn judged(&self, salts: &[u32], script: &Script) -> Option<(Judged, Option<u64>)> {
+    pub(crate) fn judged(&self, salts: &[u32], script: &Script) -> Option<(SessionRun, Option<u64>)> {
         let entries = self.entries();
         let entry = entries.iter().rev().find(|e| salts.contains(&e.session.salt) && e.script == *script)?;
         Some(((entry.script.clone(), entry.obs.clone(), entry.violations.clone()), entry.process))
