@@ -59,30 +59,34 @@ fn output_after_the_window_is_the_scripts_and_judged_again() {
 
 #[test]
 fn a_violation_only_a_worn_process_shows_is_state_dependent_with_its_history() {
-    let target = python_server("wears_out.py", &[], Waits::default());
-    let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
-    for salt in 1..=4 {
-        let (_, _, v) = job.session(&call(), salt, Lane::Search).expect("the harness runs");
-        assert!(v.is_empty(), "the fresh session that confirms it is clean: {v:?}");
-    }
-    let found = job.take_found();
-    let f = found.iter().find(|f| f.check == CheckId::StdoutClean).unwrap_or_else(|| panic!("{found:#?}"));
-    assert!(!f.confirmed, "a fresh session did not repeat it");
-    assert_eq!(f.history.len(), 3, "the three scripts the process ran before");
-    assert!(String::from_utf8_lossy(&f.observation.stdout).contains("debug: served 4 calls"));
+    // The server prints a debug line from its fourth call on: a campaign
+    // catches it in its shared process, no fresh session repeats it, and it
+    // is reported with the scripts the process ran before.
+    let dir = tempfile::tempdir().unwrap();
+    let server = format!("{}/tests/servers/wears_out.py", env!("CARGO_MANIFEST_DIR"));
+    let path = dir.path().to_str().unwrap().to_owned();
+    let fuzz = ["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--policy", "keep-open"];
+    let rest = ["--cases", "32", "--check", "stdout-clean", "--mix", "lean", "--max-findings", "1"];
+    let report = format!("{path}/report.json");
+    let args: Vec<&str> =
+        fuzz.iter().chain(&rest).copied().chain(["--artifacts", &path, "--report", &report]).collect();
+    let found = cli(&[args.as_slice(), &["--", "python3", &server]].concat(), dir.path());
+    assert_eq!(found.0, Some(1), "{}", found.1);
+    assert!(found.1.contains("state-dependent: a process shared between sessions showed it after"), "{}", found.1);
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let f = &json["findings"][0];
+    assert_eq!(f["confirmed"], false, "a fresh session did not repeat it: {f}");
+    let saved = f["artifact"].as_str().unwrap_or_else(|| panic!("saved: {f}")).to_owned();
+    let artifact: serde_json::Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    let history = artifact["history"].as_array().unwrap_or_else(|| panic!("with its history: {artifact}"));
+    assert!(!history.is_empty(), "the scripts the process ran before: {artifact}");
 
     // Saved, it replays with its history and still fails; minimized, it
     // keeps the scripts it needs and still fails.
-    let dir = tempfile::tempdir().unwrap();
-    let server = format!("{}/tests/servers/wears_out.py", env!("CARGO_MANIFEST_DIR"));
-    let catalogue = target.catalogue();
-    let artifact = Artifact::new(f, catalogue.tools, &catalogue.canary_base, vec!["python3".into(), server.clone()]);
-    let saved = artifact.save(dir.path()).expect("saved");
-    let replay = cli(&["replay", saved.to_str().unwrap(), "--", "python3", &server], dir.path());
+    let replay = cli(&["replay", &saved, "--", "python3", &server], dir.path());
     assert_eq!(replay.0, Some(1), "{}", replay.1);
-    assert!(replay.1.contains("the 3 scripts its process ran before go first"), "{}", replay.1);
-    let minimized =
-        cli(&["minimize", saved.to_str().unwrap(), "--budget-ms", "8000", "--", "python3", &server], dir.path());
+    assert!(replay.1.contains("scripts its process ran before go first"), "{}", replay.1);
+    let minimized = cli(&["minimize", &saved, "--budget-ms", "8000", "--", "python3", &server], dir.path());
     assert_eq!(minimized.0, Some(0), "{}", minimized.1);
     let smaller = minimized.1.lines().find_map(|l| l.strip_prefix("Saved: ")).expect("saved").to_owned();
     let again = cli(&["replay", &smaller, "--", "python3", &server], dir.path());

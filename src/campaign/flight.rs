@@ -10,7 +10,7 @@
 
 use super::lane::SessionRun;
 use crate::finding::Distinct;
-use crate::script::ScriptSpec;
+use crate::script::{Script, ScriptSpec};
 use crate::seam::Fault;
 use std::time::Instant;
 
@@ -22,14 +22,21 @@ pub(crate) const FLIGHT: usize = 24;
 pub(crate) type RunRound<'a> =
     dyn Fn(&[(ScriptSpec, u32)], &Distinct, Option<Instant>) -> Result<Vec<SessionRun>, Fault> + 'a;
 
-/// What runs candidates together: whether it can for a finding (the
-/// script it was caught with), and then a round of candidates, each with
-/// its salt, each session judged once its evidence is in.
+/// What a runner that runs sessions in a shared process offers the hunt:
+/// whether it can run a finding's candidates together (the script it was
+/// caught with), a round of candidates, each with its salt, each session
+/// judged once its evidence is in; and the scripts the shared process ran
+/// before a search session, by its salt, where it ran in one.
 pub(crate) struct Flight<'a> {
     /// Whether the finding's candidates can run together.
     pub(crate) takes: &'a dyn Fn(&Distinct, &ScriptSpec) -> bool,
     /// Runs a round of candidates of the finding, in order.
     pub(crate) run: &'a RunRound<'a>,
+    /// The scripts a shared process ran before the search session of this
+    /// salt; `None` where it ran fresh. A finding such a session showed is
+    /// confirmed fresh before it is reported, and one no fresh session
+    /// repeats is reported with them, as state-dependent.
+    pub(crate) history: &'a dyn Fn(u32) -> Option<Vec<Script>>,
 }
 
 /// The candidates cut from `spec`, largest cuts first, none twice and none

@@ -19,7 +19,10 @@ pub(crate) type SessionRun = (Script, Observation, Vec<Violation>);
 pub enum Lane {
     /// Drawing new sessions: what a runner reports of a new finding must
     /// hold for a fresh session (a shared process's verdict may stand for
-    /// findings already made).
+    /// findings already made), unless the runner gives the hunt the scripts
+    /// its shared process ran before the session: the hunt then confirms
+    /// the finding in a fresh session ([`Lane::Confirm`]) before it reports
+    /// it, and reports one no fresh session repeats with those scripts.
     Search,
     /// A cut-down candidate of this finding: a runner may report what a
     /// shared process showed, unconfirmed, where a shared process can show

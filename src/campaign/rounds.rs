@@ -10,7 +10,7 @@ use super::{Finding, HuntConfig, Lane, seeded_runner};
 use crate::check::CheckId;
 use crate::finding::{Distinct, beside_crash, distinct};
 use crate::protocol::Level;
-use crate::script::ScriptSpec;
+use crate::script::{Script, ScriptSpec};
 use crate::seam::Fault;
 use proptest::strategy::BoxedStrategy;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError};
@@ -199,6 +199,25 @@ fn at_a_deadline(d: &Distinct, (script, obs, violations): &SessionRun) -> bool {
     violations.iter().any(|v| v.kind.shows_at_a_deadline() && distinct(v, script, obs) == *d)
 }
 
+/// The session the search caught: its choices, what it showed, its salt,
+/// and, where it ran in a shared process, the scripts that process ran
+/// before it (its verdict then need not hold for a fresh session).
+struct Caught {
+    spec: ScriptSpec,
+    run: SessionRun,
+    salt: u32,
+    history: Option<Vec<Script>>,
+}
+
+/// `f`, reported as a shared process showed it, after `history`, where it
+/// was (no fresh session has repeated it): state-dependent.
+fn unconfirmed(f: Finding, history: Option<Vec<Script>>) -> Finding {
+    match history {
+        Some(history) => Finding { history, confirmed: false, ..f },
+        None => f,
+    }
+}
+
 /// How a round ended.
 enum Round {
     /// With a finding, shrunk and confirmed.
@@ -239,9 +258,9 @@ impl Hunt<'_> {
         let caught: RefCell<Option<Distinct>> = RefCell::new(None);
         let fault: RefCell<Option<Fault>> = RefCell::new(None);
         let (searched, sessions, steps) = (Cell::new(self.searched), Cell::new(self.sessions), Cell::new(0u32));
-        // The session the search caught, which holds for a fresh one, and
-        // the candidates the shrinking accepted since, smallest last.
-        let caught_run: RefCell<Option<(ScriptSpec, SessionRun, u32)>> = RefCell::new(None);
+        // The session the search caught, and the candidates the shrinking
+        // accepted since, smallest last.
+        let caught_run: RefCell<Option<Caught>> = RefCell::new(None);
         let accepted: RefCell<Vec<ScriptSpec>> = RefCell::new(Vec::new());
         let first_caught: Cell<Option<Instant>> = Cell::new(None);
         let (stopped, halted) = (Cell::new(false), Cell::new(false));
@@ -318,14 +337,15 @@ impl Hunt<'_> {
                         // Heard at once unless it rests on time alone, which
                         // only a run with longer waits confirms.
                         None => {
+                            let history = self.flight.and_then(|f| (f.history)(salt));
                             if !rests_on_time(&d, &outcome) {
                                 let at = self.start.elapsed();
                                 let f = self.finding(&d, spec.clone(), outcome.clone(), salt, searched.get(), Some(at));
-                                (self.found)(&Finding { shrink_ran_out: true, ..f });
+                                (self.found)(&Finding { shrink_ran_out: true, ..unconfirmed(f, history.clone()) });
                             }
                             let flies = self.flight.is_some_and(|f| (f.takes)(&d, &spec));
                             in_flight.set(flies && at_a_deadline(&d, &outcome));
-                            *caught_run.borrow_mut() = Some((spec.clone(), outcome, salt));
+                            *caught_run.borrow_mut() = Some(Caught { spec: spec.clone(), run: outcome, salt, history });
                         }
                         Some(_) => accepted.borrow_mut().push(spec.clone()),
                     }
@@ -364,12 +384,11 @@ impl Hunt<'_> {
         let shrink_ran_out = out_of_time() || self.halted;
         let first_seen = first_caught.get().map(|t| t.saturating_duration_since(self.start));
         let caught_run = caught_run.into_inner().expect("a failure keeps the session that caught it");
-        let Some((spec, (script, observation, violations), salt)) = self.confirm(&d, spec, accepted, caught_run)?
-        else {
+        let Some(Caught { spec, run, salt, history }) = self.confirm(&d, spec, accepted, caught_run)? else {
             return Ok(Round::Unconfirmed(d));
         };
-        let f = self.finding(&d, spec, (script, observation, violations), salt, found_at, first_seen);
-        Ok(Round::Found(Box::new(Finding { shrink_ran_out, ..f })))
+        let f = self.finding(&d, spec, run, salt, found_at, first_seen);
+        Ok(Round::Found(Box::new(Finding { shrink_ran_out, ..unconfirmed(f, history) })))
     }
 
     /// The finding `d` that a session of `spec` showed.
@@ -450,22 +469,23 @@ impl Hunt<'_> {
     /// fresh from the smallest back, at doubling distances, and then the
     /// script the search caught. Where none repeats it, a finding that
     /// rests on time alone is not confirmed (`None`); any other is
-    /// reported with the session the search caught, which held for a fresh
-    /// one. Where no cut showed the finding, the search's session is it.
+    /// reported with the session the search caught, and the history of
+    /// its shared process if it ran in one. Where no cut showed the
+    /// finding and the search's session ran fresh, that session is it.
     fn confirm(
         &mut self,
         d: &Distinct,
         minimal: ScriptSpec,
         mut accepted: Vec<ScriptSpec>,
-        caught: (ScriptSpec, SessionRun, u32),
-    ) -> Result<Option<(ScriptSpec, SessionRun, u32)>, Fault> {
-        let timed = rests_on_time(d, &caught.1);
+        caught: Caught,
+    ) -> Result<Option<Caught>, Fault> {
+        let timed = rests_on_time(d, &caught.run);
         // Told to stop, nothing more runs: a finding is reported as the
         // search caught it, unless it rests on time alone and so is not.
         if self.halted {
             return Ok((!timed).then_some(caught));
         }
-        if accepted.is_empty() && minimal == caught.0 && !timed {
+        if accepted.is_empty() && minimal == caught.spec && !timed && caught.history.is_none() {
             return Ok(Some(caught));
         }
         if accepted.last() != Some(&minimal) {
@@ -477,15 +497,15 @@ impl Hunt<'_> {
             tries.push(&accepted[accepted.len() - 1 - back]);
             back = back * 2 + 1;
         }
-        if tries.last() != Some(&&caught.0) {
-            tries.push(&caught.0);
+        if tries.last() != Some(&&caught.spec) {
+            tries.push(&caught.spec);
         }
         for spec in tries {
             let salt = super::salt(self.cfg, self.sessions);
             self.sessions += 1;
             let again = (self.run)(spec, salt, Lane::Confirm)?;
             if judged(self.cfg, &again).contains(d) {
-                return Ok(Some((spec.clone(), again, salt)));
+                return Ok(Some(Caught { spec: spec.clone(), run: again, salt, history: None }));
             }
         }
         Ok((!timed).then_some(caught))
@@ -523,7 +543,7 @@ mod tests {
             rounds.set(rounds.get() + 1);
             round.iter().map(|(spec, salt)| session(spec, *salt)).collect()
         };
-        let flight = Flight { takes: &takes, run: &together };
+        let flight = Flight { takes: &takes, run: &together, history: &|_| None };
         let found = hunt_among(
             &cfg,
             super::super::strategy(&cfg),

@@ -180,7 +180,8 @@ pub(super) fn campaign(
                     take_apart();
                     ran
                 };
-                let flight = Flight { takes: &takes, run: &together };
+                let history = |salt: u32| job.borrow().history_of(salt);
+                let flight = Flight { takes: &takes, run: &together, history: &history };
                 let hunted = hunt_among(&cfg, strategy(&cfg), &tick, (&run, Some(&flight)), known, &on_found);
                 let mut apart = apart.take();
                 apart.extend(job.borrow_mut().take_found());

@@ -5,12 +5,17 @@
 //! of its own. Under `keep-open` the rest run in one [`Persistent`]
 //! process per revision. A violation there that shows only findings the
 //! run has made counts as seen, and the process goes on. One that may be
-//! new is run again in a fresh process, beside the persistent one where
-//! the server may run twice, else after it has ended: where it repeats,
-//! the fresh session's verdict is the hunt's; where it does not, it is
-//! reported as state-dependent, with every script the process ran before
-//! it. Shrinking candidates run in the persistent process too, unless
-//! what they shrink shows only as a session ends.
+//! new, in a session whose evidence is all in, is handed to the hunt as it
+//! is, and its process's history kept by salt: the hunt confirms in a
+//! fresh session what it reports, and reports a finding no fresh session
+//! repeats as state-dependent, with every script the process ran before
+//! it. One in a session that still awaits answers, or whose process did
+//! not answer its marker, is run again in a fresh process, which shows it
+//! whole: where it does not repeat there, it is state-dependent. Shrinking
+//! candidates run in the persistent process too, unless what they shrink
+//! shows only as a session ends. A server of which only one instance may
+//! run (no process started ahead) has its persistent processes ended
+//! before a fresh session starts.
 //!
 //! After every session the ledger's late evidence is judged: a session
 //! that now breaks a check is a finding marked late, with the delay. It is
@@ -20,6 +25,7 @@
 
 use super::ChildTarget;
 use super::confirmer::{Confirmed, Confirmer, Task, Teller, confirm, finding};
+use super::history::History;
 use super::ledger::Entry;
 use super::persistent::{Persistent, Started};
 use crate::campaign::{Finding, Known, Lane, SessionRun};
@@ -58,6 +64,9 @@ pub struct Job<'a> {
     /// tell; and every key so told, which is not judged a third time.
     unconfirmed: Vec<Distinct>,
     unconfirmed_once: Vec<Distinct>,
+    /// The latest search sessions run in a shared process that may have
+    /// shown a new finding, by salt, with what the process ran before each.
+    caught: std::collections::VecDeque<(u32, History)>,
 }
 
 impl<'a> Job<'a> {
@@ -82,6 +91,7 @@ impl<'a> Job<'a> {
             died: Vec::new(),
             unconfirmed: Vec::new(),
             unconfirmed_once: Vec::new(),
+            caught: Default::default(),
         }
     }
 
@@ -101,8 +111,8 @@ impl<'a> Job<'a> {
     }
 
     /// Runs one session of a hunt in `lane`, with tokens of `salt`. A
-    /// search session runs in the persistent process when it can, and a
-    /// violation there that may be a new finding is run again fresh; a
+    /// search session runs in the persistent process when it can (the
+    /// hunt confirms fresh what it reports; [`Job::history_of`]); a
     /// shrinking candidate runs there too (unless what it shrinks shows only
     /// as a session ends), judged by what it showed, the process kept while
     /// it answers its marker (the hunt confirms what it shrinks to); a
@@ -138,6 +148,11 @@ impl<'a> Job<'a> {
 
     /// [`Job::fresh`] with every wait `patience` times as long.
     fn fresh_patiently(&mut self, spec: &ScriptSpec, salt: u32, patience: u32) -> Result<SessionRun, Fault> {
+        // A server of which one instance may run at a time (none is started
+        // ahead) runs none beside the shared one.
+        if !self.target.ahead {
+            self.end_processes();
+        }
         let script = spec.render(&self.target.catalogue, salt);
         let session = Session { policy: self.policy, revision: spec.revision, salt };
         let obs = self.target.run_patiently(&session, &script, patience)?;
@@ -200,7 +215,19 @@ impl<'a> Job<'a> {
         // findings made; a process that answered its marker goes on.
         let keys: Vec<Distinct> = entry.violations.iter().map(|v| distinct(v, &entry.script, &entry.obs)).collect();
         let new: Vec<&Distinct> = keys.iter().filter(|k| self.known.is_none_or(|known| !known.contains(k))).collect();
-        if ran.healthy && (clean || matches!(lane, Lane::Shrink(_)) || new.is_empty()) {
+        // A search session that may show a new finding, and whose evidence
+        // is all in (it awaits no answer), is handed to the hunt as it is:
+        // the hunt confirms in a fresh session whatever it reports, and
+        // reports one no fresh session repeats with the scripts this
+        // process ran before it.
+        let whole = entry.obs.awaiting.is_empty();
+        if ran.healthy && *lane == Lane::Search && !new.is_empty() && whole {
+            self.caught.push_back((salt, entry.history.clone()));
+            if self.caught.len() > CAUGHT {
+                self.caught.pop_front();
+            }
+        }
+        if ran.healthy && (clean || matches!(lane, Lane::Shrink(_)) || new.is_empty() || whole) {
             return Ok(Some((entry.script, entry.obs, entry.violations)));
         }
         // A process that answered its marker goes on beside the fresh one,
@@ -217,14 +244,24 @@ impl<'a> Job<'a> {
         if matches!(lane, Lane::Shrink(_)) {
             return Ok(Some(self.fresh(spec, salt)?));
         }
+        // A search session whose process did not answer its marker, or that
+        // still awaits answers, is run again fresh, which shows it whole.
         // Each finding that may be new is judged by itself: one a fresh
         // session does not repeat is state-dependent, kept with its history.
         let fresh = self.fresh(spec, salt)?;
         let repeated: Vec<Distinct> = fresh.2.iter().map(|v| distinct(v, &fresh.0, &fresh.1)).collect();
         if let Some(key) = new.into_iter().find(|k| !repeated.contains(k)).cloned() {
-            self.found.push(self.finding(entry, &key, false));
+            self.found.push(finding(entry, &key, false, self.teller(), self.sessions));
         }
         Ok(Some(fresh))
+    }
+
+    /// The scripts the shared process ran before the search session of
+    /// `salt`, when that session ran in one and may have shown a new
+    /// finding: a finding it showed that no fresh session repeats is
+    /// state-dependent, reported with them.
+    pub(crate) fn history_of(&self, salt: u32) -> Option<Vec<crate::script::Script>> {
+        self.caught.iter().rev().find(|(s, _)| *s == salt).map(|(_, h)| h.scripts())
     }
 
     /// Whether shrinking candidates of `d`, cut from `spec`, can run in
@@ -395,10 +432,6 @@ impl<'a> Job<'a> {
         Teller { policy: self.policy, seed: self.seed }
     }
 
-    fn finding(&self, entry: Entry, key: &Distinct, confirmed: bool) -> Finding {
-        finding(entry, key, confirmed, self.teller(), self.sessions)
-    }
-
     /// Ends every process the job keeps, takes the effects still arriving,
     /// and judges the late evidence: the job's last findings.
     pub fn finish(&mut self) -> Result<Vec<Finding>, Fault> {
@@ -416,6 +449,10 @@ impl<'a> Job<'a> {
         Ok(self.take_found())
     }
 }
+
+/// How many search sessions' histories [`Job::history_of`] keeps: more
+/// than the findings a hunt has under way at once.
+const CAUGHT: usize = 64;
 
 /// The largest script whose shrinking candidates run in flight.
 const FLIGHT_BYTES: usize = 256 << 10;

@@ -87,8 +87,8 @@ pub fn finding(f: &Finding, reproduce: Option<&str>) -> String {
     if !f.history.is_empty() {
         let _ = writeln!(
             out,
-            "state-dependent: a process shared between sessions showed it after {} (saved with the finding), \
-             and a fresh session did not repeat it",
+            "state-dependent: a process shared between sessions showed it after {} (saved with the finding); \
+             no fresh session has repeated it",
             counted(f.history.len(), "earlier script")
         );
     }
