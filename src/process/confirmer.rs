@@ -41,7 +41,8 @@ pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Resul
     let salt = fresh_salt();
     let script = entry.spec.render(&target.catalogue, salt);
     let session = Session { policy: teller.policy, revision: entry.spec.revision, salt };
-    let obs = target.run_patiently(&session, &script, patience)?;
+    let cover = entry.late.max(entry.came_after).unwrap_or_default();
+    let obs = target.run_patiently(&session, &script, patience, cover)?;
     let fresh = Entry::new(session, &entry.spec, script, obs);
     target.shared.ledger.record(fresh.clone());
     if key.shown_beside_crash(&fresh.violations, &fresh.script, &fresh.obs) {

@@ -34,7 +34,7 @@ use crate::finding::{Distinct, distinct};
 use crate::protocol::{Id, Policy, Revision};
 use crate::script::ScriptSpec;
 use crate::seam::{Fault, Session};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// One job's sessions against a server process.
 pub struct Job<'a> {
@@ -155,7 +155,7 @@ impl<'a> Job<'a> {
         }
         let script = spec.render(&self.target.catalogue, salt);
         let session = Session { policy: self.policy, revision: spec.revision, salt };
-        let obs = self.target.run_patiently(&session, &script, patience)?;
+        let obs = self.target.run_patiently(&session, &script, patience, Duration::ZERO)?;
         let entry = Entry::new(session, spec, script, obs);
         let run = (entry.script.clone(), entry.obs.clone(), entry.violations.clone());
         self.target.shared.ledger.record(entry);
@@ -207,28 +207,42 @@ impl<'a> Job<'a> {
         let mut entry = Entry::new(session, spec, body, ran.obs);
         entry.history = ran.history;
         entry.due = ran.due;
+        entry.answer_by = Some(ran.answer_by);
         entry.process = Some(self.live[at].serial);
-        let clean = entry.violations.is_empty();
         ledger.record(entry.clone());
-        // A shrinking candidate needs only to tell whether it still shows
-        // the finding, and a search session only what it adds to the
-        // findings made; a process that answered its marker goes on.
-        let keys: Vec<Distinct> = entry.violations.iter().map(|v| distinct(v, &entry.script, &entry.obs)).collect();
-        let new: Vec<&Distinct> = keys.iter().filter(|k| self.known.is_none_or(|known| !known.contains(k))).collect();
-        // A search session that may show a new finding, and whose evidence
-        // is all in (it awaits no answer), is handed to the hunt as it is:
-        // the hunt confirms in a fresh session whatever it reports, and
-        // reports one no fresh session repeats with the scripts this
-        // process ran before it.
-        let whole = entry.obs.awaiting.is_empty();
-        if ran.healthy && *lane == Lane::Search && !new.is_empty() && whole {
+        let new_in = |run: &SessionRun, known: Option<&Known>| {
+            let keys = run.2.iter().map(|v| distinct(v, &run.0, &run.1));
+            keys.filter(|k| known.is_none_or(|known| !known.contains(k))).collect::<Vec<Distinct>>()
+        };
+        let mut run = (entry.script.clone(), entry.obs.clone(), entry.violations.clone());
+        // A search session that may show a new finding and still awaits
+        // answers is judged once they are in: the process is tended until
+        // they have come or are due, and the session taken as the ledger
+        // judges it then (a call answered may still act: its effect is
+        // awaited until the session's deadline, where it is on time).
+        let quick = salt ^ QUICK;
+        if ran.healthy && *lane == Lane::Search && !new_in(&run, self.known).is_empty() && !run.1.awaiting.is_empty() {
+            self.tend_until(&[quick], &|ledger| ledger.answered(&[quick]));
+            self.judge_late_but(&[quick])?;
+            if let Some((whole, _)) = ledger.judged(&[quick], &run.0) {
+                run = whole;
+            }
+        }
+        let clean = run.2.is_empty();
+        let new = new_in(&run, self.known);
+        let healthy = ran.healthy && !self.died.contains(&self.live[at].serial);
+        // A search session that may show a new finding is handed to the
+        // hunt as it is: the hunt confirms in a fresh session whatever it
+        // reports, and reports one no fresh session repeats with the
+        // scripts this process ran before it.
+        if healthy && *lane == Lane::Search && !new.is_empty() {
             self.caught.push_back((salt, entry.history.clone()));
             if self.caught.len() > CAUGHT {
                 self.caught.pop_front();
             }
         }
-        if ran.healthy && (clean || matches!(lane, Lane::Shrink(_)) || new.is_empty() || whole) {
-            return Ok(Some((entry.script, entry.obs, entry.violations)));
+        if healthy && (clean || matches!(lane, Lane::Shrink(_)) || *lane == Lane::Search) {
+            return Ok(Some(run));
         }
         // A process that answered its marker goes on beside the fresh one,
         // where the server may run twice at once: what it still does with
@@ -239,18 +253,20 @@ impl<'a> Job<'a> {
             self.end_live(at);
         }
         if clean {
-            return Ok(Some((entry.script, entry.obs, entry.violations)));
+            return Ok(Some(run));
         }
         if matches!(lane, Lane::Shrink(_)) {
             return Ok(Some(self.fresh(spec, salt)?));
         }
-        // A search session whose process did not answer its marker, or that
-        // still awaits answers, is run again fresh, which shows it whole.
-        // Each finding that may be new is judged by itself: one a fresh
-        // session does not repeat is state-dependent, kept with its history.
+        // A search session whose process did not answer its marker is run
+        // again fresh. Each finding that may be new is judged by itself: one
+        // a fresh session does not repeat is state-dependent, kept with its
+        // history.
         let fresh = self.fresh(spec, salt)?;
         let repeated: Vec<Distinct> = fresh.2.iter().map(|v| distinct(v, &fresh.0, &fresh.1)).collect();
-        if let Some(key) = new.into_iter().find(|k| !repeated.contains(k)).cloned() {
+        if let Some(key) = new.into_iter().find(|k| !repeated.contains(k)) {
+            let (script, obs, violations) = run;
+            let entry = Entry { script, obs, violations, ..entry };
             self.found.push(finding(entry, &key, false, self.teller(), self.sessions));
         }
         Ok(Some(fresh))
@@ -329,6 +345,12 @@ impl<'a> Job<'a> {
     /// answer: each has come, or is due. Bounded by the latest deadline,
     /// and the grace an answer that came by it gives its call to act.
     fn await_due(&mut self, salts: &[u32]) {
+        self.tend_until(salts, &|ledger| ledger.latest_due(salts).is_none());
+    }
+
+    /// Tends the persistent processes until `done` holds of the ledger,
+    /// within the bound [`Job::await_due`] has.
+    fn tend_until(&mut self, salts: &[u32], done: &dyn Fn(&super::ledger::Ledger) -> bool) {
         let ledger = &self.target.shared.ledger;
         let Some(latest) = ledger.latest_due(salts) else { return };
         let bound = latest + self.target.waits().answer * 2;
@@ -339,7 +361,7 @@ impl<'a> Job<'a> {
                 }
             }
             ledger.expire(&[]);
-            if ledger.latest_due(salts).is_none() || Instant::now() >= bound {
+            if done(ledger) || Instant::now() >= bound {
                 return;
             }
             std::thread::sleep(std::time::Duration::from_millis(2));
@@ -354,10 +376,19 @@ impl<'a> Job<'a> {
     /// once, else here. Only evidence that came late grows the quiet wait:
     /// an answer that never came is no evidence of a slow server.
     fn judge_late(&mut self) -> Result<(), Fault> {
+        self.judge_late_but(&[])
+    }
+
+    /// [`Job::judge_late`], but for the sessions with a salt in `own`,
+    /// whose evidence the caller judges as a whole.
+    fn judge_late_but(&mut self, own: &[u32]) -> Result<(), Fault> {
         for p in &mut self.live {
             p.drain(&self.target.shared.ledger);
         }
         for (entry, key) in self.target.shared.ledger.rejudge() {
+            if own.contains(&entry.session.salt) {
+                continue;
+            }
             let made = |k: &Distinct| self.known.is_some_and(|known| known.contains(k)) || self.made.contains(k);
             if made(&key) {
                 continue;

@@ -56,6 +56,14 @@ pub(crate) struct Entry {
     /// When the answers it still awaits ([`Observation::awaiting`]) are
     /// due: then it is judged again without them.
     pub(crate) due: Option<Instant>,
+    /// The deadline of every answer its requests may get, awaited or not
+    /// (a malformed frame with a readable id may be answered by it): an
+    /// answer to one of its ids by then is its own evidence, not late.
+    pub(crate) answer_by: Option<Instant>,
+    /// How long after it was judged its latest evidence that was not late
+    /// came (an answer by its deadline): the fresh session that confirms
+    /// what it then shows waits that long for quiet.
+    pub(crate) came_after: Option<Duration>,
 }
 
 impl Entry {
@@ -74,6 +82,8 @@ impl Entry {
             process: None,
             dirty: false,
             due: None,
+            answer_by: None,
+            came_after: None,
         }
     }
 
@@ -84,20 +94,29 @@ impl Entry {
 
     /// Adds the effect `action`, which came at `at`: part of its session's
     /// own evidence where it carries the token of a frame whose answer the
-    /// session still awaited then, else late.
-    fn add_effect(&mut self, action: Action, at: Instant, last_judged: Option<Instant>) {
+    /// session still awaited then, or where it is an answer (`answered`)
+    /// that came by its answers' deadline; else late.
+    fn add_effect(&mut self, action: Action, at: Instant, last_judged: Option<Instant>, answered: bool) {
         let text = action.arguments_text();
         let awaited = |f: &crate::frame::Frame| {
             let ids = f.owed_ids().into_iter().chain(f.id.clone());
             ids.into_iter().any(|id| self.obs.awaiting.contains(&id))
                 && f.tokens.iter().any(|t| text.contains(t.as_str()))
         };
-        let on_time = self.due.is_some_and(|due| at <= due) && self.script.frames.iter().any(awaited);
+        let awaited = self.due.is_some_and(|due| at <= due) && self.script.frames.iter().any(awaited);
+        let on_time = awaited || (answered && self.answer_by.is_some_and(|by| at <= by));
         self.obs.effects.push(action);
         match on_time {
-            true => self.dirty = true,
+            true => self.add_on_time(at),
             false => self.add_late(at, last_judged),
         }
+    }
+
+    /// Adds evidence that came at `at`, after this session was judged and
+    /// by its deadline: its own, not late.
+    fn add_on_time(&mut self, at: Instant) {
+        self.came_after = Some(self.came_after.unwrap_or_default().max(at.saturating_duration_since(self.judged)));
+        self.dirty = true;
     }
 
     /// Adds evidence that came at `at`, after this session was judged and
@@ -264,6 +283,11 @@ impl Ledger {
     /// it carries only an earlier session's tokens and was added to that
     /// session, to be judged again.
     pub(crate) fn route(&self, action: Action, at: Instant, current: &[u32]) -> Option<Action> {
+        self.route_as(action, at, current, false)
+    }
+
+    /// [`Ledger::route`], for an answer (`answered`) or a probe's effect.
+    fn route_as(&self, action: Action, at: Instant, current: &[u32], answered: bool) -> Option<Action> {
         let salts: Vec<u32> = tokens_in(&action.arguments_text()).filter_map(salt_of).collect();
         if salts.is_empty() || current.iter().any(|c| salts.contains(c)) {
             return Some(action);
@@ -274,7 +298,7 @@ impl Ledger {
         let mut entries = self.entries();
         if let Some(i) = entries.iter().rposition(|e| salts.contains(&e.session.salt)) {
             let last = last_judged(&entries, i);
-            entries[i].add_effect(action, at, last);
+            entries[i].add_effect(action, at, last, answered);
             return None;
         }
         let mut others = self.others();
@@ -304,7 +328,7 @@ impl Ledger {
                 return None;
             }
         }
-        self.route(action, at, current)
+        self.route_as(action, at, current, true)
     }
 
     /// Takes the late effects of a session run apart from a job, whose
@@ -336,7 +360,7 @@ impl Ledger {
         let at_salt = entries.iter().rposition(|e| Some(e.session.salt) == salt);
         let Some(i) = at_salt.or(entries.len().checked_sub(1)) else { return };
         let last = last_judged(&entries, i);
-        entries[i].add_effect(action, at, last);
+        entries[i].add_effect(action, at, last, false);
     }
 
     /// Adds output that came after the script with salt `salt` was judged
@@ -357,9 +381,11 @@ impl Ledger {
     /// its request `id`, which came at `at`: an answer that came after its
     /// window (in a later script's, say), matched by id. By its deadline it
     /// is no late evidence, and a call it answers may still act for `grace`
-    /// after it, as in a window; past the deadline, it is late evidence. A
-    /// session no longer kept gets it as the latest session's late output,
-    /// where it is judged.
+    /// after it, as in a window; past the deadline, it is late evidence. An
+    /// answer the session did not await (to a malformed frame whose id was
+    /// readable, say) is its own evidence too by the deadline of its
+    /// answers: judged again, not late. A session no longer kept gets it as
+    /// the latest session's late output, where it is judged.
     pub(crate) fn answer(&self, salt: u32, line: &[u8], id: &Id, at: Instant, grace: Duration) {
         let mut entries = self.entries();
         let owner = entries.iter().rposition(|e| e.session.salt == salt);
@@ -371,8 +397,9 @@ impl Ledger {
         match entry.due.filter(|due| awaited && at <= *due) {
             Some(due) => {
                 entry.due = Some(due.max(at + grace));
-                entry.dirty = true;
+                entry.add_on_time(at);
             }
+            None if owner.is_some() && entry.answer_by.is_some_and(|by| at <= by) => entry.add_on_time(at),
             None => entry.add_late(at, last),
         }
     }
@@ -382,6 +409,17 @@ impl Ledger {
     pub(crate) fn latest_due(&self, salts: &[u32]) -> Option<Instant> {
         let entries = self.entries();
         entries.iter().filter(|e| salts.contains(&e.session.salt)).filter_map(|e| e.due).max()
+    }
+
+    /// Whether every session with a salt in `salts` has had each answer it
+    /// awaited, or had them judged missing at their deadline.
+    pub(crate) fn answered(&self, salts: &[u32]) -> bool {
+        let entries = self.entries();
+        let answered = |e: &Entry| {
+            let lines: Vec<serde_json::Value> = crate::json_line::values(&e.obs.stdout).collect();
+            e.obs.awaiting.iter().all(|id| lines.iter().any(|v| crate::json_line::answers(v, id)))
+        };
+        entries.iter().filter(|e| salts.contains(&e.session.salt) && e.due.is_some()).all(answered)
     }
 
     /// What the kept session of `script`, with a salt in `salts`, shows
@@ -518,5 +556,23 @@ mod tests {
         assert!(call.tokens.contains(&token(1, 1)), "the answer carries the call's token");
         assert!(ledger.route_answered(answer, later, &[2]).is_none(), "an answer for an effect held is that effect");
         assert_eq!(ledger.entries().front().expect("kept").obs.effects.len(), 3, "not a fourth");
+    }
+
+    #[test]
+    fn an_answer_not_awaited_by_its_deadline_is_its_sessions_own_and_after_it_is_late() {
+        // A malformed frame whose id was readable may be answered, after
+        // the marker, by the deadline of its session's answers.
+        let ledger = Ledger::default();
+        let now = Instant::now();
+        let line = br#"{"jsonrpc":"2.0","id":6,"result":{}}"#;
+        let id = Id::Int(6);
+        let by = now + Duration::from_secs(5);
+        ledger.record(Entry { answer_by: Some(by), process: Some(7), ..entry(1) });
+        ledger.answer(1, line, &id, now + Duration::from_millis(1300), Duration::ZERO);
+        let first = ledger.entries().front().cloned().expect("kept");
+        assert!(first.dirty && first.late.is_none() && first.idle_late.is_none(), "its own, not late: {first:?}");
+        assert!(first.came_after.is_some_and(|d| d >= Duration::from_millis(1200)), "a confirmation covers it");
+        ledger.answer(1, line, &id, by + Duration::from_millis(1), Duration::ZERO);
+        assert!(ledger.entries().front().expect("kept").late.is_some(), "past the deadline it is late");
     }
 }

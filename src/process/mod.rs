@@ -141,20 +141,24 @@ impl ChildTarget {
     /// end: what the server writes and does while the session ends (its
     /// stdin closed, the exit grace, the group ended) is the session's.
     pub(crate) fn run_whole(&self, session: &Session, script: &Script) -> Result<Observation, Fault> {
-        self.run_patiently(session, script, 1)
+        self.run_patiently(session, script, 1, Duration::ZERO)
     }
 
-    /// [`ChildTarget::run_whole`] with every wait `patience` times as long:
-    /// a verdict that rests on time alone is confirmed so.
+    /// [`ChildTarget::run_whole`] with every wait `patience` times as long
+    /// (a verdict that rests on time alone is confirmed so), and the quiet
+    /// wait long enough to cover evidence that came `cover` after a
+    /// session was judged (a session that showed it is confirmed so).
     pub(crate) fn run_patiently(
         &self,
         session: &Session,
         script: &Script,
         patience: u32,
+        cover: Duration,
     ) -> Result<Observation, Fault> {
         let recorder = Recorder::new();
         let mut gateway = self.start(session, recorder.clone())?;
         gateway.patience(patience);
+        gateway.cover(cover);
         let mut obs = drive(&mut gateway, &recorder, session, script)?;
         obs.cut = gateway.cut();
         let (out, err) = gateway.finish();

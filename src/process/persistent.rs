@@ -39,6 +39,8 @@ pub(crate) struct Ran {
     pub(crate) healthy: bool,
     /// When the answers it still awaits ([`Observation::awaiting`]) are due.
     pub(crate) due: Option<Instant>,
+    /// The deadline of every answer its requests may get.
+    pub(crate) answer_by: Instant,
 }
 
 /// What starting a persistent process came to.
@@ -206,7 +208,7 @@ impl Persistent {
         self.bytes += body.len_bytes();
         self.history.push(body.clone());
         self.last = Some((salt, recorder, obs.effects.len()));
-        Ok(Ran { obs, history, healthy: marked && exit == Exit::Running, due })
+        Ok(Ran { obs, history, healthy: marked && exit == Exit::Running, due, answer_by: deadline })
     }
 
     /// Between scripts: takes the effects that came (the latest script's

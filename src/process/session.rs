@@ -91,6 +91,9 @@ pub struct ChildGateway {
     quiet_since_exit: Option<Instant>,
     /// How many times as long as the target's its waits are.
     patience: u32,
+    /// Evidence came this long after a session of this script was judged:
+    /// its quiet wait covers it.
+    cover: Duration,
     /// When the process was started, and when it was first seen to have
     /// written: the start bound runs until then ([`super::Waits::start`]).
     started: Instant,
@@ -148,6 +151,7 @@ impl ChildGateway {
             answered: target.answers.then(Answered::default),
             quiet_since_exit: None,
             patience: 1,
+            cover: Duration::ZERO,
             started: Instant::now(),
             spoke_at: None,
             first_write: None,
@@ -180,7 +184,15 @@ impl ChildGateway {
 
     /// The waits now, for what this session sent.
     pub(crate) fn waits(&self) -> super::Waits {
-        self.shared.grown.now().scaled(self.patience).for_bytes(self.sent)
+        let waits = self.shared.grown.now().scaled(self.patience).for_bytes(self.sent);
+        let quiet = waits.quiet.max(self.cover + self.cover / 2).min(waits.answer.max(waits.quiet));
+        super::Waits { quiet, ..waits }
+    }
+
+    /// Makes the quiet wait of this session long enough to cover evidence
+    /// that came `after` a session of the same script was judged.
+    pub(crate) fn cover(&mut self, after: Duration) {
+        self.cover = after;
     }
 
     /// How long effects must stay quiet before the session ends: the
