@@ -103,28 +103,22 @@ impl CallParts {
 
     /// [`insert_valid`](Self::insert_valid) with `raw` in the request
     /// text (an escape, say) that reads as `value`. Where the token sits in
-    /// a URL, the text goes after a `#`, in the fragment a request does not
-    /// carry: the character is read, yet the tool fetches the same page
-    /// (an HTTP client may refuse a URL with it in the path, and that is
-    /// no refusal of the call).
+    /// a URL, the text goes in the request's `params._meta` instead, which
+    /// every revision allows and no tool acts on: the character is read,
+    /// yet the tool gets the same URL (a tool may refuse a URL with such a
+    /// character anywhere in it, and that is no refusal of the call).
     pub fn insert_valid_as(&mut self, raw: &[u8], value: &str) -> String {
         let token = self.token.clone();
         let key = self.token_key();
-        let url = self.arguments.get(&key).and_then(|v| string_with(v, &token)).filter(|s| in_a_url(s, &token));
-        let Some(url) = url else {
-            let bytes = self.request_inserting(raw);
-            if let Some(v) = self.arguments.get_mut(&key) {
-                replace_first(v, &token, &format!("{token}{value}"));
-            }
-            return String::from_utf8(bytes).expect("valid insert keeps UTF-8");
-        };
-        // At the end of the URL, as its fragment.
-        let text = self.request();
-        let at = self.token_end(&text);
-        let end = at + text[at..].find('"').expect("the string that holds the token ends");
-        let bytes = [&text.as_bytes()[..end], b"#", raw, &text.as_bytes()[end..]].concat();
+        let in_url =
+            self.arguments.get(&key).and_then(|v| string_with(v, &token)).is_some_and(|s| in_a_url(&s, &token));
+        if in_url {
+            let raw = std::str::from_utf8(raw).expect("a valid insert is UTF-8");
+            return self.request_with(&self.params_adding(&format!(r#""_meta":{{"note":"{raw}"}}"#)));
+        }
+        let bytes = self.request_inserting(raw);
         if let Some(v) = self.arguments.get_mut(&key) {
-            replace_first(v, &url, &format!("{url}#{value}"));
+            replace_first(v, &token, &format!("{token}{value}"));
         }
         String::from_utf8(bytes).expect("valid insert keeps UTF-8")
     }
@@ -312,16 +306,17 @@ mod tests {
     }
 
     #[test]
-    fn a_look_alike_in_a_url_goes_in_its_fragment_and_elsewhere_after_the_token() {
+    fn a_look_alike_beside_a_url_goes_in_meta_and_elsewhere_after_the_token() {
         let mut url = parts(ArgKind::Url);
-        let before = url.arguments["a"].as_str().expect("a URL").to_owned();
+        let before = url.arguments.clone();
         let text = url.insert_valid("é");
-        assert_eq!(url.arguments["a"], format!("{before}#é"), "the page fetched is the same");
-        assert!(text.contains(&format!("{before}#é\"")), "{text}");
+        assert_eq!(url.arguments, before, "the tool gets the same URL");
+        let v: Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(v["params"]["_meta"]["note"], "é", "{text}");
         let mut pair = parts(ArgKind::Url);
         let text = pair.insert_valid_as(br"\ud83d\ude00", "\u{1F600}");
-        assert!(text.contains(r"#\ud83d\ude00"), "the raw text carries the escape: {text}");
-        assert!(pair.arguments["a"].as_str().is_some_and(|a| a.ends_with("#\u{1F600}")), "{:?}", pair.arguments);
+        assert!(text.contains(r#""_meta":{"note":"\ud83d\ude00"}"#), "the raw text carries the escape: {text}");
+        assert_eq!(pair.arguments, before, "{text}");
         let mut note = parts(ArgKind::Text);
         let token = note.token.clone();
         note.insert_valid("é");
