@@ -33,10 +33,11 @@ pub(crate) struct Flight<'a> {
     /// Runs a round of candidates of the finding, in order.
     pub(crate) run: &'a RunRound<'a>,
     /// The scripts a shared process ran before the search session of this
-    /// salt; `None` where it ran fresh. A finding such a session showed is
-    /// confirmed fresh before it is reported, and one no fresh session
-    /// repeats is reported with them, as state-dependent.
-    pub(crate) history: &'a dyn Fn(u32) -> Option<Vec<Script>>,
+    /// salt, and the salt its tokens carried there; `None` where it ran
+    /// fresh. A finding such a session showed is confirmed fresh before it
+    /// is reported, and one no fresh session repeats is reported with them,
+    /// as state-dependent.
+    pub(crate) history: &'a dyn Fn(u32) -> Option<(Vec<Script>, u32)>,
 }
 
 /// The candidates cut from `spec`, largest cuts first, none twice and none

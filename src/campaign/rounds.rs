@@ -101,7 +101,8 @@ impl Known {
 /// Hunts with sessions run by `run` (which may, say, share one process
 /// between sessions, as long as what it reports in [`Lane::Search`] and
 /// [`Lane::Confirm`] holds for a fresh one; a shrunk script is confirmed
-/// in [`Lane::Confirm`] before it is reported),
+/// in [`Lane::Confirm`] before it is reported; [`Lane::Search`] has more
+/// room where the runner gives the hunt a shared process's history),
 /// for every distinct finding [`HuntConfig::max_findings`] allows, each
 /// shrunk within [`HuntConfig::max_shrink_ms`]. The callback hears the
 /// search and the shrinking, and stops either by returning false. Under
@@ -117,9 +118,10 @@ pub fn hunt_by(
 }
 
 /// [`hunt_by`], leaving alone what `known` holds (another job's findings)
-/// and adding its own. `found` hears each finding as soon as a fresh
-/// session has shown it (before it is shrunk), and again once shrunk and
-/// confirmed, so a run stopped meanwhile keeps it. Where `flight` takes a
+/// and adding its own. `found` hears each finding as soon as a search
+/// session has shown it (before it is shrunk; state-dependent until a fresh
+/// session repeats it, where a shared process showed it), and again once
+/// shrunk and confirmed, so a run stopped meanwhile keeps it. Where `flight` takes a
 /// finding that shows only once a deadline has passed, it is shrunk in flight
 /// ([`super::flight`]) rather than one candidate at a time.
 pub(crate) fn hunt_among<'a>(
@@ -206,14 +208,15 @@ struct Caught {
     spec: ScriptSpec,
     run: SessionRun,
     salt: u32,
-    history: Option<Vec<Script>>,
+    history: Option<(Vec<Script>, u32)>,
 }
 
-/// `f`, reported as a shared process showed it, after `history`, where it
-/// was (no fresh session has repeated it): state-dependent.
-fn unconfirmed(f: Finding, history: Option<Vec<Script>>) -> Finding {
+/// `f`, reported as a shared process showed it, after `history` and with
+/// the salt its tokens carried there, where it was (no fresh session has
+/// repeated it): state-dependent.
+fn unconfirmed(f: Finding, history: Option<(Vec<Script>, u32)>) -> Finding {
     match history {
-        Some(history) => Finding { history, confirmed: false, ..f },
+        Some((history, salt)) => Finding { history, salt, confirmed: false, ..f },
         None => f,
     }
 }
@@ -516,7 +519,7 @@ impl Hunt<'_> {
 mod tests {
     use super::*;
     use crate::check::CheckId;
-    use crate::protocol::Policy;
+    use crate::protocol::{Policy, Revision};
     use crate::reference::{Mutant, Reference};
     use std::collections::HashSet;
 
@@ -559,5 +562,31 @@ mod tests {
         let salts = salts.into_inner();
         assert_eq!(salts.iter().collect::<HashSet<_>>().len(), salts.len(), "no salt twice: {salts:?}");
         assert!(f.confirmed, "what it shrank to was confirmed");
+    }
+
+    #[test]
+    fn a_shared_catch_no_fresh_session_repeats_is_reported_with_its_history_and_one_it_repeats_fresh() {
+        // The runner's search sessions "ran in a shared process" whose
+        // history it gives; its confirming sessions run against `fresh`.
+        let before = ScriptSpec::whole(Revision::LATEST, vec![]).render(&crate::catalogue::Catalogue::reference(), 1);
+        let history = |salt: u32| Some((vec![before.clone()], salt));
+        for (fresh, repeats) in [(Reference::strict(), false), (Reference::mutant(Mutant::BoolId), true)] {
+            let caught = Reference::mutant(Mutant::BoolId);
+            let cfg = HuntConfig { cases: 256, policy: Policy::KeepOpen, ..Default::default() };
+            let run = |spec: &ScriptSpec, salt: u32, lane: Lane| match lane {
+                Lane::Confirm => super::super::session(&fresh, cfg.policy, spec, salt),
+                _ => super::super::session(&caught, cfg.policy, spec, salt),
+            };
+            let together = |_: &[(ScriptSpec, u32)], _: &Distinct, _: Option<Instant>| Ok(Vec::new());
+            let flight = Flight { takes: &|_, _| false, run: &together, history: &history };
+            let scripts = super::super::strategy(&cfg);
+            let found = hunt_among(&cfg, scripts, &|_| true, (&run, Some(&flight)), &Known::default(), &|_| {});
+            let found = found.expect("the harness runs");
+            let f = found.first().expect("the mutant is caught");
+            assert_eq!(f.confirmed, repeats, "{f:?}");
+            assert_eq!(f.history.is_empty(), repeats, "the history only where no fresh session repeated it");
+            let own = format!("pc{:08x}t", f.salt);
+            assert!(String::from_utf8_lossy(&f.script.stdin()).contains(&own), "the salt its tokens carry");
+        }
     }
 }

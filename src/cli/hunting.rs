@@ -135,7 +135,8 @@ pub(super) fn campaign(
                     }
                     // --duration bounds the whole run: past it no session is
                     // drawn and no shrinking goes on (a finding is then
-                    // reported as a fresh session showed it).
+                    // reported as its search session showed it, with its
+                    // shared process's history where it ran in one).
                     match p {
                         Progress::Searched(_) => bar.searched(done.fetch_add(1, Ordering::Relaxed) + 1),
                         Progress::Shrinking { finding, steps, elapsed } => bar.shrinking(finding, *steps, *elapsed),

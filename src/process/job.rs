@@ -3,19 +3,19 @@
 //! Under `close`, and for every script that must begin its process (a call
 //! before `initialize`, a frame cut at EOF), a session runs in a process
 //! of its own. Under `keep-open` the rest run in one [`Persistent`]
-//! process per revision. A violation there that shows only findings the
-//! run has made counts as seen, and the process goes on. One that may be
-//! new, in a session whose evidence is all in, is handed to the hunt as it
-//! is, and its process's history kept by salt: the hunt confirms in a
-//! fresh session what it reports, and reports a finding no fresh session
-//! repeats as state-dependent, with every script the process ran before
-//! it. One in a session that still awaits answers, or whose process did
-//! not answer its marker, is run again in a fresh process, which shows it
-//! whole: where it does not repeat there, it is state-dependent. Shrinking
-//! candidates run in the persistent process too, unless what they shrink
-//! shows only as a session ends. A server of which only one instance may
-//! run (no process started ahead) has its persistent processes ended
-//! before a fresh session starts.
+//! process per revision, which goes on while it answers its markers. A
+//! search session there that may show a new finding and still awaits
+//! answers has its process tended until they come or are due. A session
+//! in violation is handed to the hunt as the shared process showed it, and
+//! the process's history kept by salt: the hunt confirms in a fresh
+//! session what it reports, and reports a finding no fresh session repeats
+//! as state-dependent, with every script the process ran before it. One
+//! whose process did not answer its marker (or ended while tended) is run
+//! again in a fresh process: where a finding does not repeat there, it is
+//! state-dependent. Shrinking candidates run in the persistent process too,
+//! unless what they shrink shows only as a session ends. A server of which
+//! only one instance may run (no process started ahead) has its persistent
+//! processes ended before a fresh session starts.
 //!
 //! After every session the ledger's late evidence is judged: a session
 //! that now breaks a check is a finding marked late, with the delay. It is
@@ -50,7 +50,7 @@ pub struct Job<'a> {
     seed: u64,
     found: Vec<Finding>,
     /// The findings the run has made: a search session in the persistent
-    /// process that shows only these is not run again fresh.
+    /// process that shows only these is not tended for its answers.
     known: Option<&'a Known>,
     /// The keys of the late findings this job has made.
     made: Vec<Distinct>,
@@ -64,9 +64,14 @@ pub struct Job<'a> {
     /// tell; and every key so told, which is not judged a third time.
     unconfirmed: Vec<Distinct>,
     unconfirmed_once: Vec<Distinct>,
-    /// The latest search sessions run in a shared process that may have
-    /// shown a new finding, by salt, with what the process ran before each.
-    caught: std::collections::VecDeque<(u32, History)>,
+    /// The latest search sessions run in a shared process that broke a
+    /// check, by salt, with the salt their tokens carried there and what
+    /// the process ran before each.
+    caught: std::collections::VecDeque<(u32, u32, History)>,
+    /// How long after its window an answer has come, by its deadline, to a
+    /// search session handed to the hunt: a confirming session's quiet
+    /// wait covers it.
+    cover: Duration,
 }
 
 impl<'a> Job<'a> {
@@ -92,6 +97,7 @@ impl<'a> Job<'a> {
             unconfirmed: Vec::new(),
             unconfirmed_once: Vec::new(),
             caught: Default::default(),
+            cover: Duration::ZERO,
         }
     }
 
@@ -134,7 +140,7 @@ impl<'a> Job<'a> {
             Some(run) => run,
             // A confirming run waits twice as long: a verdict that rests on
             // time alone must hold with longer waits before it is reported.
-            None if lane == Lane::Confirm => self.fresh_patiently(spec, salt, 2)?,
+            None if lane == Lane::Confirm => self.fresh_patiently(spec, salt, 2, self.cover)?,
             None => self.fresh(spec, salt)?,
         };
         self.judge_late()?;
@@ -143,11 +149,18 @@ impl<'a> Job<'a> {
 
     /// Runs `spec` in a process of its own.
     pub fn fresh(&mut self, spec: &ScriptSpec, salt: u32) -> Result<SessionRun, Fault> {
-        self.fresh_patiently(spec, salt, 1)
+        self.fresh_patiently(spec, salt, 1, Duration::ZERO)
     }
 
-    /// [`Job::fresh`] with every wait `patience` times as long.
-    fn fresh_patiently(&mut self, spec: &ScriptSpec, salt: u32, patience: u32) -> Result<SessionRun, Fault> {
+    /// [`Job::fresh`] with every wait `patience` times as long, and the
+    /// quiet wait covering evidence that came `cover` after a window.
+    fn fresh_patiently(
+        &mut self,
+        spec: &ScriptSpec,
+        salt: u32,
+        patience: u32,
+        cover: Duration,
+    ) -> Result<SessionRun, Fault> {
         // A server of which one instance may run at a time (none is started
         // ahead) runs none beside the shared one.
         if !self.target.ahead {
@@ -155,7 +168,7 @@ impl<'a> Job<'a> {
         }
         let script = spec.render(&self.target.catalogue, salt);
         let session = Session { policy: self.policy, revision: spec.revision, salt };
-        let obs = self.target.run_patiently(&session, &script, patience, Duration::ZERO)?;
+        let obs = self.target.run_patiently(&session, &script, patience, cover)?;
         let entry = Entry::new(session, spec, script, obs);
         let run = (entry.script.clone(), entry.obs.clone(), entry.violations.clone());
         self.target.shared.ledger.record(entry);
@@ -208,35 +221,44 @@ impl<'a> Job<'a> {
         entry.history = ran.history;
         entry.due = ran.due;
         entry.answer_by = Some(ran.answer_by);
-        entry.process = Some(self.live[at].serial);
+        let serial = self.live[at].serial;
+        entry.process = Some(serial);
         ledger.record(entry.clone());
         let new_in = |run: &SessionRun, known: Option<&Known>| {
             let keys = run.2.iter().map(|v| distinct(v, &run.0, &run.1));
             keys.filter(|k| known.is_none_or(|known| !known.contains(k))).collect::<Vec<Distinct>>()
         };
         let mut run = (entry.script.clone(), entry.obs.clone(), entry.violations.clone());
+        let mut healthy = ran.healthy;
         // A search session that may show a new finding and still awaits
         // answers is judged once they are in: the process is tended until
         // they have come or are due, and the session taken as the ledger
         // judges it then (a call answered may still act: its effect is
-        // awaited until the session's deadline, where it is on time).
+        // awaited until the session's deadline, where it is on time). A
+        // process that ended meanwhile showed its end, not the answers: the
+        // window's verdict stands, and the session is run again fresh.
         let quick = salt ^ QUICK;
-        if ran.healthy && *lane == Lane::Search && !new_in(&run, self.known).is_empty() && !run.1.awaiting.is_empty() {
+        if healthy && *lane == Lane::Search && !new_in(&run, self.known).is_empty() && !run.1.awaiting.is_empty() {
             self.tend_until(&[quick], &|ledger| ledger.answered(&[quick]));
             self.judge_late_but(&[quick])?;
-            if let Some((whole, _)) = ledger.judged(&[quick], &run.0) {
+            healthy = self.live.iter().any(|p| p.serial == serial) && !self.died.contains(&serial);
+            if let Some((whole, _)) = ledger.judged(&[quick], &run.0).filter(|_| healthy) {
                 run = whole;
             }
+            // The hunt's confirmation waits as long as answers came late.
+            self.cover = self.cover.max(ledger.came_after(&[quick]).unwrap_or_default());
         }
+        // Where an inline confirmation ended the processes, this one is gone.
+        let at = self.live.iter().position(|p| p.serial == serial);
+        let healthy = healthy && at.is_some();
         let clean = run.2.is_empty();
         let new = new_in(&run, self.known);
-        let healthy = ran.healthy && !self.died.contains(&self.live[at].serial);
-        // A search session that may show a new finding is handed to the
-        // hunt as it is: the hunt confirms in a fresh session whatever it
-        // reports, and reports one no fresh session repeats with the
-        // scripts this process ran before it.
-        if healthy && *lane == Lane::Search && !new.is_empty() {
-            self.caught.push_back((salt, entry.history.clone()));
+        // A search session in violation is handed to the hunt as it is: the
+        // hunt confirms in a fresh session whatever it reports, and reports
+        // one no fresh session repeats with the scripts this process ran
+        // before it.
+        if healthy && *lane == Lane::Search && !clean {
+            self.caught.push_back((salt, quick, entry.history.clone()));
             if self.caught.len() > CAUGHT {
                 self.caught.pop_front();
             }
@@ -249,7 +271,7 @@ impl<'a> Job<'a> {
         // this script's tokens is this script's late evidence, by salt, and
         // the fresh session meets tokens of its own. Otherwise it ends
         // first (it may also carry an earlier script's state).
-        if !(ran.healthy && self.target.ahead) {
+        if let Some(at) = at.filter(|_| !(healthy && self.target.ahead)) {
             self.end_live(at);
         }
         if clean {
@@ -273,11 +295,11 @@ impl<'a> Job<'a> {
     }
 
     /// The scripts the shared process ran before the search session of
-    /// `salt`, when that session ran in one and may have shown a new
-    /// finding: a finding it showed that no fresh session repeats is
-    /// state-dependent, reported with them.
-    pub(crate) fn history_of(&self, salt: u32) -> Option<Vec<crate::script::Script>> {
-        self.caught.iter().rev().find(|(s, _)| *s == salt).map(|(_, h)| h.scripts())
+    /// `salt`, when that session ran in one and broke a check, and the salt
+    /// its tokens carried there: a finding it showed that no fresh session
+    /// repeats is state-dependent, reported with them.
+    pub(crate) fn history_of(&self, salt: u32) -> Option<(Vec<crate::script::Script>, u32)> {
+        self.caught.iter().rev().find(|(s, ..)| *s == salt).map(|(_, quick, h)| (h.scripts(), *quick))
     }
 
     /// Whether shrinking candidates of `d`, cut from `spec`, can run in
@@ -386,14 +408,10 @@ impl<'a> Job<'a> {
             p.drain(&self.target.shared.ledger);
         }
         for (entry, key) in self.target.shared.ledger.rejudge() {
-            if own.contains(&entry.session.salt) {
-                continue;
-            }
             let made = |k: &Distinct| self.known.is_some_and(|known| known.contains(k)) || self.made.contains(k);
             if made(&key) {
                 continue;
             }
-            self.made.push(key.clone());
             let on_time = key.rests_on_time(&entry.violations, &entry.script, &entry.obs);
             if let Some(idle) = entry.idle_late.filter(|idle| !on_time && !idle.is_zero()) {
                 let late = entry.late.unwrap_or(idle).as_millis();
@@ -403,10 +421,17 @@ impl<'a> Job<'a> {
                 );
                 self.target.shared.grown.cover(idle, &why);
             }
+            // What the caller judges as a whole is its to hand on.
+            if own.contains(&entry.session.salt) {
+                continue;
+            }
+            self.made.push(key.clone());
             let task = Task { entry, key, patience: if on_time { 2 } else { 1 }, sessions: self.sessions };
             match &self.confirmer {
                 Some(c) => c.push(task),
+                // One instance of the server at a time (none started ahead).
                 None => {
+                    self.end_processes();
                     let confirmed = confirm(self.target, self.teller(), task)?;
                     self.keep(confirmed);
                 }

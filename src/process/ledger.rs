@@ -422,6 +422,13 @@ impl Ledger {
         entries.iter().filter(|e| salts.contains(&e.session.salt) && e.due.is_some()).all(answered)
     }
 
+    /// How long after its window the latest evidence that was not late came
+    /// to the sessions with a salt in `salts`, if any came.
+    pub(crate) fn came_after(&self, salts: &[u32]) -> Option<Duration> {
+        let entries = self.entries();
+        entries.iter().filter(|e| salts.contains(&e.session.salt)).filter_map(|e| e.came_after).max()
+    }
+
     /// What the kept session of `script`, with a salt in `salts`, shows
     /// now (its script, observation and violations as last judged), and
     /// the persistent process that ran it.

@@ -195,19 +195,6 @@ impl ChildGateway {
         self.cover = after;
     }
 
-    /// How long effects must stay quiet before the session ends: the
-    /// quiet wait, grown to cover how late this server has acted; but once
-    /// the server has exited and no process of its group is left, nothing
-    /// of it can act any more, and only effects already in delivery are
-    /// waited for, for the quiet the flags set.
-    fn quiet_now(&mut self) -> Duration {
-        let waits = self.waits();
-        match self.poll().is_some() && !group::group_alive(self.child.id()) {
-            true => self.shared.grown.flags().quiet.saturating_mul(self.patience).min(waits.quiet),
-            false => waits.quiet,
-        }
-    }
-
     /// Makes every wait of this session `times` as long as the target's.
     pub(crate) fn patience(&mut self, times: u32) {
         self.patience = times.max(1);
@@ -424,8 +411,7 @@ impl ChildGateway {
         // Effects still in delivery, or of processes the server left running;
         // a process that served no session has none to wait for.
         if self.served {
-            let quiet = self.quiet_now();
-            self.effects_until_quiet(quiet, started + waits.answer);
+            self.effects_until_quiet(waits.quiet, started + waits.answer);
         }
         let grace = waits.quiet.max(Duration::from_millis(100)).min(waits.answer);
         self.status = end_group(&mut self.child, Duration::ZERO, grace).or(self.status);
@@ -520,8 +506,7 @@ impl Gateway for ChildGateway {
                 let drained = deadline.min(Instant::now() + waits.exit_grace);
                 self.stdout.wait_closed(drained);
                 self.stderr.wait_closed(drained);
-                let quiet = self.quiet_now();
-                self.effects_until_quiet(quiet, deadline);
+                self.effects_until_quiet(waits.quiet, deadline);
                 return Ok(());
             }
             self.read_answers(&mut owed);

@@ -158,11 +158,6 @@ impl Grown {
         }
     }
 
-    /// The waits the flags set, before any growth.
-    pub(crate) fn flags(&self) -> Waits {
-        self.flags
-    }
-
     /// The quiet and the evidence that grew it past its flag, if any did.
     pub(crate) fn grown(&self) -> Option<(Duration, String)> {
         let g = Growth::get(&self.quiet);
