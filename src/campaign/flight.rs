@@ -26,7 +26,8 @@ pub(crate) type RunRound<'a> =
 /// whether it can run a finding's candidates together (the script it was
 /// caught with), a round of candidates, each with its salt, each session
 /// judged once its evidence is in; and the scripts the shared process ran
-/// before a search session, by its salt, where it ran in one.
+/// before a search session, by its salt, where it ran in one; and what a
+/// script writes, so that a candidate the same as one run is not rerun.
 pub(crate) struct Flight<'a> {
     /// Whether the finding's candidates can run together.
     pub(crate) takes: &'a dyn Fn(&Distinct, &ScriptSpec) -> bool,
@@ -38,6 +39,10 @@ pub(crate) struct Flight<'a> {
     /// is reported, and one no fresh session repeats is reported with them,
     /// as state-dependent.
     pub(crate) history: &'a dyn Fn(u32) -> Option<(Vec<Script>, u32)>,
+    /// The bytes a script writes, with tokens of one fixed salt; `None`
+    /// for one too large to keep. Two shrinking candidates that write the
+    /// same bytes are the same experiment: the second is not run again.
+    pub(crate) written: &'a dyn Fn(&ScriptSpec) -> Option<Vec<u8>>,
 }
 
 /// The candidates cut from `spec`, largest cuts first, none twice and none

@@ -270,6 +270,9 @@ impl Hunt<'_> {
         // Whether the caught finding is shrunk in flight, after proptest
         // has given up on candidates passed unrun.
         let in_flight = Cell::new(false);
+        // What each shrinking candidate run wrote, and whether it showed
+        // the finding.
+        let tried: RefCell<HashMap<Vec<u8>, bool>> = RefCell::default();
         let out_of_time = || cfg.max_shrink_ms > 0 && first_caught.get().is_some_and(|t| t.elapsed() >= shrink_bound);
         let result = runner.run(&scripts, |spec| {
             if fault.borrow().is_some() {
@@ -286,6 +289,18 @@ impl Hunt<'_> {
                 return Ok(());
             }
             let shrinking = caught.borrow().clone();
+            // A candidate that writes what one already run wrote (a choice
+            // that renders the same, such as another pick of the one tool)
+            // shows what that one showed, unrun.
+            let written = self.flight.and_then(|f| (f.written)(&spec));
+            if let (Some(d), Some(shown)) = (&shrinking, written.as_ref().and_then(|w| tried.borrow().get(w).copied()))
+            {
+                if !shown {
+                    return Ok(());
+                }
+                accepted.borrow_mut().push(spec.clone());
+                return Err(TestCaseError::fail(d.to_string()));
+            }
             match &shrinking {
                 None => searched.set(searched.get() + 1),
                 Some(_) => steps.set(steps.get() + 1),
@@ -315,6 +330,9 @@ impl Hunt<'_> {
                 }
             };
             let mut shown = judged(cfg, &outcome);
+            if let (Some(d), Some(w)) = (&shrinking, written) {
+                tried.borrow_mut().insert(w, shown.contains(d));
+            }
             let hit = match &shrinking {
                 // The first finding no job has made, claimed at once so no
                 // other job shrinks it too. A session whose first violation
@@ -546,7 +564,7 @@ mod tests {
             rounds.set(rounds.get() + 1);
             round.iter().map(|(spec, salt)| session(spec, *salt)).collect()
         };
-        let flight = Flight { takes: &takes, run: &together, history: &|_| None };
+        let flight = Flight { takes: &takes, run: &together, history: &|_| None, written: &|_| None };
         let found = hunt_among(
             &cfg,
             super::super::strategy(&cfg),
@@ -578,7 +596,7 @@ mod tests {
                 _ => super::super::session(&caught, cfg.policy, spec, salt),
             };
             let together = |_: &[(ScriptSpec, u32)], _: &Distinct, _: Option<Instant>| Ok(Vec::new());
-            let flight = Flight { takes: &|_, _| false, run: &together, history: &history };
+            let flight = Flight { takes: &|_, _| false, run: &together, history: &history, written: &|_| None };
             let scripts = super::super::strategy(&cfg);
             let found = hunt_among(&cfg, scripts, &|_| true, (&run, Some(&flight)), &Known::default(), &|_| {});
             let found = found.expect("the harness runs");

@@ -182,7 +182,8 @@ pub(super) fn campaign(
                     ran
                 };
                 let history = |salt: u32| job.borrow().history_of(salt);
-                let flight = Flight { takes: &takes, run: &together, history: &history };
+                let written = |spec: &ScriptSpec| job.borrow().written(spec);
+                let flight = Flight { takes: &takes, run: &together, history: &history, written: &written };
                 let hunted = hunt_among(&cfg, strategy(&cfg), &tick, (&run, Some(&flight)), known, &on_found);
                 let mut apart = apart.take();
                 apart.extend(job.borrow_mut().take_found());

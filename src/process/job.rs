@@ -302,6 +302,14 @@ impl<'a> Job<'a> {
         self.caught.iter().rev().find(|(s, ..)| *s == salt).map(|(_, quick, h)| (h.scripts(), *quick))
     }
 
+    /// What `spec` writes, with tokens of one fixed salt, where that is no
+    /// more than [`FLIGHT_BYTES`]: two scripts that write the same are the
+    /// same experiment.
+    pub(crate) fn written(&self, spec: &ScriptSpec) -> Option<Vec<u8>> {
+        let script = spec.render(&self.target.catalogue, 0);
+        (script.len_bytes() <= FLIGHT_BYTES).then(|| script.stdin())
+    }
+
     /// Whether shrinking candidates of `d`, cut from `spec`, can run in
     /// flight ([`Job::flight`]): in the persistent process, where `d` can
     /// show there (a candidate that must begin or end a process runs in
