@@ -292,7 +292,7 @@ impl Hunt<'_> {
             // A candidate that writes what one already run wrote (a choice
             // that renders the same, such as another pick of the one tool)
             // shows what that one showed, unrun.
-            let written = self.flight.and_then(|f| (f.written)(&spec));
+            let written = self.flight.filter(|_| shrinking.is_some()).and_then(|f| (f.written)(&spec));
             if let (Some(d), Some(shown)) = (&shrinking, written.as_ref().and_then(|w| tried.borrow().get(w).copied()))
             {
                 if !shown {
