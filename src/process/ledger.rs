@@ -64,6 +64,8 @@ pub(crate) struct Entry {
     /// came (an answer by its deadline): the fresh session that confirms
     /// what it then shows waits that long for quiet.
     pub(crate) came_after: Option<Duration>,
+    /// The ids answered after its window, as they came.
+    pub(crate) answered: Vec<Id>,
 }
 
 impl Entry {
@@ -84,6 +86,7 @@ impl Entry {
             due: None,
             answer_by: None,
             came_after: None,
+            answered: Vec::new(),
         }
     }
 
@@ -394,6 +397,9 @@ impl Ledger {
         let entry = &mut entries[i];
         entry.obs.stdout.extend_from_slice(line);
         let awaited = owner.is_some() && entry.obs.awaiting.contains(id);
+        if awaited && !entry.answered.contains(id) {
+            entry.answered.push(id.clone());
+        }
         match entry.due.filter(|due| awaited && at <= *due) {
             Some(due) => {
                 entry.due = Some(due.max(at + grace));
@@ -412,13 +418,11 @@ impl Ledger {
     }
 
     /// Whether every session with a salt in `salts` has had each answer it
-    /// awaited, or had them judged missing at their deadline.
+    /// awaited (those its window did not hold, answered by id since), or
+    /// had them judged missing at their deadline.
     pub(crate) fn answered(&self, salts: &[u32]) -> bool {
         let entries = self.entries();
-        let answered = |e: &Entry| {
-            let lines: Vec<serde_json::Value> = crate::json_line::values(&e.obs.stdout).collect();
-            e.obs.awaiting.iter().all(|id| lines.iter().any(|v| crate::json_line::answers(v, id)))
-        };
+        let answered = |e: &Entry| e.obs.awaiting.iter().all(|id| e.answered.contains(id));
         entries.iter().filter(|e| salts.contains(&e.session.salt) && e.due.is_some()).all(answered)
     }
 
@@ -581,5 +585,14 @@ mod tests {
         assert!(first.came_after.is_some_and(|d| d >= Duration::from_millis(1200)), "a confirmation covers it");
         ledger.answer(1, line, &id, by + Duration::from_millis(1), Duration::ZERO);
         assert!(ledger.entries().front().expect("kept").late.is_some(), "past the deadline it is late");
+
+        // One it awaits is answered once its answer has come.
+        let mut awaiting = entry(2);
+        awaiting.obs.awaiting = vec![id.clone()];
+        awaiting.due = Some(by);
+        ledger.record(awaiting);
+        assert!(!ledger.answered(&[2]), "still awaited");
+        ledger.answer(2, line, &id, now, Duration::ZERO);
+        assert!(ledger.answered(&[2]), "answered");
     }
 }
