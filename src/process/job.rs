@@ -317,9 +317,8 @@ impl<'a> Job<'a> {
     /// reads at once (a round of huge scripts would spend its time being
     /// read).
     pub(crate) fn flies(&self, d: &Distinct, spec: &ScriptSpec) -> bool {
-        let small = || spec.render(&self.target.catalogue, 0).len_bytes() <= FLIGHT_BYTES;
         let shares = self.share && !self.unshared.contains(&spec.revision);
-        shares && !Kind::shows_at_an_end(&d.kind) && small()
+        shares && !Kind::shows_at_an_end(&d.kind) && self.written(spec).is_some()
     }
 
     /// Runs a round of shrinking candidates of `d` together: one after

@@ -185,7 +185,7 @@ impl ChildGateway {
     /// The waits now, for what this session sent.
     pub(crate) fn waits(&self) -> super::Waits {
         let waits = self.shared.grown.now().scaled(self.patience).for_bytes(self.sent);
-        let quiet = waits.quiet.max(self.cover + self.cover / 2).min(waits.answer.max(waits.quiet));
+        let quiet = waits.quiet.max(super::waits::covering(self.cover)).min(waits.answer.max(waits.quiet));
         super::Waits { quiet, ..waits }
     }
 

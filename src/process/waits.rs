@@ -185,7 +185,7 @@ impl Grown {
     /// Grows the quiet to cover `seen` (with half again as headroom), never
     /// past the answer bound, never below what it was.
     pub(crate) fn cover(&self, seen: Duration, why: &str) {
-        let want = (seen + seen / 2).min(self.flags.answer);
+        let want = covering(seen).min(self.flags.answer);
         Growth::to(&self.quiet, want, || why.to_owned());
     }
 
@@ -205,6 +205,12 @@ impl Grown {
         let want = (took * 2).min(self.flags.start * MEASURED_MAX);
         Growth::to(&self.start, want, || format!("a process took {} ms to start", took.as_millis()));
     }
+}
+
+/// The quiet that covers evidence seen `seen` after a window: that, with
+/// half again as headroom.
+pub(crate) fn covering(seen: Duration) -> Duration {
+    seen + seen / 2
 }
 
 #[cfg(test)]
