@@ -68,9 +68,10 @@ pub struct Job<'a> {
     /// check, by salt, with the salt their tokens carried there and what
     /// the process ran before each.
     caught: std::collections::VecDeque<(u32, u32, History)>,
-    /// How long after its window an answer has come, by its deadline, to a
-    /// search session handed to the hunt: a confirming session's quiet
-    /// wait covers it.
+    /// How long after its window evidence has come, by its deadline, to a
+    /// session of this job that it showed a finding: every fresh session's
+    /// quiet wait covers it (the server was seen to act that late, and may
+    /// cancel what it has not done when stdin closes).
     cover: Duration,
 }
 
@@ -149,7 +150,7 @@ impl<'a> Job<'a> {
 
     /// Runs `spec` in a process of its own.
     pub fn fresh(&mut self, spec: &ScriptSpec, salt: u32) -> Result<SessionRun, Fault> {
-        self.fresh_patiently(spec, salt, 1, Duration::ZERO)
+        self.fresh_patiently(spec, salt, 1, self.cover)
     }
 
     /// [`Job::fresh`] with every wait `patience` times as long, and the
@@ -419,6 +420,7 @@ impl<'a> Job<'a> {
             if made(&key) {
                 continue;
             }
+            self.cover = self.cover.max(entry.came_after.unwrap_or_default());
             let on_time = key.rests_on_time(&entry.violations, &entry.script, &entry.obs);
             if let Some(idle) = entry.idle_late.filter(|idle| !on_time && !idle.is_zero()) {
                 let late = entry.late.unwrap_or(idle).as_millis();
