@@ -199,7 +199,9 @@ fn a_search_session_goes_on_past_its_marker_and_an_answer_never_due_is_still_fou
     // doubled waits: here, and (with a process started ahead, so that the
     // server may run twice at once) on the job's confirming thread.
     for ahead in [false, true] {
-        let waits = Waits::from_ms(1000, 10, 500);
+        // A start bound of its own: on a loaded machine the interpreter may
+        // take longer than the answer wait to start.
+        let waits = Waits::from_ms(1000, 10, 500).starting_within(std::time::Duration::from_secs(10));
         // `silent`: a call still in flight at EOF is dropped without a word.
         let target = python_server("cancels_on_eof.py", &["0", "1:3", "silent"], waits).started_ahead(ahead);
         let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
