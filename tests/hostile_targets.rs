@@ -12,13 +12,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn target(script: &str) -> ChildTarget {
+    target_waiting(script, Waits::from_ms(700, 30, 300))
+}
+
+fn target_waiting(script: &str, waits: Waits) -> ChildTarget {
     let probes = Arc::new(Probes::start(&ProbeConfig::default()).expect("probes start"));
-    ChildTarget::new(
-        Command::new("sh", ["-c", script]),
-        Waits::from_ms(700, 30, 300).with_capture(1 << 20),
-        Catalogue::reference().tools,
-        probes,
-    )
+    let command = Command::new("sh", ["-c", script]);
+    ChildTarget::new(command, waits.with_capture(1 << 20), Catalogue::reference().tools, probes)
 }
 
 fn spec() -> ScriptSpec {
@@ -166,7 +166,10 @@ for line in sys.stdin:
 for a in acts:
     a.join()
 '"#;
-    let ahead = target(server).started_ahead(true);
+    // An exit grace and a start bound long enough for a loaded machine:
+    // the server exits once its fetch is done, so neither is waited out.
+    let waits = Waits::from_ms(700, 30, 5000).starting_within(Duration::from_secs(10));
+    let ahead = target_waiting(server, waits).started_ahead(true);
     for salt in [1, 2] {
         let (script, obs, v) = session(&ahead, Policy::Close, &spec(), salt).expect("the harness runs");
         assert_eq!(obs.effects.len(), 1, "{}", portcullis::report::session(&script, &obs, &v));

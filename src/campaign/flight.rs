@@ -8,6 +8,7 @@
 //! the next round's script. The hunt confirms what it shrank to in a fresh
 //! session, as it does proptest's.
 
+use super::handed::Handed;
 use super::lane::SessionRun;
 use crate::finding::Distinct;
 use crate::script::{Script, ScriptSpec};
@@ -43,6 +44,10 @@ pub(crate) struct Flight<'a> {
     /// for one too large to keep. Two shrinking candidates that write the
     /// same bytes are the same experiment: the second is not run again.
     pub(crate) written: &'a dyn Fn(&ScriptSpec) -> Option<Vec<u8>>,
+    /// Where a finding the search catches is handed, to be shrunk and
+    /// confirmed in a lane of its own (a shrinker) while the search draws
+    /// on; `None` to do it inline.
+    pub(crate) apart: Option<&'a dyn Fn(Handed)>,
 }
 
 /// The candidates cut from `spec`, largest cuts first, none twice and none

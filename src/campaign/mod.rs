@@ -3,6 +3,7 @@
 //! every minimal script shows its own bug (see `hunt_by`).
 
 mod flight;
+mod handed;
 mod lane;
 mod policy_probe;
 mod rounds;
@@ -10,15 +11,17 @@ mod rounds;
 pub use crate::finding::{Distinct, Finding};
 #[cfg(feature = "cli")]
 pub(crate) use flight::Flight;
+#[cfg(feature = "cli")]
+pub(crate) use handed::Handed;
 pub use lane::Lane;
 pub(crate) use lane::SessionRun;
 pub use policy_probe::PolicySeen;
 pub(crate) use policy_probe::probe_policy;
 #[cfg(feature = "process")]
 pub(crate) use rounds::Known;
-#[cfg(feature = "cli")]
-pub(crate) use rounds::hunt_among;
 pub use rounds::{Progress, hunt_by};
+#[cfg(feature = "cli")]
+pub(crate) use rounds::{Runner, Shrinker, hunt_among};
 
 use crate::attack;
 use crate::check::{self, CheckId, Violation};

@@ -5,6 +5,7 @@
 //! next round.
 
 use super::flight::{Flight, cuts, smallest};
+use super::handed::{Caught, Handed};
 use super::lane::SessionRun;
 use super::{Finding, HuntConfig, Lane, seeded_runner};
 use crate::check::CheckId;
@@ -140,7 +141,7 @@ pub(crate) fn hunt_among<'a>(
         if state.searched >= cfg.cases || !room || state.halted {
             break;
         }
-        match state.round(round, scripts.clone())? {
+        match state.round(round, scripts.clone(), None)? {
             Round::Found(f) => {
                 found(&f);
                 findings.push(*f); // claimed when it was caught
@@ -151,6 +152,7 @@ pub(crate) fn hunt_among<'a>(
                 known.forget(&d);
                 progress(&Progress::Unconfirmed { finding: d });
             }
+            Round::Handed => {}
             Round::Done => break,
         }
     }
@@ -159,6 +161,61 @@ pub(crate) fn hunt_among<'a>(
     }
     Ok(findings)
 }
+
+/// Shrinks and confirms, one after another, the findings a search hands
+/// apart ([`Flight::apart`]), with sessions run by a runner of its own
+/// (another process of the server, while the search goes on). Its salts
+/// are apart from the search's.
+pub(crate) struct Shrinker<'a> {
+    hunt: Hunt<'a>,
+    scripts: BoxedStrategy<ScriptSpec>,
+}
+
+impl<'a> Shrinker<'a> {
+    /// A lane shrinking for `cfg`'s hunt, which draws from `scripts`;
+    /// `progress` hears its shrinking and stops it by returning false
+    /// (the findings still handed are then reported as caught).
+    pub(crate) fn new(
+        cfg: &'a HuntConfig,
+        scripts: BoxedStrategy<ScriptSpec>,
+        progress: &'a dyn Fn(&Progress) -> bool,
+        (run, flight): (&'a Runner<'a>, Option<&'a Flight<'a>>),
+        known: &'a Known,
+    ) -> Shrinker<'a> {
+        let start = Instant::now();
+        let hunt = Hunt {
+            cfg,
+            run,
+            flight,
+            progress,
+            known,
+            found: &|_| {},
+            halted: false,
+            start,
+            searched: 0,
+            sessions: SHRINKER_SESSIONS,
+        };
+        Shrinker { hunt, scripts }
+    }
+
+    /// `handed`, shrunk and confirmed; `None` where it rests on time alone
+    /// and no fresh session repeated it (then the search may make it again).
+    pub(crate) fn shrink(&mut self, handed: Handed) -> Result<Option<Finding>, Fault> {
+        match self.hunt.round(0, self.scripts.clone(), Some(handed))? {
+            Round::Found(f) => Ok(Some(*f)),
+            Round::Unconfirmed(d) => {
+                self.hunt.known.forget(&d);
+                (self.hunt.progress)(&Progress::Unconfirmed { finding: d });
+                Ok(None)
+            }
+            Round::Handed | Round::Done => Ok(None),
+        }
+    }
+}
+
+/// The first session number of a [`Shrinker`]: its salts differ from
+/// every search session's.
+const SHRINKER_SESSIONS: u32 = 1 << 30;
 
 /// A hunt's state across its rounds.
 struct Hunt<'a> {
@@ -201,16 +258,6 @@ fn at_a_deadline(d: &Distinct, (script, obs, violations): &SessionRun) -> bool {
     violations.iter().any(|v| v.kind.shows_at_a_deadline() && distinct(v, script, obs) == *d)
 }
 
-/// The session the search caught: its choices, what it showed, its salt,
-/// and, where it ran in a shared process, the scripts that process ran
-/// before it (its verdict then need not hold for a fresh session).
-struct Caught {
-    spec: ScriptSpec,
-    run: SessionRun,
-    salt: u32,
-    history: Option<(Vec<Script>, u32)>,
-}
-
 /// `f`, reported as a shared process showed it, after `history` and with
 /// the salt its tokens carried there, where it was (no fresh session has
 /// repeated it): state-dependent.
@@ -228,6 +275,8 @@ enum Round {
     /// With a finding that rests on time alone and that no fresh session
     /// with doubled waits repeated.
     Unconfirmed(Distinct),
+    /// With a finding handed to be shrunk and confirmed apart.
+    Handed,
     /// With the cases spent, or stopped.
     Done,
 }
@@ -244,11 +293,22 @@ impl Hunt<'_> {
         h.finish()
     }
 
-    /// One round: the next distinct finding, shrunk and confirmed.
-    fn round(&mut self, round: u32, scripts: BoxedStrategy<ScriptSpec>) -> Result<Round, Fault> {
+    /// One round: the next distinct finding, shrunk and confirmed, or
+    /// handed to be where the flight hands catches apart. With `replay`,
+    /// the round that caught a handed finding: its cases drawn again unrun
+    /// up to the one that caught it, which proptest then shrinks here.
+    fn round(
+        &mut self,
+        round: u32,
+        scripts: BoxedStrategy<ScriptSpec>,
+        replay: Option<Handed>,
+    ) -> Result<Round, Fault> {
         let cfg = self.cfg;
+        let (seed, cases) =
+            replay.as_ref().map_or((self.seed(round), cfg.cases - self.searched), |h| (h.seed, h.cases));
+        let hand = self.flight.and_then(|f| f.apart).filter(|_| replay.is_none());
         let config = Config {
-            cases: cfg.cases - self.searched,
+            cases,
             failure_persistence: cfg.persistence.map(|p| Box::new(FileFailurePersistence::Direct(p)) as _),
             max_shrink_iters: cfg.max_shrink_iters,
             // The shrink bound is kept below rather than by proptest, which
@@ -257,16 +317,29 @@ impl Hunt<'_> {
             ..Config::default()
         };
         let shrink_bound = Duration::from_millis(u64::from(cfg.max_shrink_ms));
-        let mut runner = seeded_runner(config, self.seed(round));
-        let caught: RefCell<Option<Distinct>> = RefCell::new(None);
+        let mut runner = seeded_runner(config, seed);
+        let caught: RefCell<Option<Distinct>> = RefCell::new(replay.as_ref().map(|h| h.key.clone()));
         let fault: RefCell<Option<Fault>> = RefCell::new(None);
         let (searched, sessions, steps) = (Cell::new(self.searched), Cell::new(self.sessions), Cell::new(0u32));
-        // The session the search caught, and the candidates the shrinking
-        // accepted since, smallest last.
-        let caught_run: RefCell<Option<Caught>> = RefCell::new(None);
+        // A replay's case, the search sessions run until it and when it
+        // was first seen.
+        let case = replay.as_ref().map(|h| h.case);
+        let handed_at = replay.as_ref().map(|h| (h.found_at, h.first_seen));
+        // The session the search caught (a replay's is known from the
+        // start), and the candidates the shrinking accepted since,
+        // smallest last.
+        let caught_run: RefCell<Option<Caught>> = RefCell::new(replay.map(|h| h.caught));
+        // Cases drawn this round, shrinking candidates included; the one
+        // the search hands, when it does; whether a replay drew another
+        // case than the one handed (a failure persisted meanwhile runs
+        // first): the caught session is then reported unshrunk.
+        let drawn = Cell::new(0u32);
+        let handing: Cell<Option<u32>> = Cell::new(None);
+        let strayed = Cell::new(false);
         let accepted: RefCell<Vec<ScriptSpec>> = RefCell::new(Vec::new());
         let first_caught: Cell<Option<Instant>> = Cell::new(None);
-        let (stopped, halted) = (Cell::new(false), Cell::new(false));
+        // A lane told to stop shrinks none of what is still handed to it.
+        let (stopped, halted) = (Cell::new(false), Cell::new(self.halted));
         // Whether the caught finding is shrunk in flight, after proptest
         // has given up on candidates passed unrun.
         let in_flight = Cell::new(false);
@@ -275,8 +348,18 @@ impl Hunt<'_> {
         let tried: RefCell<HashMap<Vec<u8>, bool>> = RefCell::default();
         let out_of_time = || cfg.max_shrink_ms > 0 && first_caught.get().is_some_and(|t| t.elapsed() >= shrink_bound);
         let result = runner.run(&scripts, |spec| {
+            drawn.set(drawn.get() + 1);
             if fault.borrow().is_some() {
                 return Err(TestCaseError::fail("harness fault"));
+            }
+            match case.map(|c| drawn.get().cmp(&c)) {
+                Some(std::cmp::Ordering::Less) => return Ok(()),
+                Some(std::cmp::Ordering::Equal) => {
+                    first_caught.set(Some(Instant::now()));
+                    let key = caught.borrow().clone().expect("a replay names its finding");
+                    return Err(self.replayed(&spec, &key, &caught_run, (&strayed, &in_flight)));
+                }
+                _ => {}
             }
             // Once stopped before a failure, every case is rejected unrun, so
             // proptest gives up after its reject limit instead of drawing every
@@ -285,7 +368,7 @@ impl Hunt<'_> {
             if stopped.get() {
                 return Err(TestCaseError::reject("stopped"));
             }
-            if out_of_time() || halted.get() || in_flight.get() {
+            if out_of_time() || halted.get() || in_flight.get() || handing.get().is_some() || strayed.get() {
                 return Ok(());
             }
             let shrinking = caught.borrow().clone();
@@ -364,8 +447,12 @@ impl Hunt<'_> {
                                 let f = self.finding(&d, spec.clone(), outcome.clone(), salt, searched.get(), Some(at));
                                 (self.found)(&Finding { shrink_ran_out: true, ..unconfirmed(f, history.clone()) });
                             }
+                            // Handed apart, unless stopped: then reported as caught.
+                            if hand.is_some() && !stopped.get() {
+                                handing.set(Some(drawn.get()));
+                            }
                             let flies = self.flight.is_some_and(|f| (f.takes)(&d, &spec));
-                            in_flight.set(flies && at_a_deadline(&d, &outcome));
+                            in_flight.set(handing.get().is_none() && flies && at_a_deadline(&d, &outcome));
                             *caught_run.borrow_mut() = Some(Caught { spec: spec.clone(), run: outcome, salt, history });
                         }
                         Some(_) => accepted.borrow_mut().push(spec.clone()),
@@ -383,16 +470,27 @@ impl Hunt<'_> {
         if let Some(f) = fault.into_inner() {
             return Err(f);
         }
+        // A replay that did not reach its case, or drew another, reports
+        // the caught session unshrunk.
+        let caught_spec = || caught_run.borrow().as_ref().map(|c| c.spec.clone());
         let spec = match result {
-            Ok(()) => return Ok(Round::Done),
+            Ok(()) if case.is_none() => return Ok(Round::Done),
+            Ok(()) => caught_spec().expect("a replay holds its caught session"),
             Err(TestError::Abort(_)) if stopped.get() => {
                 self.searched = cfg.cases;
                 return Ok(Round::Done);
             }
+            Err(TestError::Fail(..)) if strayed.get() => caught_spec().expect("a replay holds its caught session"),
             Err(TestError::Fail(_, spec)) => spec,
             Err(TestError::Abort(why)) => return Err(Fault::config(format!("proptest aborted: {why}"))),
         };
         let d = caught.into_inner().expect("a failure names its finding");
+        if let (Some(case), Some(hand)) = (handing.get(), hand) {
+            let caught = caught_run.into_inner().expect("a failure keeps the session that caught it");
+            let first_seen = first_caught.get().map(|t| t.saturating_duration_since(self.start));
+            hand(Handed { seed, cases, case, key: d, caught, found_at, first_seen });
+            return Ok(Round::Handed);
+        }
         let mut accepted = accepted.into_inner();
         let spec = match (self.flight, first_caught.get()) {
             (Some(flight), Some(since)) if in_flight.get() && !self.halted => {
@@ -404,12 +502,31 @@ impl Hunt<'_> {
         // enough findings elsewhere): the script may cut down further.
         let shrink_ran_out = out_of_time() || self.halted;
         let first_seen = first_caught.get().map(|t| t.saturating_duration_since(self.start));
+        let (found_at, first_seen) = handed_at.unwrap_or((found_at, first_seen));
         let caught_run = caught_run.into_inner().expect("a failure keeps the session that caught it");
         let Some(Caught { spec, run, salt, history }) = self.confirm(&d, spec, accepted, caught_run)? else {
             return Ok(Round::Unconfirmed(d));
         };
         let f = self.finding(&d, spec, run, salt, found_at, first_seen);
         Ok(Round::Found(Box::new(Finding { shrink_ran_out, ..unconfirmed(f, history) })))
+    }
+
+    /// The replay of a handed round has drawn its case again, `spec`:
+    /// the failure proptest shrinks, unrun. Where it is not the case the
+    /// search caught, the round only reports the caught session.
+    fn replayed(
+        &self,
+        spec: &ScriptSpec,
+        key: &Distinct,
+        caught: &RefCell<Option<Caught>>,
+        (strayed, in_flight): (&Cell<bool>, &Cell<bool>),
+    ) -> TestCaseError {
+        let caught = caught.borrow();
+        let Caught { spec: was, run, .. } = caught.as_ref().expect("a replay holds its caught session");
+        strayed.set(spec != was);
+        let flies = self.flight.is_some_and(|f| (f.takes)(key, spec));
+        in_flight.set(!strayed.get() && flies && at_a_deadline(key, run));
+        TestCaseError::fail(key.to_string())
     }
 
     /// The finding `d` that a session of `spec` showed.
@@ -564,7 +681,7 @@ mod tests {
             rounds.set(rounds.get() + 1);
             round.iter().map(|(spec, salt)| session(spec, *salt)).collect()
         };
-        let flight = Flight { takes: &takes, run: &together, history: &|_| None, written: &|_| None };
+        let flight = Flight { takes: &takes, run: &together, history: &|_| None, written: &|_| None, apart: None };
         let found = hunt_among(
             &cfg,
             super::super::strategy(&cfg),
@@ -583,6 +700,52 @@ mod tests {
     }
 
     #[test]
+    fn a_catch_handed_apart_is_shrunk_in_its_lane_as_inline_while_the_search_draws_on() {
+        let cfg = HuntConfig { cases: 256, policy: Policy::KeepOpen, ..Default::default() };
+        let bugged = Reference::mutant(Mutant::BoolId);
+        let run = |spec: &ScriptSpec, salt: u32, _: Lane| super::super::session(&bugged, cfg.policy, spec, salt);
+        let inline = hunt_by(&cfg, super::super::strategy(&cfg), &|_| true, &run).expect("the harness runs");
+        assert!(!inline.is_empty(), "the mutant is caught");
+        let handed = RefCell::new(Vec::new());
+        let hand = |h: Handed| handed.borrow_mut().push(h);
+        let together = |_: &[(ScriptSpec, u32)], _: &Distinct, _: Option<Instant>| Ok(Vec::new());
+        let flight =
+            Flight { takes: &|_, _| false, run: &together, history: &|_| None, written: &|_| None, apart: Some(&hand) };
+        let searched = Cell::new(0);
+        let progress = |p: &Progress| {
+            if let Progress::Searched(n) = p {
+                searched.set(*n);
+            }
+            true
+        };
+        let known = Known::default();
+        let scripts = super::super::strategy(&cfg);
+        let found = hunt_among(&cfg, scripts, &progress, (&run, Some(&flight)), &known, &|_| {});
+        assert!(found.expect("the harness runs").is_empty(), "nothing is shrunk or reported by the search");
+        assert_eq!(searched.get(), cfg.cases, "the search drew every case");
+        let handed = handed.into_inner();
+        assert_eq!(handed.len(), inline.len(), "the same catches, at the same cases");
+        // The lane runs on a thread of its own, with a target of its own.
+        let shrunk = std::thread::scope(|s| {
+            let lane = s.spawn(|| {
+                let target = Reference::mutant(Mutant::BoolId);
+                let run =
+                    |spec: &ScriptSpec, salt: u32, _: Lane| super::super::session(&target, cfg.policy, spec, salt);
+                let mut shrinker = Shrinker::new(&cfg, super::super::strategy(&cfg), &|_| true, (&run, None), &known);
+                let shrunk: Result<Vec<_>, Fault> = handed.into_iter().map(|h| shrinker.shrink(h)).collect();
+                shrunk.expect("the harness runs")
+            });
+            lane.join().expect("the lane ends")
+        });
+        for (lane, inline) in shrunk.iter().zip(&inline) {
+            let lane = lane.as_ref().expect("confirmed");
+            assert_eq!(lane.distinct(), inline.distinct());
+            assert_eq!(lane.spec, inline.spec, "proptest shrank it as it would have inline");
+            assert_eq!((lane.cases_until_caught, lane.confirmed), (inline.cases_until_caught, true));
+        }
+    }
+
+    #[test]
     fn a_shared_catch_no_fresh_session_repeats_is_reported_with_its_history_and_one_it_repeats_fresh() {
         // The runner's search sessions "ran in a shared process" whose
         // history it gives; its confirming sessions run against `fresh`.
@@ -596,7 +759,8 @@ mod tests {
                 _ => super::super::session(&caught, cfg.policy, spec, salt),
             };
             let together = |_: &[(ScriptSpec, u32)], _: &Distinct, _: Option<Instant>| Ok(Vec::new());
-            let flight = Flight { takes: &|_, _| false, run: &together, history: &history, written: &|_| None };
+            let flight =
+                Flight { takes: &|_, _| false, run: &together, history: &history, written: &|_| None, apart: None };
             let scripts = super::super::strategy(&cfg);
             let found = hunt_among(&cfg, scripts, &|_| true, (&run, Some(&flight)), &Known::default(), &|_| {});
             let found = found.expect("the harness runs");

@@ -2,27 +2,33 @@
 //! distinct finding shrunk once (whichever job made it first), saved, and
 //! counted; progress live while searching and while shrinking.
 
+use super::bar::Bar;
 use super::fuzz_args::Args;
 use super::interrupt;
 use super::jobs::revision_share;
 use super::saving::{Saved, save};
 use super::setup::Setup;
-use crate::campaign::{Distinct, Finding, Flight, HuntConfig, Known, Lane, Progress, fresh_salt, hunt_among, strategy};
+use super::worker::{Campaign, Worker, unconfirmed};
+use crate::campaign::{Finding, Handed, HuntConfig, Known, Progress, Shrinker, fresh_salt, hunt_among, strategy};
 use crate::catalogue::ToolSpec;
 use crate::delta::minimize;
-use crate::process::{ChildTarget, Job, Waits};
+use crate::process::{ChildTarget, Waits};
 use crate::report;
 use crate::report::Outcome;
-use crate::{Policy, Revision, ScriptSpec};
+use crate::{Policy, Revision};
 use anyhow::{Result, bail};
 use std::cell::RefCell;
-use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// A finding kept: what showed it, the sink base of its job, its waits.
 type Kept = (Finding, String, Option<Waits>);
+
+/// What a worker's late findings are kept by: the keeping, whether the
+/// run has enough, and where a harness error goes.
+type Settling<'a> =
+    (&'a (dyn Fn(Finding, String, Waits) + Sync), &'a (dyn Fn() -> bool + Sync), &'a (dyn Fn(String) + Sync));
 
 pub(super) fn campaign(
     args: &Args,
@@ -97,122 +103,124 @@ pub(super) fn campaign(
         record(&f, &base, waits);
         kept(f, base, waits);
     };
+    let campaign = Campaign { bar: &bar, known: &known, record: &record, focus: args.check };
+    // Each job's search hands what it catches to a lane of its own, which
+    // shrinks and confirms it in other processes of the server meanwhile;
+    // a server of which only one instance may run shrinks inline.
+    let mut lanes = Vec::new();
+    for _ in 0..jobs {
+        lanes.push(match args.no_ahead {
+            true => None,
+            false => Some(Setup { siblings: siblings.clone(), ..args.child.setup()? }),
+        });
+    }
     std::thread::scope(|scope| {
-        for (j, setup) in setups.into_iter().enumerate() {
-            let (stop, done, fail, keep, bar, ignored, known) = (&stop, &done, &fail, &keep, &bar, &ignored, &known);
-            let (record, kept) = (&record, &kept);
-            let (enough, out_of_time) = (&enough, &out_of_time);
+        for (j, (setup, lane)) in setups.into_iter().zip(lanes).enumerate() {
+            let (stop, done, fail, bar, ignored, known) = (&stop, &done, &fail, &bar, &ignored, &known);
+            let (keep, kept, enough, out_of_time) = (&keep, &kept, &enough, &out_of_time);
             let cases = cases / jobs as u32 + u32::from((j as u32) < cases % jobs as u32);
-            scope.spawn(move || {
-                let Some(setup) = setup else { return };
-                let target = setup.target(tools.to_vec()).started_ahead(!args.no_ahead);
-                let cfg = HuntConfig {
-                    cases,
-                    seed: args.seed.wrapping_add(j as u64),
-                    policy,
-                    level: args.level(),
-                    revisions: revision_share(revisions, j, jobs),
-                    max_shrink_iters: 200,
-                    max_shrink_ms: args.shrink_ms.max(1),
-                    focus: args.check,
-                    mix: args.mix,
-                    salt_base,
-                    max_findings: args.max_findings,
-                    ..HuntConfig::default()
-                };
-                let job = RefCell::new(Job::new(&target, policy, !args.no_share, cfg.seed).knowing(known));
-                // A wait that grows is shown once, with what grew it.
-                let shown_growth: RefCell<[Option<Duration>; 2]> = RefCell::new([None; 2]);
-                let tick = |p: &Progress| {
-                    let grown = [("quiet wait", target.grown_by()), ("answer wait", target.answer_grown_by())];
-                    for (i, (what, grew)) in grown.into_iter().enumerate() {
-                        if let Some((wait, why)) = grew
-                            && shown_growth.borrow()[i].is_none_or(|w| w < wait)
-                        {
-                            shown_growth.borrow_mut()[i] = Some(wait);
-                            bar.say(&format!("the {what} grew to {} ms: {why}", wait.as_millis()));
+            let Some(setup) = setup else { continue };
+            let cfg = HuntConfig {
+                cases,
+                seed: args.seed.wrapping_add(j as u64),
+                policy,
+                level: args.level(),
+                revisions: revision_share(revisions, j, jobs),
+                max_shrink_iters: 200,
+                max_shrink_ms: args.shrink_ms.max(1),
+                focus: args.check,
+                mix: args.mix,
+                salt_base,
+                max_findings: args.max_findings,
+                ..HuntConfig::default()
+            };
+            // --duration bounds the whole run: past it no session is drawn
+            // and no shrinking goes on (a finding is then reported as its
+            // search session showed it, with its shared process's history
+            // where it ran in one).
+            let halt = move || stop.load(Ordering::Relaxed) || interrupt::stopped().is_some() || out_of_time();
+            let search_base = setup.probes.http_base();
+            let (handed, to_shrink) = std::sync::mpsc::channel::<(Handed, Duration)>();
+            let lane_cfg = cfg.clone();
+            let lane = lane.map(|lane| {
+                let search_base = search_base.clone();
+                scope.spawn(move || {
+                    let cfg = lane_cfg;
+                    let target = lane.target(tools.to_vec()).started_ahead(true);
+                    let worker =
+                        Worker::new(&target, (policy, args.no_share, cfg.seed), lane.probes.http_base(), campaign);
+                    let tick = |p: &Progress| {
+                        worker.tell_growth();
+                        match p {
+                            Progress::Shrinking { finding, steps, elapsed } => bar.shrinking(finding, *steps, *elapsed),
+                            Progress::Unconfirmed { finding } => bar.say(&unconfirmed(finding)),
+                            Progress::Searched(_) => {}
                         }
+                        !halt()
+                    };
+                    let shrunk = worker.hunting(None, |run, flight| {
+                        let mut shrinker = Shrinker::new(&cfg, strategy(&cfg), &tick, (run, Some(flight)), known);
+                        for (caught, cover) in to_shrink {
+                            worker.covering(cover);
+                            let shrunk = shrinker.shrink(caught);
+                            bar.shrunk();
+                            if let Some(f) = shrunk? {
+                                let base = worker.base_of(&f, &search_base).to_owned();
+                                keep(f, base, worker.waits());
+                            }
+                        }
+                        Ok::<(), crate::seam::Fault>(())
+                    });
+                    if let Err(e) = shrunk {
+                        return fail(super::told(&e));
                     }
-                    // --duration bounds the whole run: past it no session is
-                    // drawn and no shrinking goes on (a finding is then
-                    // reported as its search session showed it, with its
-                    // shared process's history where it ran in one).
+                    settle(&worker, args, campaign, (keep, enough, fail), started);
+                    ignored.fetch_add(lane.probes.ignored() as u32, Ordering::Relaxed);
+                })
+            });
+            let inline = lane.is_none();
+            let handed = lane.is_some().then_some(handed);
+            scope.spawn(move || {
+                let target = setup.target(tools.to_vec()).started_ahead(!args.no_ahead);
+                let worker = Worker::new(&target, (policy, args.no_share, cfg.seed), search_base, campaign);
+                let tick = |p: &Progress| {
+                    worker.tell_growth();
                     match p {
-                        Progress::Searched(_) => bar.searched(done.fetch_add(1, Ordering::Relaxed) + 1),
+                        Progress::Searched(_) => {
+                            // A search that shrinks inline has done so by now.
+                            if inline {
+                                bar.shrunk();
+                            }
+                            bar.searched(done.fetch_add(1, Ordering::Relaxed) + 1)
+                        }
                         Progress::Shrinking { finding, steps, elapsed } => bar.shrinking(finding, *steps, *elapsed),
                         Progress::Unconfirmed { finding } => bar.say(&unconfirmed(finding)),
                     }
                     // Enough findings stop the drawing; the one being shrunk
                     // is among them, and its shrinking goes on.
                     let drawing = matches!(p, Progress::Searched(_));
-                    let halt = stop.load(Ordering::Relaxed) || interrupt::stopped().is_some() || out_of_time();
-                    !(halt || (drawing && enough()))
+                    !(halt() || (drawing && enough()))
                 };
-                let base = setup.probes.http_base();
-                let focused = |f: &Finding| args.check.is_none_or(|c| c == f.check);
-                // Late and state-dependent findings come apart from the hunt's;
-                // each is saved as it comes, unless the run has that finding.
-                let apart: RefCell<Vec<Finding>> = RefCell::default();
-                let tell_unconfirmed = || {
-                    for d in job.borrow_mut().take_unconfirmed() {
-                        bar.say(&unconfirmed(&d));
+                let on_found = |f: &Finding| record(f, &worker.base, worker.waits());
+                // Sent with the evidence its lane's confirmation must cover;
+                // dropped once the search ends, so that the lane finishes.
+                let handed = RefCell::new(handed);
+                let hand = |caught: Handed| {
+                    if let Some(to) = handed.borrow().as_ref() {
+                        let _ = to.send((caught, worker.cover()));
                     }
                 };
-                let take_apart = || {
-                    tell_unconfirmed();
-                    for f in job.borrow_mut().take_found() {
-                        if focused(&f) && !known.contains(&f.distinct()) {
-                            record(&f, &base, target.waits());
-                        }
-                        apart.borrow_mut().push(f);
-                    }
-                };
-                let run = |spec: &ScriptSpec, salt: u32, lane: Lane| {
-                    let ran = job.borrow_mut().session(spec, salt, lane);
-                    take_apart();
-                    ran
-                };
-                let on_found = |f: &Finding| record(f, &base, target.waits());
-                // The shrinking rounds of a finding that shows only at a
-                // deadline run in flight, where the job can.
-                let takes = |d: &Distinct, spec: &ScriptSpec| job.borrow().flies(d, spec);
-                let together = |round: &[(ScriptSpec, u32)], d: &Distinct, until: Option<Instant>| {
-                    let ran = job.borrow_mut().flight(round, d, until);
-                    take_apart();
-                    ran
-                };
-                let history = |salt: u32| job.borrow().history_of(salt);
-                let written = |spec: &ScriptSpec| job.borrow().written(spec);
-                let flight = Flight { takes: &takes, run: &together, history: &history, written: &written };
-                let hunted = hunt_among(&cfg, strategy(&cfg), &tick, (&run, Some(&flight)), known, &on_found);
-                let mut apart = apart.take();
-                apart.extend(job.borrow_mut().take_found());
-                // Once stopped, the servers are gone: no late evidence to wait for.
-                if interrupt::stopped().is_none() {
-                    match job.borrow_mut().finish() {
-                        Ok(more) => apart.extend(more),
-                        Err(e) => return fail(super::told(&e)),
-                    }
-                    tell_unconfirmed();
-                }
+                let apart = handed.borrow().is_some().then_some(&hand as &dyn Fn(Handed));
+                let hunted = worker.hunting(apart, |run, flight| {
+                    hunt_among(&cfg, strategy(&cfg), &tick, (run, Some(flight)), known, &on_found)
+                });
+                handed.borrow_mut().take();
                 match hunted {
                     // Each saved as it came.
-                    Ok(findings) => findings.into_iter().for_each(|f| kept(f, base.clone(), target.waits())),
+                    Ok(findings) => findings.into_iter().for_each(|f| kept(f, worker.base.clone(), worker.waits())),
                     Err(e) => return fail(super::told(&e)),
                 }
-                // Late and state-dependent findings, each new one once, cut
-                // down unless stopped (then only those saved before the stop
-                // are kept: the servers were ended under the sessions since).
-                for f in apart.into_iter().filter(focused) {
-                    if !enough() && known.add(&f.distinct()) {
-                        // --duration bounds this shrinking too: past it, the
-                        // finding is kept as the fresh session showed it.
-                        let left = args.duration.map(|d| d.saturating_sub(started.elapsed()));
-                        let shrink = interrupt::stopped().is_none() && left.is_none_or(|l| !l.is_zero());
-                        let f = if shrink { shrink_apart(f, &target, args, left) } else { f };
-                        keep(f, base.clone(), target.waits());
-                    }
-                }
+                settle(&worker, args, campaign, (keep, enough, fail), started);
                 ignored.fetch_add(setup.probes.ignored() as u32, Ordering::Relaxed);
             });
         }
@@ -248,10 +256,25 @@ pub(super) fn campaign(
     })
 }
 
-/// The line that tells of a finding that rests on time alone and that no
-/// fresh session with doubled waits repeated.
-fn unconfirmed(d: &Distinct) -> String {
-    format!("{d} rests on time alone and no fresh session with doubled waits repeated it; not reported")
+/// Keeps the late and state-dependent findings of `worker`'s job, each
+/// new one once, cut down unless stopped (then only those saved before the
+/// stop are kept: the servers were ended under the sessions since).
+fn settle(worker: &Worker, args: &Args, campaign: Campaign, (keep, enough, fail): Settling, started: Instant) {
+    // Once stopped, the servers are gone: no late evidence to wait for.
+    let apart = match worker.finish(interrupt::stopped().is_some()) {
+        Ok(apart) => apart,
+        Err(e) => return fail(super::told(&e)),
+    };
+    for f in apart {
+        if !enough() && campaign.known.add(&f.distinct()) {
+            // --duration bounds this shrinking too: past it, the
+            // finding is kept as the fresh session showed it.
+            let left = args.duration.map(|d| d.saturating_sub(started.elapsed()));
+            let shrink = interrupt::stopped().is_none() && left.is_none_or(|l| !l.is_zero());
+            let f = if shrink { shrink_apart(f, worker.target(), args, left) } else { f };
+            keep(f, worker.base.clone(), worker.waits());
+        }
+    }
 }
 
 /// A late finding that a fresh session repeated is cut down as a saved one
@@ -274,94 +297,5 @@ fn shrink_apart(f: Finding, target: &ChildTarget, args: &Args, left: Option<Dura
             ..f
         },
         Err(_) => f,
-    }
-}
-
-/// Progress: a bar on a terminal, with what is being shrunk as its
-/// message; otherwise a plain line per tenth of the sessions, and one
-/// every five seconds of shrinking.
-struct Bar {
-    /// Sessions to run; `u32::MAX` when only a duration bounds them.
-    total: u32,
-    duration: Option<Duration>,
-    started: Instant,
-    bar: Option<indicatif::ProgressBar>,
-    last_line: Mutex<Instant>,
-}
-
-impl Bar {
-    fn new(total: u32, duration: Option<Duration>) -> Bar {
-        let timed = total == u32::MAX;
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let (len, template) = match duration.filter(|_| timed) {
-                Some(d) => (d.as_secs(), "{spinner} {msg:.dim} {wide_bar} {elapsed}/{len}s"),
-                None => (u64::from(total), "{spinner} {pos}/{len} sessions {wide_bar} {elapsed} {msg}"),
-            };
-            let bar = indicatif::ProgressBar::new(len);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(template)
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            bar
-        });
-        Bar {
-            total,
-            duration: duration.filter(|_| timed),
-            started: Instant::now(),
-            bar,
-            last_line: Mutex::new(Instant::now()),
-        }
-    }
-
-    fn searched(&self, n: u32) {
-        match (&self.bar, self.duration) {
-            (Some(bar), Some(_)) => {
-                bar.set_position(self.started.elapsed().as_secs());
-                bar.set_message(format!("{n} sessions"));
-            }
-            (Some(bar), None) => {
-                bar.set_position(u64::from(n));
-                bar.set_message("");
-            }
-            (None, Some(d)) => {
-                let mut last = self.last_line.lock().unwrap_or_else(|e| e.into_inner());
-                if last.elapsed() >= (d / 10).max(Duration::from_secs(1)) {
-                    *last = Instant::now();
-                    say!("portcullis: {n} sessions, {}/{} s", self.started.elapsed().as_secs(), d.as_secs());
-                }
-            }
-            (None, None) if n.is_multiple_of((self.total / 10).max(1)) || n == self.total => {
-                say!("portcullis: {n}/{} sessions", self.total)
-            }
-            (None, None) => {}
-        }
-    }
-
-    fn shrinking(&self, finding: &Distinct, steps: u32, elapsed: Duration) {
-        let what = format!("shrinking {finding}: {steps} steps, {:.1} s", elapsed.as_secs_f64());
-        match &self.bar {
-            Some(bar) => bar.set_message(what),
-            None => {
-                let mut last = self.last_line.lock().unwrap_or_else(|e| e.into_inner());
-                if last.elapsed() >= Duration::from_secs(5) {
-                    *last = Instant::now();
-                    say!("portcullis: {what}");
-                }
-            }
-        }
-    }
-
-    /// A line of its own, above the bar when there is one.
-    fn say(&self, line: &str) {
-        match &self.bar {
-            Some(bar) => bar.println(format!("portcullis: {line}")),
-            None => say!("portcullis: {line}"),
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
     }
 }

@@ -26,6 +26,7 @@ macro_rules! say {
 }
 
 mod audit;
+mod bar;
 mod call_template;
 mod conversation;
 mod corpus;
@@ -44,6 +45,7 @@ mod replay;
 mod saving;
 mod setup;
 mod stdout_lines;
+mod worker;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -111,6 +111,20 @@ impl<'a> Job<'a> {
         self
     }
 
+    /// How long after its window evidence has come to a session of this
+    /// job that it showed a finding: every fresh session's quiet wait
+    /// covers it.
+    pub(crate) fn cover(&self) -> Duration {
+        self.cover
+    }
+
+    /// Covers evidence that came `late` after a window in every fresh
+    /// session from now on: a lane confirming another job's findings
+    /// waits as long as that job learned to.
+    pub(crate) fn covering(&mut self, late: Duration) {
+        self.cover = self.cover.max(late);
+    }
+
     /// Takes the findings that came apart from a hunt's sessions so far:
     /// late ones and state-dependent ones, in the order they came.
     pub fn take_found(&mut self) -> Vec<Finding> {

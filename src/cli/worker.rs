@@ -1,0 +1,166 @@
+//! One worker of a campaign: a job against a server process of its own,
+//! the findings that come apart from the hunt's sessions (late and
+//! state-dependent ones), and the runner and flight the hunt (or the lane
+//! that shrinks and confirms beside it) runs its sessions through.
+
+use super::bar::Bar;
+use crate::campaign::{Finding, Flight, Handed, Known, Lane, Runner};
+use crate::check::CheckId;
+use crate::finding::Distinct;
+use crate::process::{ChildTarget, Job, Waits};
+use crate::seam::Fault;
+use crate::{Policy, ScriptSpec};
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+/// Saves a finding as it comes: what showed it, the sink base its script's
+/// URLs were put under, and the waits it was seen with.
+pub(super) type Record<'a> = dyn Fn(&Finding, &str, Waits) + Sync + 'a;
+
+/// What the workers of a campaign share: its progress, the findings made,
+/// where they are saved, and the one check hunted for, if any.
+#[derive(Clone, Copy)]
+pub(super) struct Campaign<'a> {
+    pub(super) bar: &'a Bar,
+    pub(super) known: &'a Known,
+    pub(super) record: &'a Record<'a>,
+    pub(super) focus: Option<CheckId>,
+}
+
+/// A job, its target and what came apart from its hunt.
+pub(super) struct Worker<'a> {
+    target: &'a ChildTarget,
+    job: RefCell<Job<'a>>,
+    /// The canary base its scripts' URLs are put under.
+    pub(super) base: String,
+    apart: RefCell<Vec<Finding>>,
+    /// Each wait's growth told so far.
+    shown: RefCell<[Option<Duration>; 2]>,
+    campaign: Campaign<'a>,
+}
+
+impl<'a> Worker<'a> {
+    /// A worker on `target` under `policy`, sharing processes unless
+    /// `no_share`, for the hunt seeded with `seed`.
+    pub(super) fn new(
+        target: &'a ChildTarget,
+        (policy, no_share, seed): (Policy, bool, u64),
+        base: String,
+        campaign: Campaign<'a>,
+    ) -> Worker<'a> {
+        let job = Job::new(target, policy, !no_share, seed).knowing(campaign.known);
+        let (job, apart, shown) = (RefCell::new(job), RefCell::default(), RefCell::default());
+        Worker { target, job, base, apart, shown, campaign }
+    }
+
+    /// Its target.
+    pub(super) fn target(&self) -> &ChildTarget {
+        self.target
+    }
+
+    /// The waits now.
+    pub(super) fn waits(&self) -> Waits {
+        self.target.waits()
+    }
+
+    /// Tells each wait that grew, once per growth, with what grew it.
+    pub(super) fn tell_growth(&self) {
+        let grown = [("quiet wait", self.target.grown_by()), ("answer wait", self.target.answer_grown_by())];
+        for (i, (what, grew)) in grown.into_iter().enumerate() {
+            if let Some((wait, why)) = grew
+                && self.shown.borrow()[i].is_none_or(|w| w < wait)
+            {
+                self.shown.borrow_mut()[i] = Some(wait);
+                self.campaign.bar.say(&format!("the {what} grew to {} ms: {why}", wait.as_millis()));
+            }
+        }
+    }
+
+    /// How long after its window evidence has come to this worker's
+    /// sessions: a lane confirming the findings of its search covers it.
+    pub(super) fn cover(&self) -> Duration {
+        self.job.borrow().cover()
+    }
+
+    /// Covers, in every fresh session, evidence that came `late` after a
+    /// window of the search whose findings this worker confirms.
+    pub(super) fn covering(&self, late: Duration) {
+        self.job.borrow_mut().covering(late);
+    }
+
+    fn focused(&self, f: &Finding) -> bool {
+        self.campaign.focus.is_none_or(|c| c == f.check)
+    }
+
+    fn tell_unconfirmed(&self) {
+        for d in self.job.borrow_mut().take_unconfirmed() {
+            self.campaign.bar.say(&unconfirmed(&d));
+        }
+    }
+
+    /// Takes what came apart from the hunt's sessions so far, saving each
+    /// new one as it comes.
+    fn take_apart(&self) {
+        self.tell_unconfirmed();
+        for f in self.job.borrow_mut().take_found() {
+            if self.focused(&f) && !self.campaign.known.contains(&f.distinct()) {
+                (self.campaign.record)(&f, &self.base, self.waits());
+            }
+            self.apart.borrow_mut().push(f);
+        }
+    }
+
+    /// Calls `hunt` with the runner and the flight of this worker's job;
+    /// `apart` is where the search hands what it catches, if anywhere.
+    pub(super) fn hunting<R>(&self, apart: Option<&dyn Fn(Handed)>, hunt: impl FnOnce(&Runner, &Flight) -> R) -> R {
+        let job = &self.job;
+        let run = |spec: &ScriptSpec, salt: u32, lane: Lane| {
+            let ran = job.borrow_mut().session(spec, salt, lane);
+            self.take_apart();
+            ran
+        };
+        // The shrinking rounds of a finding that shows only at a deadline
+        // run in flight, where the job can.
+        let takes = |d: &Distinct, spec: &ScriptSpec| job.borrow().flies(d, spec);
+        let together = |round: &[(ScriptSpec, u32)], d: &Distinct, until: Option<Instant>| {
+            let ran = job.borrow_mut().flight(round, d, until);
+            self.take_apart();
+            ran
+        };
+        let history = |salt: u32| job.borrow().history_of(salt);
+        let written = |spec: &ScriptSpec| job.borrow().written(spec);
+        let flight = Flight { takes: &takes, run: &together, history: &history, written: &written, apart };
+        hunt(&run, &flight)
+    }
+
+    /// The findings that came apart from the hunt, each focused one once:
+    /// unless the run was stopped (its servers were then ended under the
+    /// sessions still running), the job is finished first, its late
+    /// evidence waited for.
+    pub(super) fn finish(&self, stopped: bool) -> Result<Vec<Finding>, Fault> {
+        let mut apart = self.apart.take();
+        apart.extend(self.job.borrow_mut().take_found());
+        if !stopped {
+            apart.extend(self.job.borrow_mut().finish()?);
+            self.tell_unconfirmed();
+        }
+        Ok(apart.into_iter().filter(|f| self.focused(f)).collect())
+    }
+
+    /// The base of the sink the script of `f` put its URLs under: this
+    /// worker's where the script names it, else `other`'s (a lane's
+    /// finding as its search's session showed it).
+    pub(super) fn base_of<'b>(&'b self, f: &Finding, other: &'b str) -> &'b str {
+        let stdin = f.script.stdin();
+        let base = self.base.as_bytes();
+        // Its port whole: not the start of a longer one.
+        let at = |i: usize| stdin[i..].starts_with(base) && !stdin.get(i + base.len()).is_some_and(u8::is_ascii_digit);
+        if (0..stdin.len()).any(at) { &self.base } else { other }
+    }
+}
+
+/// The line that tells of a finding that rests on time alone and that no
+/// fresh session with doubled waits repeated.
+pub(super) fn unconfirmed(d: &Distinct) -> String {
+    format!("{d} rests on time alone and no fresh session with doubled waits repeated it; not reported")
+}
