@@ -111,3 +111,34 @@ fn a_stop_while_a_finding_is_shrunk_keeps_it_saved_and_reported() {
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(report["findings"].as_array().map(Vec::len), Some(1), "{report}");
 }
+
+#[test]
+fn sessions_still_running_past_the_duration_have_their_servers_ended_and_show_nothing() {
+    // Every process's second valid call takes 30 s, within the 60 s answer
+    // wait: past --duration the job still waits for it, until its server
+    // is ended under it. The call it never answered is no finding.
+    // (The 120 s bound only keeps a broken build from hanging the suite.)
+    let dir = tempfile::tempdir().unwrap();
+    let server = format!("exec python3 '{}/tests/servers/cancels_on_eof.py' 0 2:30", env!("CARGO_MANIFEST_DIR"));
+    let report = dir.path().join("report.json");
+    // Only the check the ended calls would seem to break (this server has
+    // other findings).
+    let flags = ["--policy", "keep-open", "--timeout-ms", "60s", "--duration", "5s", "--check", "exactly-once"];
+    let mut child = fuzz(&flags, &report, &dir.path().join("findings"), &server);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("portcullis did not stop");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("--duration: ended"), "the servers still running were ended: {text}");
+    assert_eq!(status.code(), Some(0), "{text}");
+    assert!(text.contains("no finding in"), "{text}");
+}

@@ -49,6 +49,22 @@ pub enum Progress {
         /// The finding's check, kind and rule.
         finding: Distinct,
     },
+    /// A finding that rests on time alone was seen, but the hunt was
+    /// stopped before a fresh session could confirm it: it is not
+    /// reported.
+    Untried {
+        /// The finding's check, kind and rule.
+        finding: Distinct,
+    },
+}
+
+/// What a hunt tells of a finding resting on time alone that it does not
+/// report: unconfirmed, or untried where it was stopped first.
+fn not_reported(finding: Distinct, halted: bool) -> Progress {
+    match halted {
+        true => Progress::Untried { finding },
+        false => Progress::Unconfirmed { finding },
+    }
 }
 
 /// The distinct findings the jobs of one run have made, so that none
@@ -124,7 +140,9 @@ pub fn hunt_by(
 /// session repeats it, where a shared process showed it), and again once
 /// shrunk and confirmed, so a run stopped meanwhile keeps it. Where `flight` takes a
 /// finding that shows only once a deadline has passed, it is shrunk in flight
-/// ([`super::flight`]) rather than one candidate at a time.
+/// ([`super::flight`]) rather than one candidate at a time. Where the
+/// flight hands findings apart ([`Flight::apart`]), each is handed as it is
+/// caught and neither shrunk here nor returned: a [`Shrinker`] reports it.
 pub(crate) fn hunt_among<'a>(
     cfg: &HuntConfig,
     scripts: BoxedStrategy<ScriptSpec>,
@@ -150,7 +168,7 @@ pub(crate) fn hunt_among<'a>(
             // a confirmation may repeat it.
             Round::Unconfirmed(d) => {
                 known.forget(&d);
-                progress(&Progress::Unconfirmed { finding: d });
+                progress(&not_reported(d, state.halted));
             }
             Round::Handed => {}
             Round::Done => break,
@@ -198,14 +216,24 @@ impl<'a> Shrinker<'a> {
         Shrinker { hunt, scripts }
     }
 
+    /// Runs no more sessions: what is handed from now on is reported as
+    /// the search caught it.
+    pub(crate) fn halt(&mut self) {
+        self.hunt.halted = true;
+    }
+
     /// `handed`, shrunk and confirmed; `None` where it rests on time alone
     /// and no fresh session repeated it (then the search may make it again).
     pub(crate) fn shrink(&mut self, handed: Handed) -> Result<Option<Finding>, Fault> {
+        // Told to stop meanwhile (a signal, --duration), it runs nothing
+        // more: the finding is reported as the search caught it.
+        let (key, at) = (handed.key.clone(), Duration::ZERO);
+        self.hunt.halted |= !(self.hunt.progress)(&Progress::Shrinking { finding: key, steps: 0, elapsed: at });
         match self.hunt.round(0, self.scripts.clone(), Some(handed))? {
             Round::Found(f) => Ok(Some(*f)),
             Round::Unconfirmed(d) => {
                 self.hunt.known.forget(&d);
-                (self.hunt.progress)(&Progress::Unconfirmed { finding: d });
+                (self.hunt.progress)(&not_reported(d, self.hunt.halted));
                 Ok(None)
             }
             Round::Handed | Round::Done => Ok(None),
@@ -309,7 +337,12 @@ impl Hunt<'_> {
         let hand = self.flight.and_then(|f| f.apart).filter(|_| replay.is_none());
         let config = Config {
             cases,
-            failure_persistence: cfg.persistence.map(|p| Box::new(FileFailurePersistence::Direct(p)) as _),
+            // A round that hands its finding apart persists no failure: its
+            // replay must draw the same cases as it did.
+            failure_persistence: cfg
+                .persistence
+                .filter(|_| hand.is_none() && replay.is_none())
+                .map(|p| Box::new(FileFailurePersistence::Direct(p)) as _),
             max_shrink_iters: cfg.max_shrink_iters,
             // The shrink bound is kept below rather than by proptest, which
             // would print a line naming its own setting, not the caller's.
@@ -471,8 +504,9 @@ impl Hunt<'_> {
             return Err(f);
         }
         // A replay that did not reach its case, or drew another, reports
-        // the caught session unshrunk.
+        // the caught session unshrunk (it may cut down further).
         let caught_spec = || caught_run.borrow().as_ref().map(|c| c.spec.clone());
+        let unshrunk = case.is_some() && (result.is_ok() || strayed.get());
         let spec = match result {
             Ok(()) if case.is_none() => return Ok(Round::Done),
             Ok(()) => caught_spec().expect("a replay holds its caught session"),
@@ -500,7 +534,7 @@ impl Hunt<'_> {
         };
         // Out of shrinking time, or told to stop (an interrupt, --duration,
         // enough findings elsewhere): the script may cut down further.
-        let shrink_ran_out = out_of_time() || self.halted;
+        let shrink_ran_out = out_of_time() || self.halted || unshrunk;
         let first_seen = first_caught.get().map(|t| t.saturating_duration_since(self.start));
         let (found_at, first_seen) = handed_at.unwrap_or((found_at, first_seen));
         let caught_run = caught_run.into_inner().expect("a failure keeps the session that caught it");

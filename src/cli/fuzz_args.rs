@@ -43,7 +43,8 @@ pub struct Args {
     pub(super) cases: Option<u32>,
     /// Bound the whole run, drawing and shrinking, to this long (`90`,
     /// `90s`, `10m`, `8h`); a finding whose shrinking it stops is reported
-    /// as a fresh session showed it. With --cases too, whichever comes first.
+    /// as its search session showed it, and a session still running 2 s
+    /// past it has its server ended. With --cases too, whichever comes first.
     #[arg(long, value_name = "TIME", value_parser = duration)]
     pub(super) duration: Option<std::time::Duration>,
     /// RNG seed: the same seed draws the same scripts; their tokens are new to each run.
@@ -67,8 +68,9 @@ pub struct Args {
     #[arg(long, default_value = "full", value_parser = super::one_of(&Mix::ALL))]
     pub(super) mix: Mix,
     /// Start each session's process only as the session begins, rather
-    /// than keep one started ahead: for a server of which only one instance
-    /// may run at a time.
+    /// than keep one started ahead, and shrink findings inline rather than
+    /// beside the search: for a server of which only one instance may run
+    /// at a time.
     #[arg(long)]
     pub(super) no_ahead: bool,
     /// Stop after this many distinct findings (0: spend every case and

@@ -8,7 +8,7 @@ use super::interrupt;
 use super::jobs::revision_share;
 use super::saving::{Saved, save};
 use super::setup::Setup;
-use super::worker::{Campaign, Worker, unconfirmed};
+use super::worker::{Campaign, Worker, unconfirmed, untried};
 use crate::campaign::{Finding, Handed, HuntConfig, Known, Progress, Shrinker, fresh_salt, hunt_among, strategy};
 use crate::catalogue::ToolSpec;
 use crate::delta::minimize;
@@ -19,7 +19,7 @@ use crate::{Policy, Revision};
 use anyhow::{Result, bail};
 use std::cell::RefCell;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// A finding kept: what showed it, the sink base of its job, its waits.
@@ -27,8 +27,55 @@ type Kept = (Finding, String, Option<Waits>);
 
 /// What a worker's late findings are kept by: the keeping, whether the
 /// run has enough, and where a harness error goes.
-type Settling<'a> =
-    (&'a (dyn Fn(Finding, String, Waits) + Sync), &'a (dyn Fn() -> bool + Sync), &'a (dyn Fn(String) + Sync));
+type Settling<'a> = (
+    &'a (dyn Fn(Finding, String, Waits) + Sync),
+    &'a (dyn Fn() -> bool + Sync),
+    &'a (dyn Fn(String) + Sync),
+    &'a (dyn Fn() -> bool + Sync),
+);
+
+/// How long past --duration the sessions still running may take to end
+/// on their own before their servers are ended under them.
+const OVERDUE: Duration = Duration::from_secs(2);
+
+/// Counts a worker thread from before it starts until it ends, however it
+/// ends.
+struct Running<'a>(&'a AtomicUsize);
+
+impl<'a> Running<'a> {
+    fn start(count: &'a AtomicUsize) -> Running<'a> {
+        count.fetch_add(1, Ordering::SeqCst);
+        Running(count)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// --duration bounds the whole run: past `deadline` nothing is drawn or
+/// shrunk, and where workers are still in a session [`OVERDUE`] later (an
+/// answer awaited until its deadline, a server slow to exit), their
+/// servers are ended under them, as after a signal, and `ended` is set:
+/// what those sessions show is no finding.
+fn end_overdue(deadline: Instant, running: &AtomicUsize, ended: &AtomicBool, bar: &Bar) {
+    let overdue = deadline + OVERDUE;
+    while running.load(Ordering::SeqCst) > 0 && Instant::now() < overdue {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if running.load(Ordering::SeqCst) == 0 || interrupt::stopped().is_some() {
+        return;
+    }
+    ended.store(true, Ordering::SeqCst);
+    let groups = crate::process::end_servers(Duration::from_millis(500));
+    bar.say(&format!(
+        "--duration: ended {} still running {} s past it; what their sessions showed since is no finding",
+        report::counted(groups, "server process group"),
+        OVERDUE.as_secs()
+    ));
+}
 
 pub(super) fn campaign(
     args: &Args,
@@ -56,23 +103,30 @@ pub(super) fn campaign(
     let bar = Bar::new(cases, args.duration);
     let started = Instant::now();
     let out_of_time = || args.duration.is_some_and(|d| started.elapsed() >= d);
+    // Set once the servers still running a moment past --duration have
+    // been ended under their sessions (see `end_overdue`).
+    let ended = AtomicBool::new(false);
+    // Whether the servers are gone (a signal, or --duration): what the
+    // sessions still running show since is no finding and no harness
+    // error, except what was seen before (a finding being shrunk keeps
+    // its last failing session).
+    let gone = || interrupt::stopped().is_some() || ended.load(Ordering::Relaxed);
     // This run's tokens are its own; see `control`.
     let salt_base = fresh_salt();
     let jobs = args.jobs.min(cases.max(1) as usize);
     // The jobs watch the same files: each judges only its own records.
     let siblings = first.siblings.clone();
-    let mut setups = vec![Some(first)];
+    let mut setups = vec![first];
     for _ in 1..jobs {
-        setups.push(Some(Setup { siblings: siblings.clone(), ..args.child.setup()? }));
+        setups.push(Setup { siblings: siblings.clone(), ..args.child.setup()? });
     }
     let enough = || args.max_findings > 0 && known.len() >= args.max_findings as usize;
-    // After SIGINT or SIGTERM the servers are ended under the sessions
-    // still running: what those show is no finding and no harness error,
-    // except what was seen before (a finding being shrunk keeps its last
-    // failing session).
+    // A harness error stops the run, shrinking included.
+    let failed = AtomicBool::new(false);
     let fail = |e: String| {
         stop.store(true, Ordering::Relaxed);
-        if interrupt::stopped().is_none() {
+        failed.store(true, Ordering::Relaxed);
+        if !gone() {
             errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
         }
     };
@@ -80,19 +134,19 @@ pub(super) fn campaign(
     for (f, base, waits) in found.lock().unwrap_or_else(|e| e.into_inner()).iter() {
         saved.record(f, base, *waits, 0)?;
     }
-    // Saved as it comes; after a signal the servers were ended under the
-    // sessions still running, so nothing they show then is recorded.
+    // Saved as it comes; once the servers are gone, nothing the sessions
+    // still running show is recorded.
     let record = |f: &Finding, base: &str, waits: Waits| {
-        if interrupt::stopped().is_none()
+        if !gone()
             && let Err(e) = saved.record(f, base, Some(waits), done.load(Ordering::Relaxed))
         {
             fail(format!("{e:#}"));
         }
     };
-    // After a signal, only what was saved before it: the sessions run since
-    // had their servers ended under them.
+    // Once the servers are gone, only what was saved before: the sessions
+    // run since had their servers ended under them.
     let kept = |f: Finding, base: String, waits: Waits| {
-        if interrupt::stopped().is_none() || saved.path_of(&f.distinct()).is_some() {
+        if !gone() || saved.path_of(&f.distinct()).is_some() {
             found.lock().unwrap_or_else(|e| e.into_inner()).push((f, base, Some(waits)));
         }
         if enough() {
@@ -104,22 +158,23 @@ pub(super) fn campaign(
         kept(f, base, waits);
     };
     let campaign = Campaign { bar: &bar, known: &known, record: &record, focus: args.check };
-    // Each job's search hands what it catches to a lane of its own, which
-    // shrinks and confirms it in other processes of the server meanwhile;
-    // a server of which only one instance may run shrinks inline.
-    let mut lanes = Vec::new();
+    // Each job's search hands what it catches to a shrinker of its own, a
+    // thread that shrinks and confirms it in other processes of the server
+    // meanwhile; a server of which only one instance may run shrinks inline.
+    let mut shrinkers = Vec::new();
     for _ in 0..jobs {
-        lanes.push(match args.no_ahead {
+        shrinkers.push(match args.no_ahead {
             true => None,
             false => Some(Setup { siblings: siblings.clone(), ..args.child.setup()? }),
         });
     }
+    let running = AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        for (j, (setup, lane)) in setups.into_iter().zip(lanes).enumerate() {
+        for (j, (setup, shrinker)) in setups.into_iter().zip(shrinkers).enumerate() {
             let (stop, done, fail, bar, ignored, known) = (&stop, &done, &fail, &bar, &ignored, &known);
-            let (keep, kept, enough, out_of_time) = (&keep, &kept, &enough, &out_of_time);
+            let (keep, kept, enough, out_of_time, gone, failed) = (&keep, &kept, &enough, &out_of_time, &gone, &failed);
+            let running = &running;
             let cases = cases / jobs as u32 + u32::from((j as u32) < cases % jobs as u32);
-            let Some(setup) = setup else { continue };
             let cfg = HuntConfig {
                 cases,
                 seed: args.seed.wrapping_add(j as u64),
@@ -139,49 +194,60 @@ pub(super) fn campaign(
             // search session showed it, with its shared process's history
             // where it ran in one).
             let halt = move || stop.load(Ordering::Relaxed) || interrupt::stopped().is_some() || out_of_time();
+            let target = setup.target(tools.to_vec()).started_ahead(!args.no_ahead);
             let search_base = setup.probes.http_base();
             let (handed, to_shrink) = std::sync::mpsc::channel::<(Handed, Duration)>();
-            let lane_cfg = cfg.clone();
-            let lane = lane.map(|lane| {
-                let search_base = search_base.clone();
+            let shrinker = shrinker.map(|setup| {
+                // Its waits grow with the search's, and the search's with its.
+                let shrinking = setup.target(tools.to_vec()).started_ahead(true).waits_shared_with(&target);
+                let (cfg, search_base) = (cfg.clone(), search_base.clone());
+                let running = Running::start(running);
                 scope.spawn(move || {
-                    let cfg = lane_cfg;
-                    let target = lane.target(tools.to_vec()).started_ahead(true);
+                    let _running = running;
                     let worker =
-                        Worker::new(&target, (policy, args.no_share, cfg.seed), lane.probes.http_base(), campaign);
+                        Worker::new(&shrinking, (policy, args.no_share, cfg.seed), setup.probes.http_base(), campaign);
+                    // Enough findings stop the drawing, not the shrinking
+                    // of those already caught.
                     let tick = |p: &Progress| {
                         worker.tell_growth();
                         match p {
                             Progress::Shrinking { finding, steps, elapsed } => bar.shrinking(finding, *steps, *elapsed),
                             Progress::Unconfirmed { finding } => bar.say(&unconfirmed(finding)),
+                            Progress::Untried { finding } => bar.say(&untried(finding)),
                             Progress::Searched(_) => {}
                         }
-                        !halt()
+                        !(failed.load(Ordering::Relaxed) || interrupt::stopped().is_some() || out_of_time())
                     };
-                    let shrunk = worker.hunting(None, |run, flight| {
+                    worker.hunting(None, |run, flight| {
                         let mut shrinker = Shrinker::new(&cfg, strategy(&cfg), &tick, (run, Some(flight)), known);
                         for (caught, cover) in to_shrink {
                             worker.covering(cover);
                             let shrunk = shrinker.shrink(caught);
                             bar.shrunk();
-                            if let Some(f) = shrunk? {
-                                let base = worker.base_of(&f, &search_base).to_owned();
-                                keep(f, base, worker.waits());
+                            match shrunk {
+                                Ok(Some(f)) => {
+                                    let base = worker.base_of(&f, &search_base).to_owned();
+                                    keep(f, base, worker.waits());
+                                }
+                                Ok(None) => {}
+                                // The run ends; what is still handed is
+                                // reported as the search caught it.
+                                Err(e) => {
+                                    fail(super::told(&e));
+                                    shrinker.halt();
+                                }
                             }
                         }
-                        Ok::<(), crate::seam::Fault>(())
                     });
-                    if let Err(e) = shrunk {
-                        return fail(super::told(&e));
-                    }
-                    settle(&worker, args, campaign, (keep, enough, fail), started);
-                    ignored.fetch_add(lane.probes.ignored() as u32, Ordering::Relaxed);
+                    settle(&worker, args, campaign, (keep, enough, fail, gone), started);
+                    ignored.fetch_add(setup.probes.ignored() as u32, Ordering::Relaxed);
                 })
             });
-            let inline = lane.is_none();
-            let handed = lane.is_some().then_some(handed);
+            let inline = shrinker.is_none();
+            let handed = shrinker.is_some().then_some(handed);
+            let running = Running::start(running);
             scope.spawn(move || {
-                let target = setup.target(tools.to_vec()).started_ahead(!args.no_ahead);
+                let _running = running;
                 let worker = Worker::new(&target, (policy, args.no_share, cfg.seed), search_base, campaign);
                 let tick = |p: &Progress| {
                     worker.tell_growth();
@@ -195,6 +261,7 @@ pub(super) fn campaign(
                         }
                         Progress::Shrinking { finding, steps, elapsed } => bar.shrinking(finding, *steps, *elapsed),
                         Progress::Unconfirmed { finding } => bar.say(&unconfirmed(finding)),
+                        Progress::Untried { finding } => bar.say(&untried(finding)),
                     }
                     // Enough findings stop the drawing; the one being shrunk
                     // is among them, and its shrinking goes on.
@@ -220,9 +287,13 @@ pub(super) fn campaign(
                     Ok(findings) => findings.into_iter().for_each(|f| kept(f, worker.base.clone(), worker.waits())),
                     Err(e) => return fail(super::told(&e)),
                 }
-                settle(&worker, args, campaign, (keep, enough, fail), started);
+                settle(&worker, args, campaign, (keep, enough, fail, gone), started);
                 ignored.fetch_add(setup.probes.ignored() as u32, Ordering::Relaxed);
             });
+        }
+        if let Some(d) = args.duration {
+            let (running, ended, bar) = (&running, &ended, &bar);
+            scope.spawn(move || end_overdue(started + d, running, ended, bar));
         }
     });
     bar.finish();
@@ -259,9 +330,9 @@ pub(super) fn campaign(
 /// Keeps the late and state-dependent findings of `worker`'s job, each
 /// new one once, cut down unless stopped (then only those saved before the
 /// stop are kept: the servers were ended under the sessions since).
-fn settle(worker: &Worker, args: &Args, campaign: Campaign, (keep, enough, fail): Settling, started: Instant) {
-    // Once stopped, the servers are gone: no late evidence to wait for.
-    let apart = match worker.finish(interrupt::stopped().is_some()) {
+fn settle(worker: &Worker, args: &Args, campaign: Campaign, (keep, enough, fail, gone): Settling, started: Instant) {
+    // Once the servers are gone, there is no late evidence to wait for.
+    let apart = match worker.finish(gone()) {
         Ok(apart) => apart,
         Err(e) => return fail(super::told(&e)),
     };
@@ -270,7 +341,7 @@ fn settle(worker: &Worker, args: &Args, campaign: Campaign, (keep, enough, fail)
             // --duration bounds this shrinking too: past it, the
             // finding is kept as the fresh session showed it.
             let left = args.duration.map(|d| d.saturating_sub(started.elapsed()));
-            let shrink = interrupt::stopped().is_none() && left.is_none_or(|l| !l.is_zero());
+            let shrink = !gone() && left.is_none_or(|l| !l.is_zero());
             let f = if shrink { shrink_apart(f, worker.target(), args, left) } else { f };
             keep(f, worker.base.clone(), worker.waits());
         }

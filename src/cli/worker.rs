@@ -159,6 +159,12 @@ impl<'a> Worker<'a> {
     }
 }
 
+/// The line that tells of a finding that rests on time alone and that the
+/// run stopped before confirming.
+pub(super) fn untried(d: &Distinct) -> String {
+    format!("{d} rests on time alone and the run stopped before a fresh session could confirm it; not reported")
+}
+
 /// The line that tells of a finding that rests on time alone and that no
 /// fresh session with doubled waits repeated.
 pub(super) fn unconfirmed(d: &Distinct) -> String {

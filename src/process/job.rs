@@ -119,8 +119,8 @@ impl<'a> Job<'a> {
     }
 
     /// Covers evidence that came `late` after a window in every fresh
-    /// session from now on: a lane confirming another job's findings
-    /// waits as long as that job learned to.
+    /// session from now on: the job that shrinks and confirms a search's
+    /// findings waits as long as the search's job learned to.
     pub(crate) fn covering(&mut self, late: Duration) {
         self.cover = self.cover.max(late);
     }

@@ -38,7 +38,7 @@ pub use job::Job;
 pub use ledger::Siblings;
 pub use session::ChildGateway;
 pub use spawn::Command;
-pub(crate) use spawn::{end_everything, run_bounded};
+pub(crate) use spawn::{end_everything, end_servers, run_bounded};
 pub use waits::Waits;
 
 use crate::catalogue::{Catalogue, ToolSpec};
@@ -58,7 +58,7 @@ use waits::Grown;
 pub(crate) struct Shared {
     pub(crate) probes: Arc<Probes>,
     pub(crate) ledger: Ledger,
-    pub(crate) grown: Grown,
+    pub(crate) grown: Arc<Grown>,
     /// The package cache every process gets, made on first use: a server
     /// run through `npx -y` or `uvx` downloads itself once, not at every
     /// start into a fresh HOME.
@@ -90,7 +90,8 @@ impl ChildTarget {
     /// URLs on the probes' HTTP sink.
     pub fn new(command: Command, waits: Waits, tools: Vec<ToolSpec>, probes: Arc<Probes>) -> ChildTarget {
         let catalogue = Catalogue { tools, canary_base: probes.http_base() };
-        let shared = Shared { probes, ledger: Ledger::default(), grown: Grown::new(waits), cache: OnceLock::new() };
+        let grown = Arc::new(Grown::new(waits));
+        let shared = Shared { probes, ledger: Ledger::default(), grown, cache: OnceLock::new() };
         ChildTarget {
             command,
             catalogue,
@@ -106,6 +107,16 @@ impl ChildTarget {
     /// one instance may run at a time.
     pub fn started_ahead(mut self, ahead: bool) -> ChildTarget {
         self.ahead = ahead;
+        self
+    }
+
+    /// Shares its waits with `other`'s, as they grow: a second target of
+    /// the same server (a job's shrinking lane) waits as long as what
+    /// either has learned of it. Only on a target no clone shares yet.
+    pub fn waits_shared_with(mut self, other: &ChildTarget) -> ChildTarget {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.grown = other.shared.grown.clone();
+        }
         self
     }
 

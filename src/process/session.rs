@@ -264,7 +264,9 @@ impl ChildGateway {
         loop {
             self.collect_effects();
             let latest = self.shared.probes.last_effect().into_iter().chain(self.last_effect).fold(from, Instant::max);
-            if latest.elapsed() >= quiet || Instant::now() >= deadline {
+            // Once portcullis is stopping, what its sessions show is no
+            // finding: nothing is left to wait for.
+            if latest.elapsed() >= quiet || Instant::now() >= deadline || super::spawn::stopping() {
                 if self.status.is_some() {
                     self.quiet_since_exit = Some(latest);
                 }

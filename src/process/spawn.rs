@@ -54,14 +54,25 @@ pub(crate) struct Spawned {
     pub(crate) home: Home,
 }
 
-/// Process groups and folders started and not yet ended.
+/// Process groups and folders started and not yet ended, and whether
+/// starting more is refused (portcullis is stopping).
 #[derive(Default)]
 struct Started {
     groups: Vec<u32>,
     folders: Vec<PathBuf>,
+    closed: bool,
 }
 
-static STARTED: Mutex<Started> = Mutex::new(Started { groups: Vec::new(), folders: Vec::new() });
+static STARTED: Mutex<Started> = Mutex::new(Started { groups: Vec::new(), folders: Vec::new(), closed: false });
+
+/// Set once the servers have been ended for good ([`end_servers`]).
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the servers have been ended for good: a wait for quiet after
+/// one ended under its session has nothing left to wait for.
+pub(crate) fn stopping() -> bool {
+    STOPPING.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 fn started() -> std::sync::MutexGuard<'static, Started> {
     STARTED.lock().unwrap_or_else(|e| e.into_inner())
@@ -137,6 +148,9 @@ pub(crate) fn spawn(cmd: &Command, cache: Option<&Path>) -> Result<Spawned, Faul
     // Registered under the lock that a signal's cleanup takes, so that no
     // group starts unseen while it runs.
     let mut registry = started();
+    if registry.closed {
+        return Err(Fault::spawn(&cmd.program, "portcullis is stopping and starts no more servers"));
+    }
     let mut child = command.spawn().map_err(|e| Fault::spawn(&cmd.program, e))?;
     registry.groups.push(child.id());
     drop(registry);
@@ -174,14 +188,25 @@ pub(crate) fn run_bounded(mut command: std::process::Command, limit: Duration) -
 /// what a signal to portcullis does before it exits. Returns how many
 /// groups and folders there were.
 pub fn end_everything(grace: Duration) -> (usize, usize) {
-    let mut registry = started();
-    let groups = std::mem::take(&mut registry.groups);
-    let folders = std::mem::take(&mut registry.folders);
-    group::end_groups(&groups, grace);
+    let folders = std::mem::take(&mut started().folders);
+    let groups = end_servers(grace);
     for f in &folders {
         let _ = std::fs::remove_dir_all(f);
     }
+    (groups, folders.len())
+}
+
+/// Ends every process group started here and not ended yet (SIGTERM, then
+/// SIGKILL after `grace`), and refuses to start any more: a run past its
+/// `--duration` ends the sessions still running so. Returns how many
+/// groups there were.
+pub fn end_servers(grace: Duration) -> usize {
+    let mut registry = started();
+    registry.closed = true;
+    STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
+    let groups = std::mem::take(&mut registry.groups);
+    group::end_groups(&groups, grace);
     // Held until here: a session thread cannot start a group meanwhile.
     drop(registry);
-    (groups.len(), folders.len())
+    groups.len()
 }
