@@ -184,11 +184,13 @@ pub(crate) fn hunt_among<'a>(
 /// apart ([`Flight::apart`]), with sessions run by a runner of its own
 /// (another process of the server, while the search goes on). Its salts
 /// are apart from the search's.
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub(crate) struct Shrinker<'a> {
     hunt: Hunt<'a>,
     scripts: BoxedStrategy<ScriptSpec>,
 }
 
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
 impl<'a> Shrinker<'a> {
     /// A lane shrinking for `cfg`'s hunt, which draws from `scripts`;
     /// `progress` hears its shrinking and stops it by returning false
@@ -243,6 +245,7 @@ impl<'a> Shrinker<'a> {
 
 /// The first session number of a [`Shrinker`]: its salts differ from
 /// every search session's.
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
 const SHRINKER_SESSIONS: u32 = 1 << 30;
 
 /// A hunt's state across its rounds.
