@@ -58,6 +58,25 @@ fn output_after_the_window_is_the_scripts_and_judged_again() {
 }
 
 #[test]
+fn output_taken_as_the_next_script_begins_is_stamped_when_it_came_not_when_taken() {
+    // The debug line comes 0.1 s after the window; the job is busy
+    // elsewhere for 2 s before its next script takes it. Its delay is the
+    // 0.1 s, and the quiet of every later session does not grow to cover 2 s.
+    let target = python_server("late_banner.py", &[], Waits::default());
+    let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
+    job.session(&call(), 1, Lane::Search).expect("the harness runs");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    job.session(&ScriptSpec::whole(REVISION, vec![]), 2, Lane::Search).expect("the harness runs");
+    let mut found = job.take_found();
+    found.extend(job.finish().expect("the job ends"));
+    let f = found.iter().find(|f| f.check == CheckId::StdoutClean).unwrap_or_else(|| panic!("{found:#?}"));
+    let late = f.late.expect("marked late");
+    assert!(late < std::time::Duration::from_secs(1), "stamped when it came: {late:?}");
+    let quiet = target.waits().quiet;
+    assert!(quiet < std::time::Duration::from_secs(1), "grown to cover when it came: {quiet:?}");
+}
+
+#[test]
 fn a_violation_only_a_worn_process_shows_is_state_dependent_with_its_history() {
     // The server prints a debug line from its fourth call on: a campaign
     // catches it in its shared process, no fresh session repeats it, and it

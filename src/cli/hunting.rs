@@ -208,8 +208,8 @@ pub(super) fn campaign(
                         Worker::new(&shrinking, (policy, args.no_share, cfg.seed), setup.probes.http_base(), campaign);
                     // Enough findings stop the drawing, not the shrinking
                     // of those already caught.
+                    // Its waits are the search's: the search tells their growth.
                     let tick = |p: &Progress| {
-                        worker.tell_growth();
                         match p {
                             Progress::Shrinking { finding, steps, elapsed } => bar.shrinking(finding, *steps, *elapsed),
                             Progress::Unconfirmed { finding } => bar.say(&unconfirmed(finding)),

@@ -133,7 +133,7 @@ impl Persistent {
             Some((last, ..)) => {
                 let last = *last;
                 let late_out = self.route(late_out, None, ledger);
-                ledger.late_output(last, &late_out, &late_err, Instant::now());
+                ledger.late_output(last, &late_out, &late_err, self.child.output_at(true));
             }
             None => {
                 stdout.extend(late_out);
@@ -246,7 +246,7 @@ impl Persistent {
 
     fn route(&mut self, out: Vec<u8>, current: Option<u32>, ledger: &Ledger) -> Vec<u8> {
         let grace = self.child.waits().answer;
-        let (kept, answered) = route(&self.ids, out, current, ledger, grace);
+        let (kept, answered) = route(&self.ids, out, current, ledger, (grace, self.child.output_at(false)));
         self.pending.retain(|(id, _)| !answered.contains(id));
         kept
     }
@@ -278,10 +278,13 @@ impl Persistent {
         let err = self.child.take_stderr();
         let grace = self.child.waits().answer;
         let Persistent { child, last, ids, .. } = self;
+        let at = child.output_at(true);
         let (tail_out, tail_err) = child.finish();
         if let Some((salt, recorder, seen)) = last {
-            let at = Instant::now();
-            let (out, _) = route(&ids, [out, tail_out].concat(), None, ledger, grace);
+            // Output that came by its end came by the time it was read;
+            // effects are stamped as they are taken.
+            let at = if tail_out.is_empty() && tail_err.is_empty() { at } else { Instant::now() };
+            let (out, _) = route(&ids, [out, tail_out].concat(), None, ledger, (grace, at));
             ledger.late_output(salt, &out, &[err, tail_err].concat(), at);
             for a in &recorder.actions()[seen..] {
                 ledger.late_effect(Some(salt), a.clone(), at);
@@ -332,7 +335,7 @@ fn route(
     out: Vec<u8>,
     current: Option<u32>,
     ledger: &Ledger,
-    grace: std::time::Duration,
+    (grace, at): (std::time::Duration, Instant),
 ) -> (Vec<u8>, Vec<Id>) {
     // A response (not a request the server sends) whose id one of the
     // scripts sent.
@@ -350,7 +353,7 @@ fn route(
     for (line, owner) in lines {
         match owner {
             Some((salt, id)) => {
-                ledger.answer(salt, line, &id, Instant::now(), grace);
+                ledger.answer(salt, line, &id, at, grace);
                 answered.push(id);
             }
             None => kept.extend_from_slice(line),

@@ -330,6 +330,15 @@ impl ChildGateway {
     /// Notes when the process is first seen to have written, and how long
     /// after it was first written to: the target's start bound grows with
     /// it.
+    /// When the latest bytes it wrote to stdout (and, with `stderr`, to
+    /// either) were read: no later than that came any output taken so far.
+    /// Evidence taken after a while (a script's late output, read as the
+    /// next begins) is stamped with it, never with the time it was taken.
+    pub(crate) fn output_at(&self, stderr: bool) -> Instant {
+        let out = self.stdout.last();
+        if stderr { out.max(self.stderr.last()) } else { out }
+    }
+
     fn note_spoke(&mut self) {
         if self.spoke_at.is_none() && self.stdout.len() > 0 {
             let now = Instant::now();
