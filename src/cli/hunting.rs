@@ -8,7 +8,7 @@ use super::interrupt;
 use super::jobs::revision_share;
 use super::saving::{Saved, save};
 use super::setup::Setup;
-use super::worker::{Campaign, Worker, unconfirmed, untried};
+use super::worker::{Campaign, Worker, untried};
 use crate::campaign::{Finding, Handed, HuntConfig, Known, Progress, Shrinker, fresh_salt, hunt_among, strategy};
 use crate::catalogue::ToolSpec;
 use crate::delta::minimize;
@@ -157,7 +157,7 @@ pub(super) fn campaign(
         record(&f, &base, waits);
         kept(f, base, waits);
     };
-    let campaign = Campaign { bar: &bar, known: &known, record: &record, focus: args.check };
+    let campaign = Campaign { bar: &bar, known: &known, record: &record, focus: args.check, gone: &gone };
     // Each job's search hands what it catches to a shrinker of its own, a
     // thread that shrinks and confirms it in other processes of the server
     // meanwhile; a server of which only one instance may run shrinks inline.
@@ -212,7 +212,7 @@ pub(super) fn campaign(
                     let tick = |p: &Progress| {
                         match p {
                             Progress::Shrinking { finding, steps, elapsed } => bar.shrinking(finding, *steps, *elapsed),
-                            Progress::Unconfirmed { finding } => bar.say(&unconfirmed(finding)),
+                            Progress::Unconfirmed { finding } => bar.say(&campaign.unconfirmed(finding)),
                             Progress::Untried { finding } => bar.say(&untried(finding)),
                             Progress::Searched(_) => {}
                         }
@@ -260,7 +260,7 @@ pub(super) fn campaign(
                             bar.searched(done.fetch_add(1, Ordering::Relaxed) + 1)
                         }
                         Progress::Shrinking { finding, steps, elapsed } => bar.shrinking(finding, *steps, *elapsed),
-                        Progress::Unconfirmed { finding } => bar.say(&unconfirmed(finding)),
+                        Progress::Unconfirmed { finding } => bar.say(&campaign.unconfirmed(finding)),
                         Progress::Untried { finding } => bar.say(&untried(finding)),
                     }
                     // Enough findings stop the drawing; the one being shrunk

@@ -25,6 +25,17 @@ pub(super) struct Campaign<'a> {
     pub(super) known: &'a Known,
     pub(super) record: &'a Record<'a>,
     pub(super) focus: Option<CheckId>,
+    /// Whether the servers are gone (a signal, or past --duration).
+    pub(super) gone: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl Campaign<'_> {
+    /// The line that tells of a finding resting on time alone that no
+    /// fresh session repeated: untried where its servers were ended under
+    /// the sessions that would have.
+    pub(super) fn unconfirmed(&self, d: &Distinct) -> String {
+        if (self.gone)() { untried(d) } else { unconfirmed(d) }
+    }
 }
 
 /// A job, its target and what came apart from its hunt.
@@ -94,7 +105,7 @@ impl<'a> Worker<'a> {
 
     fn tell_unconfirmed(&self) {
         for d in self.job.borrow_mut().take_unconfirmed() {
-            self.campaign.bar.say(&unconfirmed(&d));
+            self.campaign.bar.say(&self.campaign.unconfirmed(&d));
         }
     }
 
@@ -167,6 +178,6 @@ pub(super) fn untried(d: &Distinct) -> String {
 
 /// The line that tells of a finding that rests on time alone and that no
 /// fresh session with doubled waits repeated.
-pub(super) fn unconfirmed(d: &Distinct) -> String {
+fn unconfirmed(d: &Distinct) -> String {
     format!("{d} rests on time alone and no fresh session with doubled waits repeated it; not reported")
 }

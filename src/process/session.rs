@@ -376,7 +376,9 @@ impl ChildGateway {
         loop {
             self.collect_effects();
             let seen: Vec<String> = self.recorder.actions().iter().map(|a| a.arguments_text()).collect();
-            if tokens.iter().all(|t| seen.iter().any(|s| s.contains(t.as_str()))) || Instant::now() >= deadline {
+            // Once portcullis is stopping, no effect is left to wait for.
+            let all = tokens.iter().all(|t| seen.iter().any(|s| s.contains(t.as_str())));
+            if all || Instant::now() >= deadline || super::spawn::stopping() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(1));
