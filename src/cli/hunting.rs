@@ -26,7 +26,8 @@ use std::time::{Duration, Instant};
 type Kept = (Finding, String, Option<Waits>);
 
 /// What a worker's late findings are kept by: the keeping, whether the
-/// run has enough, and where a harness error goes.
+/// run has enough, where a harness error goes, and whether the servers
+/// are gone.
 type Settling<'a> = (
     &'a (dyn Fn(Finding, String, Waits) + Sync),
     &'a (dyn Fn() -> bool + Sync),
@@ -207,8 +208,8 @@ pub(super) fn campaign(
                     let worker =
                         Worker::new(&shrinking, (policy, args.no_share, cfg.seed), setup.probes.http_base(), campaign);
                     // Enough findings stop the drawing, not the shrinking
-                    // of those already caught.
-                    // Its waits are the search's: the search tells their growth.
+                    // of those already caught. Its waits are the search's,
+                    // whose progress tells their growth.
                     let tick = |p: &Progress| {
                         match p {
                             Progress::Shrinking { finding, steps, elapsed } => bar.shrinking(finding, *steps, *elapsed),
