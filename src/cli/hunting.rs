@@ -8,7 +8,7 @@ use super::interrupt;
 use super::jobs::revision_share;
 use super::saving::{Saved, save};
 use super::setup::Setup;
-use super::worker::{Campaign, Worker, untried};
+use super::worker::{Campaign, Worker};
 use crate::campaign::{Finding, Handed, HuntConfig, Known, Progress, Shrinker, fresh_salt, hunt_among, strategy};
 use crate::catalogue::ToolSpec;
 use crate::delta::minimize;
@@ -211,12 +211,7 @@ pub(super) fn campaign(
                     // of those already caught. Its waits are the search's,
                     // whose progress tells their growth.
                     let tick = |p: &Progress| {
-                        match p {
-                            Progress::Shrinking { finding, steps, elapsed } => bar.shrinking(finding, *steps, *elapsed),
-                            Progress::Unconfirmed { finding } => bar.say(&campaign.unconfirmed(finding)),
-                            Progress::Untried { finding } => bar.say(&untried(finding)),
-                            Progress::Searched(_) => {}
-                        }
+                        campaign.tell(p);
                         !(failed.load(Ordering::Relaxed) || interrupt::stopped().is_some() || out_of_time())
                     };
                     worker.hunting(None, |run, flight| {
@@ -260,9 +255,7 @@ pub(super) fn campaign(
                             }
                             bar.searched(done.fetch_add(1, Ordering::Relaxed) + 1)
                         }
-                        Progress::Shrinking { finding, steps, elapsed } => bar.shrinking(finding, *steps, *elapsed),
-                        Progress::Unconfirmed { finding } => bar.say(&campaign.unconfirmed(finding)),
-                        Progress::Untried { finding } => bar.say(&untried(finding)),
+                        _ => campaign.tell(p),
                     }
                     // Enough findings stop the drawing; the one being shrunk
                     // is among them, and its shrinking goes on.

@@ -4,7 +4,7 @@
 //! that shrinks and confirms beside it) runs its sessions through.
 
 use super::bar::Bar;
-use crate::campaign::{Finding, Flight, Handed, Known, Lane, Runner};
+use crate::campaign::{Finding, Flight, Handed, Known, Lane, Progress, Runner};
 use crate::check::CheckId;
 use crate::finding::Distinct;
 use crate::process::{ChildTarget, Job, Waits};
@@ -33,8 +33,20 @@ impl Campaign<'_> {
     /// The line that tells of a finding resting on time alone that no
     /// fresh session repeated: untried where its servers were ended under
     /// the sessions that would have.
-    pub(super) fn unconfirmed(&self, d: &Distinct) -> String {
+    fn unconfirmed(&self, d: &Distinct) -> String {
         if (self.gone)() { untried(d) } else { unconfirmed(d) }
+    }
+
+    /// Shows what a hunt (a search or a shrinker) tells of its shrinking
+    /// and of the findings it does not report; its search sessions are
+    /// counted by the search alone.
+    pub(super) fn tell(&self, p: &Progress) {
+        match p {
+            Progress::Shrinking { finding, steps, elapsed } => self.bar.shrinking(finding, *steps, *elapsed),
+            Progress::Unconfirmed { finding } => self.bar.say(&self.unconfirmed(finding)),
+            Progress::Untried { finding } => self.bar.say(&untried(finding)),
+            Progress::Searched(_) => {}
+        }
     }
 }
 
@@ -172,7 +184,7 @@ impl<'a> Worker<'a> {
 
 /// The line that tells of a finding that rests on time alone and that the
 /// run stopped before confirming.
-pub(super) fn untried(d: &Distinct) -> String {
+fn untried(d: &Distinct) -> String {
     format!("{d} rests on time alone and the run stopped before a fresh session could confirm it; not reported")
 }
 

@@ -281,13 +281,15 @@ impl Persistent {
         let at = child.output_at(true);
         let (tail_out, tail_err) = child.finish();
         if let Some((salt, recorder, seen)) = last {
-            // Output that came by its end came by the time it was read;
-            // effects are stamped as they are taken.
+            // Output that came by its end came by the time it was read (its
+            // last words by now); effects are stamped as they are taken, as
+            // the window's are: a stamp never earlier than the evidence.
             let at = if tail_out.is_empty() && tail_err.is_empty() { at } else { Instant::now() };
             let (out, _) = route(&ids, [out, tail_out].concat(), None, ledger, (grace, at));
             ledger.late_output(salt, &out, &[err, tail_err].concat(), at);
+            let taken = Instant::now();
             for a in &recorder.actions()[seen..] {
-                ledger.late_effect(Some(salt), a.clone(), at);
+                ledger.late_effect(Some(salt), a.clone(), taken);
             }
             // Nothing more can come: what its scripts still awaited is missing.
             let salts: Vec<u32> = ids.values().copied().collect();

@@ -327,9 +327,6 @@ impl ChildGateway {
         self.shared.grown.answered_in(took);
     }
 
-    /// Notes when the process is first seen to have written, and how long
-    /// after it was first written to: the target's start bound grows with
-    /// it.
     /// When the latest bytes it wrote to stdout (and, with `stderr`, to
     /// either) were read: no later than that came any output taken so far.
     /// Evidence taken after a while (a script's late output, read as the
@@ -339,6 +336,9 @@ impl ChildGateway {
         if stderr { out.max(self.stderr.last()) } else { out }
     }
 
+    /// Notes when the process is first seen to have written, and how long
+    /// after it was first written to: the target's start bound grows with
+    /// it.
     fn note_spoke(&mut self) {
         if self.spoke_at.is_none() && self.stdout.len() > 0 {
             let now = Instant::now();

@@ -54,18 +54,17 @@ pub(crate) struct Spawned {
     pub(crate) home: Home,
 }
 
-/// Process groups and folders started and not yet ended, and whether
-/// starting more is refused (portcullis is stopping).
+/// Process groups and folders started and not yet ended.
 #[derive(Default)]
 struct Started {
     groups: Vec<u32>,
     folders: Vec<PathBuf>,
-    closed: bool,
 }
 
-static STARTED: Mutex<Started> = Mutex::new(Started { groups: Vec::new(), folders: Vec::new(), closed: false });
+static STARTED: Mutex<Started> = Mutex::new(Started { groups: Vec::new(), folders: Vec::new() });
 
-/// Set once the servers have been ended for good ([`end_servers`]).
+/// Set once the servers have been ended for good ([`end_servers`]), under
+/// the registry's lock: no server starts after.
 static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Whether the servers have been ended for good: a wait for quiet after
@@ -148,7 +147,7 @@ pub(crate) fn spawn(cmd: &Command, cache: Option<&Path>) -> Result<Spawned, Faul
     // Registered under the lock that a signal's cleanup takes, so that no
     // group starts unseen while it runs.
     let mut registry = started();
-    if registry.closed {
+    if stopping() {
         return Err(Fault::spawn(&cmd.program, "portcullis is stopping and starts no more servers"));
     }
     let mut child = command.spawn().map_err(|e| Fault::spawn(&cmd.program, e))?;
@@ -202,7 +201,6 @@ pub fn end_everything(grace: Duration) -> (usize, usize) {
 /// groups there were.
 pub fn end_servers(grace: Duration) -> usize {
     let mut registry = started();
-    registry.closed = true;
     STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
     let groups = std::mem::take(&mut registry.groups);
     group::end_groups(&groups, grace);
