@@ -21,9 +21,10 @@
 //! (default 1).
 
 use portcullis::attack::{Step, any_step};
+use portcullis::campaign::Job;
 use portcullis::catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
 use portcullis::probe::{ProbeConfig, Probes};
-use portcullis::process::{ChildTarget, Command, Job, Waits};
+use portcullis::process::{ChildTarget, Command, Waits};
 use portcullis::script::scripts_mixed;
 use portcullis::{Mix, Policy, Revision, ScriptSpec};
 use proptest::strategy::Just;

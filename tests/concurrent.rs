@@ -6,7 +6,8 @@
 
 use crate::common::python_server;
 use portcullis::attack::Step;
-use portcullis::process::{Job, Waits};
+use portcullis::campaign::Job;
+use portcullis::process::Waits;
 use portcullis::{Policy, Revision, ScriptSpec, report};
 
 #[test]

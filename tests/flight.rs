@@ -6,10 +6,11 @@
 
 use crate::cli::{portcullis, text};
 use portcullis::attack::Step;
+use portcullis::campaign::Job;
 use portcullis::campaign::Lane;
 use portcullis::catalogue::{ArgKind, ArgSpec, ToolSpec};
 use portcullis::probe::{ProbeConfig, Probes};
-use portcullis::process::{ChildTarget, Command, Job, Waits};
+use portcullis::process::{ChildTarget, Command, Waits};
 use portcullis::{Policy, Revision, ScriptSpec, report};
 use std::sync::Arc;
 

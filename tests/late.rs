@@ -9,8 +9,9 @@ use common::python_server;
 use portcullis::artifact::Artifact;
 use portcullis::attack::Step;
 use portcullis::attack::jsonrpc::{JsonRpc, Kind};
+use portcullis::campaign::Job;
 use portcullis::campaign::Lane;
-use portcullis::process::{Job, Waits};
+use portcullis::process::Waits;
 use portcullis::{CheckId, Policy, Revision, ScriptSpec, Target};
 
 const REVISION: Revision = Revision::R2025_06_18;

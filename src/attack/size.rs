@@ -74,7 +74,7 @@ const HUGE: [usize; 3] = [8 << 20, 16 << 20, 32 << 20];
 const MUST_SERVE: usize = 65_536;
 
 impl Size {
-    /// The strategy, with the kinds' [`WEIGHTS`].
+    /// The strategy, with the kinds' `WEIGHTS`.
     pub fn strategy() -> BoxedStrategy<Self> {
         let kinds: Vec<(u32, BoxedStrategy<Kind>)> =
             WEIGHTS.iter().map(|(k, w)| (u32::from(*w), Just(*k).boxed())).collect();

@@ -2,17 +2,25 @@
 //! shrinks each distinct finding while it keeps the same check and rule, so
 //! every minimal script shows its own bug (see `hunt_by`).
 
+#[cfg(all(feature = "process", target_os = "linux"))]
+mod confirmer;
 mod flight;
 mod handed;
+#[cfg(all(feature = "process", target_os = "linux"))]
+mod job;
 mod lane;
 mod policy_probe;
 mod rounds;
+#[cfg(all(feature = "process", target_os = "linux"))]
+mod verdict;
 
 pub use crate::finding::{Distinct, Finding};
 #[cfg(feature = "cli")]
 pub(crate) use flight::Flight;
 #[cfg(feature = "cli")]
 pub(crate) use handed::Handed;
+#[cfg(all(feature = "process", target_os = "linux"))]
+pub use job::Job;
 pub use lane::Lane;
 pub(crate) use lane::SessionRun;
 pub use policy_probe::PolicySeen;
@@ -22,6 +30,8 @@ pub(crate) use rounds::Known;
 pub use rounds::{Progress, hunt_by};
 #[cfg(feature = "cli")]
 pub(crate) use rounds::{Runner, Shrinker, hunt_among};
+#[cfg(all(feature = "cli", target_os = "linux"))]
+pub(crate) use verdict::whole as replay_whole;
 
 use crate::attack;
 use crate::check::{self, CheckId, Violation};

@@ -7,7 +7,7 @@ use std::fmt;
 
 /// What exactly went wrong. Each variant has a stable snake_case name
 /// ([`Kind::name`]), part of a finding's key.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Kind {
     /// `stdout-clean`: a stdout line that is no message the server may send.

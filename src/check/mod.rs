@@ -102,7 +102,7 @@ impl fmt::Display for CheckId {
 }
 
 /// Which byte stream a span points into.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Stream {
     /// What the client wrote.
     Stdin,
@@ -111,7 +111,7 @@ pub enum Stream {
 }
 
 /// A byte span in one stream.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Span {
     /// The stream.
     pub stream: Stream,
@@ -120,7 +120,7 @@ pub struct Span {
 }
 
 /// One broken invariant.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Violation {
     /// The check that fails.
     pub check: CheckId,

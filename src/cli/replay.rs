@@ -6,8 +6,8 @@
 
 use super::setup::{ChildFlags, Setup};
 use crate::artifact::Artifact;
+use crate::campaign::replay_whole;
 use crate::campaign::resalted;
-use crate::check::check;
 use crate::process::{ChildTarget, Waits};
 use crate::seam::Session;
 use crate::{Script, report};
@@ -98,13 +98,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let session = Session { policy: artifact.policy, revision: script.revision, salt };
     // Run to its end: what the server writes and does while the session
     // ends, and what it does after, is the session's.
-    let mut obs = target.run_whole(&session, &script)?;
-    let late = target.late_effects(&script.salts());
-    if !late.is_empty() {
-        out!("late: {} effects came after the session ended, and count", late.len());
-        obs.effects.extend(late);
+    let (obs, violations, late) = replay_whole(target, &session, &script)?;
+    if late > 0 {
+        out!("late: {late} effects came after the session ended, and count");
     }
-    let violations = check(&script, &obs, &session);
     let still = artifact.showing(&violations, &script, &obs);
     let finding = artifact.key().map_or(artifact.check.clone(), |k| k.to_string());
     out!(

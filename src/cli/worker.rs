@@ -4,10 +4,11 @@
 //! that shrinks and confirms beside it) runs its sessions through.
 
 use super::bar::Bar;
+use crate::campaign::Job;
 use crate::campaign::{Finding, Flight, Handed, Known, Lane, Progress, Runner};
 use crate::check::CheckId;
 use crate::finding::Distinct;
-use crate::process::{ChildTarget, Job, Waits};
+use crate::process::{ChildTarget, Waits};
 use crate::seam::Fault;
 use crate::{Policy, ScriptSpec};
 use std::cell::RefCell;

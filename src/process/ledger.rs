@@ -1,13 +1,12 @@
-//! Every session a job has judged, so that evidence arriving after its
-//! verdict still counts: an effect belongs to the session whose token salt
-//! it carries, stdout to the script it follows. Late evidence is added to
-//! its session's observation, and the session is judged again; a violation
-//! that shows only then is a late finding, never set aside.
+//! Every session a job has run, so that evidence arriving after its window
+//! still counts: an effect belongs to the session whose token salt it
+//! carries, stdout to the script it follows. Late evidence is added to its
+//! session's observation, and the session is marked for the campaign
+//! engine to judge again ([`Ledger::rejudge`]); the ledger itself judges
+//! nothing, and keeps of each verdict only fingerprints, so that the
+//! engine can tell what is new.
 
 use super::history::History;
-use crate::campaign::SessionRun;
-use crate::check::{Violation, check};
-use crate::finding::{Distinct, distinct};
 use crate::observation::Observation;
 use crate::protocol::Id;
 use crate::script::{Script, ScriptSpec};
@@ -28,14 +27,16 @@ const KEPT: usize = 4096;
 const KEPT_BYTES: usize = 64 << 20;
 const MIN_KEPT: usize = 64;
 
-/// One judged session.
+/// One session run, as far as its evidence goes.
 #[derive(Clone, Debug)]
 pub(crate) struct Entry {
     pub(crate) session: Session,
     pub(crate) spec: ScriptSpec,
     pub(crate) script: Script,
     pub(crate) obs: Observation,
-    pub(crate) violations: Vec<Violation>,
+    /// Fingerprints of the violations the engine last found in it: a
+    /// verdict on more evidence is new where it has one not among them.
+    pub(crate) shown: Vec<u64>,
     /// The scripts the same process ran before this one; empty for a
     /// session in a process of its own.
     pub(crate) history: History,
@@ -69,14 +70,14 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
+    /// A session not judged yet: the engine sets [`Entry::shown`].
     pub(crate) fn new(session: Session, spec: &ScriptSpec, script: Script, obs: Observation) -> Entry {
-        let violations = check(&script, &obs, &session);
         Entry {
             session,
             spec: spec.clone(),
             script,
             obs,
-            violations,
+            shown: Vec::new(),
             history: History::default(),
             judged: Instant::now(),
             late: None,
@@ -143,7 +144,7 @@ fn last_judged(entries: &VecDeque<Entry>, at: usize) -> Option<Instant> {
 /// Which job's ledger each salt belongs to, among the jobs of one
 /// campaign that watch the same files: each sees every record written
 /// there, and only the job that ran the session judges it. A salt leaves
-/// when it leaves its ledger's horizon ([`SERVED`]), so the table stays as
+/// when it leaves its ledger's horizon (`SERVED`), so the table stays as
 /// small as the ledgers however long the run.
 #[derive(Clone, Debug, Default)]
 pub struct Siblings(Arc<Mutex<HashMap<u32, usize>>>);
@@ -433,13 +434,11 @@ impl Ledger {
         entries.iter().filter(|e| salts.contains(&e.session.salt)).filter_map(|e| e.came_after).max()
     }
 
-    /// What the kept session of `script`, with a salt in `salts`, shows
-    /// now (its script, observation and violations as last judged), and
-    /// the persistent process that ran it.
-    pub(crate) fn judged(&self, salts: &[u32], script: &Script) -> Option<(SessionRun, Option<u64>)> {
+    /// The kept session of `script`, with a salt in `salts`, with all its
+    /// evidence so far.
+    pub(crate) fn now(&self, salts: &[u32], script: &Script) -> Option<Entry> {
         let entries = self.entries();
-        let entry = entries.iter().rev().find(|e| salts.contains(&e.session.salt) && e.script == *script)?;
-        Some(((entry.script.clone(), entry.obs.clone(), entry.violations.clone()), entry.process))
+        entries.iter().rev().find(|e| salts.contains(&e.session.salt) && e.script == *script).cloned()
     }
 
     /// Ends the wait for the answers still awaited by the sessions whose
@@ -456,23 +455,21 @@ impl Ledger {
         }
     }
 
-    /// Judges again every session that gained late evidence, and returns
-    /// those it now finds in violation of something new, with every
-    /// violation it has now and the finding key of the first new one.
-    pub(crate) fn rejudge(&self) -> Vec<(Entry, Distinct)> {
+    /// Hands every session that gained evidence since it was last judged
+    /// to `judge`, which returns the fingerprints of the violations it now
+    /// finds and what it makes of them; each is kept with what `judge`
+    /// made of it. Sessions whose awaited answers came due count as having
+    /// gained evidence: their absence.
+    pub(crate) fn rejudge<T>(&self, judge: impl Fn(&Entry) -> (Vec<u64>, T)) -> Vec<(Entry, T)> {
         self.expire(&[]);
-        let mut grown = Vec::new();
+        let mut judged = Vec::new();
         for entry in self.entries().iter_mut().filter(|e| e.dirty) {
             entry.dirty = false;
-            let now = check(&entry.script, &entry.obs, &entry.session);
-            let new = now.iter().find(|v| !entry.violations.contains(v));
-            let new = new.map(|v| distinct(v, &entry.script, &entry.obs));
-            entry.violations = now;
-            if let Some(new) = new {
-                grown.push((entry.clone(), new));
-            }
+            let (shown, made) = judge(entry);
+            judged.push((entry.clone(), made));
+            entry.shown = shown;
         }
-        grown
+        judged
     }
 }
 

@@ -7,25 +7,25 @@
 //!   output into bounded buffers; [`group`](self) ends the whole group.
 //! - [`ChildGateway`] is one process serving sessions; [`ChildTarget`]
 //!   starts one per session, keeping at most one started ahead.
-//! - A [`Job`] runs a campaign's sessions: each in a process of its own, or
-//!   under `keep-open` most in one persistent process per revision, each
-//!   script followed by a `ping` marker.
+//! - A persistent process runs script after script, each followed by a
+//!   `ping` marker; the campaign engine's [`Job`](crate::campaign::Job)
+//!   decides which sessions run there and which in a process of their own.
 //! - The [`Waits`] come from flags and grow when the server shows it needs
 //!   longer; they never shrink, and nothing skips one.
-//! - The ledger keeps every judged session: an effect is its session's by
+//! - The ledger keeps every session run: an effect is its session's by
 //!   the salt of its tokens, output its script's by position. Late
-//!   evidence is added to its session, which is judged again; what shows
-//!   only then is a finding, marked late.
+//!   evidence is added to its session, which the engine judges again.
+//!
+//! The driver judges nothing: it hands back what it observed, and the
+//! engine (`campaign`) owns verdicts, finding keys and confirmation.
 //!
 //! Effect probes (an HTTP sink, file watchers) play the executor recorder.
 
 mod answered;
 mod capture;
-mod confirmer;
 mod discover;
 mod group;
 mod history;
-mod job;
 mod ledger;
 mod persistent;
 mod session;
@@ -34,8 +34,10 @@ mod waits;
 
 pub(crate) use capture::stderr_tail;
 pub(crate) use discover::list_tools;
-pub use job::Job;
+pub(crate) use history::History;
 pub use ledger::Siblings;
+pub(crate) use ledger::{Entry, Ledger};
+pub(crate) use persistent::{Persistent, Started};
 pub use session::ChildGateway;
 pub use spawn::Command;
 pub(crate) use spawn::{end_everything, end_servers, run_bounded};
@@ -47,7 +49,6 @@ use crate::probe::Probes;
 use crate::run::drive;
 use crate::script::Script;
 use crate::seam::{Action, Fault, Recorder, Session, Target};
-use ledger::Ledger;
 pub(crate) use spawn::Home;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -195,6 +196,23 @@ impl ChildTarget {
     #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     pub(crate) fn cache_dir(&self) -> Option<std::path::PathBuf> {
         self.shared.cache.get().and_then(Option::as_ref).map(|h| h.path().to_owned())
+    }
+
+    /// The ledger its sessions' evidence is kept in.
+    pub(crate) fn ledger(&self) -> &Ledger {
+        &self.shared.ledger
+    }
+
+    /// Whether one process is kept started ahead of the next session: the
+    /// server may run twice at once.
+    pub(crate) fn ahead(&self) -> bool {
+        self.ahead
+    }
+
+    /// Grows the quiet wait to cover evidence that came `late` after its
+    /// process went quiet, for the reason `why`.
+    pub(crate) fn grow_quiet(&self, late: Duration, why: &str) {
+        self.shared.grown.cover(late, why);
     }
 
     /// The probes that observe effects.

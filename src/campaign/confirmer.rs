@@ -3,10 +3,11 @@
 //! missing answer is confirmed by waiting twice its deadline, which the
 //! search need not wait for.
 
-use super::ChildTarget;
-use super::ledger::Entry;
-use crate::campaign::fresh_salt;
+use super::verdict::{record, run_of};
+use super::{SessionRun, fresh_salt};
+use crate::check::Violation;
 use crate::finding::{Distinct, Finding};
+use crate::process::{ChildTarget, Entry};
 use crate::protocol::Policy;
 use crate::seam::{Fault, Session};
 use std::sync::Arc;
@@ -21,11 +22,12 @@ pub(crate) struct Teller {
     pub(crate) seed: u64,
 }
 
-/// One late finding to confirm: the session that showed it, its key, how
-/// many times as long the fresh session waits, and how many sessions the
-/// job had run when it was seen.
+/// One late finding to confirm: the session that showed it and its
+/// violations then, its key, how many times as long the fresh session
+/// waits, and how many sessions the job had run when it was seen.
 pub(crate) struct Task {
     pub(crate) entry: Entry,
+    pub(crate) violations: Vec<Violation>,
     pub(crate) key: Distinct,
     pub(crate) patience: u32,
     pub(crate) sessions: u32,
@@ -37,23 +39,24 @@ pub(crate) struct Task {
 /// wait): such a finding no session with doubled waits repeats is none
 /// (`Err` with its key).
 pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Result<Confirmed, Fault> {
-    let Task { entry, key, patience, sessions } = task;
+    let Task { entry, violations, key, patience, sessions } = task;
     let salt = fresh_salt();
     let script = entry.spec.render(&target.catalogue, salt);
     let session = Session { policy: teller.policy, revision: entry.spec.revision, salt };
     let cover = entry.late.max(entry.came_after).unwrap_or_default();
     let obs = target.run_patiently(&session, &script, patience, cover)?;
-    let fresh = Entry::new(session, &entry.spec, script, obs);
-    target.shared.ledger.record(fresh.clone());
-    if key.shown_beside_crash(&fresh.violations, &fresh.script, &fresh.obs) {
+    let fresh = record(target.ledger(), Entry::new(session, &entry.spec, script, obs));
+    if key.shown_beside_crash(&fresh.2, &fresh.0, &fresh.1) {
         let session = Session { salt, ..entry.session };
-        let Entry { script, obs, violations, .. } = fresh;
-        let shown = Entry { session, script, obs, violations, history: Default::default(), ..entry };
-        return Ok(Ok(finding(shown, &key, true, teller, sessions)));
+        let shown = Entry { session, history: Default::default(), ..entry };
+        return Ok(Ok(finding(shown, fresh, &key, true, teller, sessions)));
     }
-    match key.rests_on_time(&entry.violations, &entry.script, &entry.obs) {
+    match key.rests_on_time(&violations, &entry.script, &entry.obs) {
         true => Ok(Err(key)),
-        false => Ok(Ok(finding(entry, &key, false, teller, sessions))),
+        false => {
+            let run = run_of(&entry, violations);
+            Ok(Ok(finding(entry, run, &key, false, teller, sessions)))
+        }
     }
 }
 
@@ -61,9 +64,16 @@ pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Resul
 /// rests on time alone and that no session with doubled waits repeated.
 pub(crate) type Confirmed = Result<Finding, Distinct>;
 
-/// The finding `key` as `entry` shows it.
-pub(crate) fn finding(entry: Entry, key: &Distinct, confirmed: bool, teller: Teller, sessions: u32) -> Finding {
-    let run = (entry.script, entry.obs, entry.violations);
+/// The finding `key` as `run` shows it, a run of `entry`'s spec (`entry`
+/// itself, or a fresh session of it).
+pub(crate) fn finding(
+    entry: Entry,
+    run: SessionRun,
+    key: &Distinct,
+    confirmed: bool,
+    teller: Teller,
+    sessions: u32,
+) -> Finding {
     let shown = Finding::shown(key, entry.spec, run, entry.session.salt, (teller.seed, teller.policy));
     Finding { cases_until_caught: sessions, late: entry.late, history: entry.history.scripts(), confirmed, ..shown }
 }

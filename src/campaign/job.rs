@@ -23,14 +23,12 @@
 //! is reported as that fresh session where it repeats, else as it was
 //! seen (with its process's history, if it had one).
 
-use super::ChildTarget;
 use super::confirmer::{Confirmed, Confirmer, Task, Teller, confirm, finding};
-use super::history::History;
-use super::ledger::Entry;
-use super::persistent::{Persistent, Started};
-use crate::campaign::{Finding, Known, Lane, SessionRun};
+use super::verdict::{self, record};
+use super::{Finding, Known, Lane, SessionRun};
 use crate::check::Kind;
 use crate::finding::{Distinct, distinct};
+use crate::process::{ChildTarget, Entry, History, Ledger, Persistent, Started};
 use crate::protocol::{Id, Policy, Revision};
 use crate::script::ScriptSpec;
 use crate::seam::{Fault, Session};
@@ -93,7 +91,7 @@ impl<'a> Job<'a> {
             found: Vec::new(),
             known: None,
             made: Vec::new(),
-            confirmer: target.ahead.then(|| Confirmer::start(target, Teller { policy, seed })),
+            confirmer: target.ahead().then(|| Confirmer::start(target, Teller { policy, seed })),
             died: Vec::new(),
             unconfirmed: Vec::new(),
             unconfirmed_once: Vec::new(),
@@ -133,7 +131,7 @@ impl<'a> Job<'a> {
 
     /// Runs one session of a hunt in `lane`, with tokens of `salt`. A
     /// search session runs in the persistent process when it can (the
-    /// hunt confirms fresh what it reports; [`Job::history_of`]); a
+    /// hunt confirms fresh what it reports; `Job::history_of`); a
     /// shrinking candidate runs there too (unless what it shrinks shows only
     /// as a session ends), judged by what it showed, the process kept while
     /// it answers its marker (the hunt confirms what it shrinks to); a
@@ -178,16 +176,13 @@ impl<'a> Job<'a> {
     ) -> Result<SessionRun, Fault> {
         // A server of which one instance may run at a time (none is started
         // ahead) runs none beside the shared one.
-        if !self.target.ahead {
+        if !self.target.ahead() {
             self.end_processes();
         }
         let script = spec.render(&self.target.catalogue, salt);
         let session = Session { policy: self.policy, revision: spec.revision, salt };
         let obs = self.target.run_patiently(&session, &script, patience, cover)?;
-        let entry = Entry::new(session, spec, script, obs);
-        let run = (entry.script.clone(), entry.obs.clone(), entry.violations.clone());
-        self.target.shared.ledger.record(entry);
-        Ok(run)
+        Ok(record(self.target.ledger(), Entry::new(session, spec, script, obs)))
     }
 
     /// Runs `spec` in the persistent process of its revision; `None` when
@@ -225,7 +220,7 @@ impl<'a> Job<'a> {
                 }
             },
         };
-        let ledger = &self.target.shared.ledger;
+        let ledger = self.target.ledger();
         let ran = self.live[at].run(&body, salt ^ QUICK, ledger, defer)?;
         // Kept for a round of shrinking in flight only (cleared as it begins).
         if ran.obs.exit.ended() && matches!(lane, Lane::Shrink(_)) {
@@ -238,12 +233,11 @@ impl<'a> Job<'a> {
         entry.answer_by = Some(ran.answer_by);
         let serial = self.live[at].serial;
         entry.process = Some(serial);
-        ledger.record(entry.clone());
+        let mut run = record(ledger, entry.clone());
         let new_in = |run: &SessionRun, known: Option<&Known>| {
             let keys = run.2.iter().map(|v| distinct(v, &run.0, &run.1));
             keys.filter(|k| known.is_none_or(|known| !known.contains(k))).collect::<Vec<Distinct>>()
         };
-        let mut run = (entry.script.clone(), entry.obs.clone(), entry.violations.clone());
         let mut healthy = ran.healthy;
         // A search session that may show a new finding and still awaits
         // answers is judged once they are in: the process is tended until
@@ -257,7 +251,7 @@ impl<'a> Job<'a> {
             self.tend_until(&[quick], &|ledger| ledger.answered(&[quick]));
             self.judge_late_but(&[quick])?;
             healthy = self.live.iter().any(|p| p.serial == serial) && !self.died.contains(&serial);
-            if let Some((whole, _)) = ledger.judged(&[quick], &run.0).filter(|_| healthy) {
+            if let Some((whole, _)) = verdict::now(ledger, &[quick], &run.0).filter(|_| healthy) {
                 run = whole;
             }
             // The hunt's confirmation waits as long as answers came late.
@@ -286,7 +280,7 @@ impl<'a> Job<'a> {
         // this script's tokens is this script's late evidence, by salt, and
         // the fresh session meets tokens of its own. Otherwise it ends
         // first (it may also carry an earlier script's state).
-        if let Some(at) = at.filter(|_| !(healthy && self.target.ahead)) {
+        if let Some(at) = at.filter(|_| !(healthy && self.target.ahead())) {
             self.end_live(at);
         }
         if clean {
@@ -302,9 +296,7 @@ impl<'a> Job<'a> {
         let fresh = self.fresh(spec, salt)?;
         let repeated: Vec<Distinct> = fresh.2.iter().map(|v| distinct(v, &fresh.0, &fresh.1)).collect();
         if let Some(key) = new.into_iter().find(|k| !repeated.contains(k)) {
-            let (script, obs, violations) = run;
-            let entry = Entry { script, obs, violations, ..entry };
-            self.found.push(finding(entry, &key, false, self.teller(), self.sessions));
+            self.found.push(finding(entry, run, &key, false, self.teller(), self.sessions));
         }
         Ok(Some(fresh))
     }
@@ -372,10 +364,10 @@ impl<'a> Job<'a> {
         let quick: Vec<u32> = round.iter().map(|(_, salt)| salt ^ QUICK).collect();
         self.await_due(&quick);
         self.judge_late()?;
-        let ledger = &self.target.shared.ledger;
+        let ledger = self.target.ledger();
         let judged = runs.into_iter().map(|run| {
             let awaited = !run.1.awaiting.is_empty();
-            match ledger.judged(&quick, &run.0) {
+            match verdict::now(ledger, &quick, &run.0) {
                 Some((_, Some(p))) if awaited && self.died.contains(&p) => (run.0, run.1, Vec::new()),
                 Some((now, _)) => now,
                 None => run,
@@ -394,8 +386,8 @@ impl<'a> Job<'a> {
 
     /// Tends the persistent processes until `done` holds of the ledger,
     /// within the bound [`Job::await_due`] has.
-    fn tend_until(&mut self, salts: &[u32], done: &dyn Fn(&super::ledger::Ledger) -> bool) {
-        let ledger = &self.target.shared.ledger;
+    fn tend_until(&mut self, salts: &[u32], done: &dyn Fn(&Ledger) -> bool) {
+        let ledger = self.target.ledger();
         let Some(latest) = ledger.latest_due(salts) else { return };
         let bound = latest + self.target.waits().answer * 2;
         loop {
@@ -427,29 +419,29 @@ impl<'a> Job<'a> {
     /// whose evidence the caller judges as a whole.
     fn judge_late_but(&mut self, own: &[u32]) -> Result<(), Fault> {
         for p in &mut self.live {
-            p.drain(&self.target.shared.ledger);
+            p.drain(self.target.ledger());
         }
-        for (entry, key) in self.target.shared.ledger.rejudge() {
+        for (entry, violations, key) in verdict::rejudge(self.target.ledger()) {
             let made = |k: &Distinct| self.known.is_some_and(|known| known.contains(k)) || self.made.contains(k);
             if made(&key) {
                 continue;
             }
             self.cover = self.cover.max(entry.came_after.unwrap_or_default());
-            let on_time = key.rests_on_time(&entry.violations, &entry.script, &entry.obs);
+            let on_time = key.rests_on_time(&violations, &entry.script, &entry.obs);
             if let Some(idle) = entry.idle_late.filter(|idle| !on_time && !idle.is_zero()) {
                 let late = entry.late.unwrap_or(idle).as_millis();
                 let why = format!(
                     "{key} came {late} ms after its session was judged, {} ms after its process's latest",
                     idle.as_millis()
                 );
-                self.target.shared.grown.cover(idle, &why);
+                self.target.grow_quiet(idle, &why);
             }
             // What the caller judges as a whole is its to hand on.
             if own.contains(&entry.session.salt) {
                 continue;
             }
             self.made.push(key.clone());
-            let task = Task { entry, key, patience: if on_time { 2 } else { 1 }, sessions: self.sessions };
+            let task = Task { entry, violations, key, patience: if on_time { 2 } else { 1 }, sessions: self.sessions };
             match &self.confirmer {
                 Some(c) => c.push(task),
                 // One instance of the server at a time (none started ahead).
@@ -519,7 +511,7 @@ impl<'a> Job<'a> {
         // settled here (they take their own effects); what comes after is
         // confirmed here.
         self.collect(true)?;
-        let ledger = &self.target.shared.ledger;
+        let ledger = self.target.ledger();
         let waits = self.target.waits();
         for action in self.target.probes().settle(waits.quiet, waits.answer) {
             ledger.arrived_between(action, Instant::now());
@@ -546,13 +538,13 @@ impl Job<'_> {
     /// evidence of their latest scripts.
     fn end_processes(&mut self) {
         for p in self.live.drain(..) {
-            p.end(&self.target.shared.ledger);
+            p.end(self.target.ledger());
         }
     }
 
     /// Ends the persistent process at `at`.
     fn end_live(&mut self, at: usize) {
-        self.live.swap_remove(at).end(&self.target.shared.ledger);
+        self.live.swap_remove(at).end(self.target.ledger());
     }
 }
 

@@ -1,0 +1,80 @@
+//! The engine's verdicts on a child runner's sessions. The runner keeps
+//! each session's evidence in its ledger, late evidence included, and
+//! judges nothing: here a session is judged when it is recorded, and again
+//! whenever its evidence grows, and what it shows only then is told apart
+//! from what it showed before.
+
+use super::SessionRun;
+use crate::check::{Violation, check};
+use crate::finding::{Distinct, distinct};
+use crate::observation::Observation;
+use crate::process::{ChildTarget, Entry, Ledger};
+use crate::script::Script;
+use crate::seam::{Fault, Session};
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+
+/// The violations `entry` shows on all its evidence so far.
+pub(crate) fn violations(entry: &Entry) -> Vec<Violation> {
+    check(&entry.script, &entry.obs, &entry.session)
+}
+
+/// The session `entry` is, as a run: its script, observation and verdict.
+pub(crate) fn run_of(entry: &Entry, violations: Vec<Violation>) -> SessionRun {
+    (entry.script.clone(), entry.obs.clone(), violations)
+}
+
+/// Fingerprints of `violations`, which the ledger keeps so that a later
+/// verdict can be told apart from this one. Stable within a process: the
+/// hasher has no random keys.
+fn fingerprints(violations: &[Violation]) -> Vec<u64> {
+    let hasher = BuildHasherDefault::<DefaultHasher>::default();
+    violations.iter().map(|v| hasher.hash_one(v)).collect()
+}
+
+/// Judges `entry`, keeps it in `ledger` with its verdict's fingerprints
+/// (late evidence then makes it judged again), and returns it as a run.
+pub(crate) fn record(ledger: &Ledger, mut entry: Entry) -> SessionRun {
+    let violations = violations(&entry);
+    entry.shown = fingerprints(&violations);
+    let run = run_of(&entry, violations);
+    ledger.record(entry);
+    run
+}
+
+/// The kept session of `script` with a salt in `salts`, judged on all its
+/// evidence so far, and the persistent process that ran it.
+pub(crate) fn now(ledger: &Ledger, salts: &[u32], script: &Script) -> Option<(SessionRun, Option<u64>)> {
+    let entry = ledger.now(salts, script)?;
+    Some((run_of(&entry, violations(&entry)), entry.process))
+}
+
+/// Judges again every session whose evidence grew since it was last
+/// judged, and returns those that now break something they did not: each
+/// with its violations now and the finding key of the first new one.
+pub(crate) fn rejudge(ledger: &Ledger) -> Vec<(Entry, Vec<Violation>, Distinct)> {
+    let judged = ledger.rejudge(|entry| {
+        let now = violations(entry);
+        let shown = fingerprints(&now);
+        let new = now.iter().zip(&shown).find(|(_, f)| !entry.shown.contains(f));
+        let key = new.map(|(v, _)| distinct(v, &entry.script, &entry.obs));
+        (shown, key.map(|key| (now, key)))
+    });
+    judged.into_iter().filter_map(|(entry, made)| made.map(|(now, key)| (entry, now, key))).collect()
+}
+
+/// A saved session run again (a replay) in a process of its own, to its
+/// end and past it: effects that carry its tokens and come once the probes
+/// are quiet still count. Judged as the hunt judges; also how many effects
+/// came late.
+pub(crate) fn whole(
+    target: &ChildTarget,
+    session: &Session,
+    script: &Script,
+) -> Result<(Observation, Vec<Violation>, usize), Fault> {
+    let mut obs = target.run_whole(session, script)?;
+    let late = target.late_effects(&script.salts());
+    let came_late = late.len();
+    obs.effects.extend(late);
+    let violations = check(script, &obs, session);
+    Ok((obs, violations, came_late))
+}
