@@ -76,7 +76,6 @@ pub mod check;
 #[doc(hidden)]
 pub mod cli;
 mod counted;
-pub mod delta;
 mod escape;
 mod finding;
 pub mod frame;
@@ -96,6 +95,7 @@ pub mod script;
 pub mod seam;
 mod token;
 
+pub use campaign::delta;
 pub use campaign::{HuntConfig, PolicySeen, assert_holds, hunt, hunt_all};
 pub use catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
 pub use check::{CheckId, Violation};

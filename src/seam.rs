@@ -249,6 +249,18 @@ impl Fault {
     }
 }
 
+/// An error and every error beneath it, on one line.
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
+pub(crate) fn told(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut below = e.source();
+    while let Some(cause) = below {
+        text.push_str(&format!(": {cause}"));
+        below = cause.source();
+    }
+    text
+}
+
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -4,15 +4,22 @@
 
 #[cfg(all(feature = "process", target_os = "linux"))]
 mod confirmer;
+pub mod delta;
 mod flight;
 mod handed;
 #[cfg(all(feature = "process", target_os = "linux"))]
 mod job;
 mod lane;
+#[cfg(all(feature = "cli", target_os = "linux"))]
+mod parallel;
 mod policy_probe;
 mod rounds;
+#[cfg(all(feature = "cli", target_os = "linux"))]
+mod shares;
 #[cfg(all(feature = "process", target_os = "linux"))]
 mod verdict;
+#[cfg(all(feature = "cli", target_os = "linux"))]
+mod worker;
 
 pub use crate::finding::{Distinct, Finding};
 #[cfg(feature = "cli")]
@@ -23,6 +30,8 @@ pub(crate) use handed::Handed;
 pub use job::Job;
 pub use lane::Lane;
 pub(crate) use lane::SessionRun;
+#[cfg(all(feature = "cli", target_os = "linux"))]
+pub(crate) use parallel::{Lanes, Plan, run as run_campaign};
 pub use policy_probe::PolicySeen;
 pub(crate) use policy_probe::probe_policy;
 #[cfg(feature = "process")]
@@ -32,6 +41,8 @@ pub use rounds::{Progress, hunt_by};
 pub(crate) use rounds::{Runner, Shrinker, hunt_among};
 #[cfg(all(feature = "cli", target_os = "linux"))]
 pub(crate) use verdict::whole as replay_whole;
+#[cfg(all(feature = "cli", target_os = "linux"))]
+pub(crate) use worker::Onlooker;
 
 use crate::attack;
 use crate::check::{self, CheckId, Violation};
@@ -182,6 +193,25 @@ pub fn run_script<T: Target>(
     let obs = run::run(target, &session, script)?;
     let violations = check::check(script, &obs, &session);
     Ok((obs, violations))
+}
+
+/// The finding a positive control's session shows, if any: output that
+/// is no protocol message first (a client cannot read a banner or a flood
+/// as answers), whatever else it showed; else its first violation. `run`
+/// is `spec` rendered with tokens of `salt`, in a run with `seed` under
+/// `policy`.
+#[cfg(feature = "cli")]
+pub(crate) fn control_finding(
+    spec: ScriptSpec,
+    run: SessionRun,
+    salt: u32,
+    (seed, policy): (u64, Policy),
+) -> Option<Finding> {
+    let (script, obs, violations) = &run;
+    let dirty = violations.iter().find(|v| v.check == CheckId::StdoutClean);
+    let key = crate::finding::distinct(dirty.or(violations.first())?, script, obs);
+    let shown = Finding::shown(&key, spec, run, salt, (seed, policy));
+    Some(Finding { cases_until_caught: 1, ..shown })
 }
 
 /// What [`run_fresh`] ran: the script with its new tokens, their salt,

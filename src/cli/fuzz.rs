@@ -3,17 +3,16 @@
 //! replayable artifacts, and reported for a human, as JSON and as JUnit.
 
 use super::call_template::carries_canary;
+use super::campaigning::campaign;
 use super::fuzz_args::Args;
-use super::hunting::campaign;
 use super::interrupt;
 use super::profile::Effect;
 use super::saving::save;
 use super::setup::{Setup, choose_tools, forbidden, parse_args};
 use crate::attack::Step;
 use crate::campaign::Job;
-use crate::campaign::{Finding, HuntConfig, PolicySeen, fresh_salt, probe_policy};
+use crate::campaign::{Finding, HuntConfig, PolicySeen, control_finding, fresh_salt, probe_policy};
 use crate::catalogue::ToolSpec;
-use crate::finding::distinct;
 use crate::process::stderr_tail;
 use crate::report::{self, Outcome, counted};
 use crate::token::tokens_in;
@@ -252,14 +251,7 @@ fn control(
             crate::escape::escape(&obs.stderr, 300)
         );
     }
-    if violations.is_empty() {
-        return Ok(None);
-    }
-    let check = if dirty { CheckId::StdoutClean } else { violations[0].check };
-    let first = violations.iter().find(|v| v.check == check).expect("a violation of the check");
-    let key = distinct(first, &script, &obs);
-    let shown = Finding::shown(&key, spec, (script, obs, violations), salt, (args.seed, args.policy()));
-    Ok(Some(Finding { cases_until_caught: 1, ..shown }))
+    Ok(control_finding(spec, (script, obs, violations), salt, (args.seed, args.policy())))
 }
 
 /// Under `--policy auto`: the policy a probe session shows, each try with

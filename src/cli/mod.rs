@@ -28,14 +28,13 @@ macro_rules! say {
 mod audit;
 mod bar;
 mod call_template;
+mod campaigning;
 mod conversation;
 mod corpus;
 mod fuzz;
 mod fuzz_args;
 mod gate;
-mod hunting;
 mod interrupt;
-mod jobs;
 mod minimize;
 mod mutants;
 mod profile;
@@ -45,7 +44,6 @@ mod replay;
 mod saving;
 mod setup;
 mod stdout_lines;
-mod worker;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -144,16 +142,7 @@ pub(crate) fn one_of<T: ToString + Clone + Send + Sync + 'static>(
     )
 }
 
-/// An error and every error beneath it, on one line.
-pub(crate) fn told(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut below = e.source();
-    while let Some(cause) = below {
-        text.push_str(&format!(": {cause}"));
-        below = cause.source();
-    }
-    text
-}
+pub(crate) use crate::seam::told;
 
 /// `words` as one line a shell reads back as the same words.
 pub(crate) fn shell_line(words: &[String]) -> String {

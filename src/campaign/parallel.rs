@@ -1,29 +1,71 @@
-//! The campaign of `portcullis fuzz`: jobs hunting in parallel, each
-//! distinct finding shrunk once (whichever job made it first), saved, and
-//! counted; progress live while searching and while shrinking.
+//! A campaign against a server process: jobs hunting in parallel, each
+//! distinct finding shrunk once (whichever job made it first), saved as it
+//! comes, and counted. The command line turns its flags into a [`Plan`],
+//! gives each job its targets, and watches through an [`Onlooker`]: it
+//! prints and saves; everything judged is judged here.
 
-use super::bar::Bar;
-use super::fuzz_args::Args;
-use super::interrupt;
-use super::jobs::revision_share;
-use super::saving::{Saved, save};
-use super::setup::Setup;
-use super::worker::{Campaign, Worker};
-use crate::campaign::{Finding, Handed, HuntConfig, Known, Progress, Shrinker, fresh_salt, hunt_among, strategy};
-use crate::catalogue::ToolSpec;
-use crate::delta::minimize;
+use super::delta::minimize;
+use super::shares::revision_share;
+use super::worker::{Campaign, Onlooker, Worker};
+use super::{Finding, Handed, HuntConfig, Known, Progress, Shrinker, fresh_salt, hunt_among, strategy};
+use crate::check::CheckId;
 use crate::process::{ChildTarget, Waits};
+use crate::protocol::{Level, Policy, Revision};
 use crate::report;
-use crate::report::Outcome;
-use crate::{Policy, Revision};
-use anyhow::{Result, bail};
+use crate::script::Mix;
+use crate::seam::told;
 use std::cell::RefCell;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+/// What a campaign is to do: the flags of `portcullis fuzz`, as the engine
+/// reads them.
+#[derive(Clone, Debug)]
+pub(crate) struct Plan {
+    /// Sessions to draw, shared out among the jobs.
+    pub(crate) cases: u32,
+    /// The seed of the first job; each next one's is one more.
+    pub(crate) seed: u64,
+    /// The policy the server is held to (settled before the campaign).
+    pub(crate) policy: Policy,
+    pub(crate) level: Level,
+    /// The revisions drawn, shared out among the jobs.
+    pub(crate) revisions: Vec<Revision>,
+    /// Bounds the whole run: drawing, shrinking and confirming.
+    pub(crate) duration: Option<Duration>,
+    /// Most time shrinking one finding.
+    pub(crate) shrink_ms: u32,
+    /// The one check hunted for, if any.
+    pub(crate) focus: Option<CheckId>,
+    pub(crate) mix: Mix,
+    /// Most distinct findings before drawing stops; 0 for no bound.
+    pub(crate) max_findings: u32,
+    /// Whether every session runs in a process of its own.
+    pub(crate) no_share: bool,
+}
+
+/// One job's targets: the one its search runs in, and the one its
+/// findings are shrunk and confirmed in, beside the search, unless only
+/// one instance of the server may run at a time (then inline).
+pub(crate) struct Lanes {
+    pub(crate) search: ChildTarget,
+    pub(crate) shrink: Option<ChildTarget>,
+}
+
+/// What a campaign came to: its findings, each with the sink base of its
+/// job and the waits it was seen with, in the order they were first
+/// seen; the sessions drawn; the sink requests left out; and the first
+/// harness error, which ended the run.
+pub(crate) struct Ran {
+    pub(crate) found: Vec<Kept>,
+    pub(crate) sessions: u32,
+    pub(crate) ignored: usize,
+    pub(crate) error: Option<String>,
+}
+
 /// A finding kept: what showed it, the sink base of its job, its waits.
-type Kept = (Finding, String, Option<Waits>);
+pub(crate) type Kept = (Finding, String, Option<Waits>);
 
 /// What a worker's late findings are kept by: the keeping, whether the
 /// run has enough, where a harness error goes, and whether the servers
@@ -61,49 +103,45 @@ impl Drop for Running<'_> {
 /// answer awaited until its deadline, a server slow to exit), their
 /// servers are ended under them, as after a signal, and `ended` is set:
 /// what those sessions show is no finding.
-fn end_overdue(deadline: Instant, running: &AtomicUsize, ended: &AtomicBool, bar: &Bar) {
+fn end_overdue(deadline: Instant, running: &AtomicUsize, ended: &AtomicBool, onlooker: &dyn Onlooker) {
     let overdue = deadline + OVERDUE;
     while running.load(Ordering::SeqCst) > 0 && Instant::now() < overdue {
         std::thread::sleep(Duration::from_millis(20));
     }
-    if running.load(Ordering::SeqCst) == 0 || interrupt::stopped().is_some() {
+    if running.load(Ordering::SeqCst) == 0 || onlooker.stopped() {
         return;
     }
     ended.store(true, Ordering::SeqCst);
     let groups = crate::process::end_servers(Duration::from_millis(500));
-    bar.say(&format!(
+    onlooker.say(&format!(
         "--duration: ended {} still running {} s past it; what their sessions showed since is no finding",
         report::counted(groups, "server process group"),
         OVERDUE.as_secs()
     ));
 }
 
-pub(super) fn campaign(
-    args: &Args,
-    policy: Policy,
-    first: Setup,
-    tools: &[ToolSpec],
-    revisions: &[Revision],
-    control: Option<Finding>,
-) -> Result<Outcome> {
+/// Runs the campaign `plan` with a job on each of `lanes`, watched by
+/// `onlooker`. The positive control's finding, when it has one, is the
+/// run's first (with its sink base).
+pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, control: Option<(Finding, String)>) -> Ran {
+    let policy = plan.policy;
     let stop = AtomicBool::new(false);
     let done = AtomicU32::new(0);
     let known = Known::default();
     // The positive control's finding is the run's first, seen once more
     // than the campaign's sessions show it.
-    let from_control = control.as_ref().map(Finding::distinct);
-    let control = control.map(|f| {
+    let from_control = control.as_ref().map(|(f, _)| f.distinct());
+    let control = control.map(|(f, base)| {
         known.add(&f.distinct());
         let first_seen = Some(Duration::ZERO);
-        (Finding { first_seen, policy, ..f }, first.probes.http_base(), None)
+        (Finding { first_seen, policy, ..f }, base, None)
     });
     let found: Mutex<Vec<Kept>> = Mutex::new(control.into_iter().collect());
     let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let ignored = AtomicU32::new(0);
-    let cases = args.cases();
-    let bar = Bar::new(cases, args.duration);
+    let cases = plan.cases;
     let started = Instant::now();
-    let out_of_time = || args.duration.is_some_and(|d| started.elapsed() >= d);
+    let out_of_time = || plan.duration.is_some_and(|d| started.elapsed() >= d);
     // Set once the servers still running a moment past --duration have
     // been ended under their sessions (see `end_overdue`).
     let ended = AtomicBool::new(false);
@@ -111,17 +149,11 @@ pub(super) fn campaign(
     // sessions still running show since is no finding and no harness
     // error, except what was seen before (a finding being shrunk keeps
     // its last failing session).
-    let gone = || interrupt::stopped().is_some() || ended.load(Ordering::Relaxed);
+    let gone = || onlooker.stopped() || ended.load(Ordering::Relaxed);
     // This run's tokens are its own; see `control`.
     let salt_base = fresh_salt();
-    let jobs = args.jobs.min(cases.max(1) as usize);
-    // The jobs watch the same files: each judges only its own records.
-    let siblings = first.siblings.clone();
-    let mut setups = vec![first];
-    for _ in 1..jobs {
-        setups.push(Setup { siblings: siblings.clone(), ..args.child.setup()? });
-    }
-    let enough = || args.max_findings > 0 && known.len() >= args.max_findings as usize;
+    let jobs = lanes.len().max(1);
+    let enough = || plan.max_findings > 0 && known.len() >= plan.max_findings as usize;
     // A harness error stops the run, shrinking included.
     let failed = AtomicBool::new(false);
     let fail = |e: String| {
@@ -131,23 +163,24 @@ pub(super) fn campaign(
             errors.lock().unwrap_or_else(|e| e.into_inner()).push(e);
         }
     };
-    let saved = Saved::new(args, tools);
     for (f, base, waits) in found.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-        saved.record(f, base, *waits, 0)?;
+        if let Err(e) = onlooker.record(f, base, *waits, 0) {
+            return Ran { found: Vec::new(), sessions: 0, ignored: 0, error: Some(e) };
+        }
     }
     // Saved as it comes; once the servers are gone, nothing the sessions
     // still running show is recorded.
     let record = |f: &Finding, base: &str, waits: Waits| {
         if !gone()
-            && let Err(e) = saved.record(f, base, Some(waits), done.load(Ordering::Relaxed))
+            && let Err(e) = onlooker.record(f, base, Some(waits), done.load(Ordering::Relaxed))
         {
-            fail(format!("{e:#}"));
+            fail(e);
         }
     };
     // Once the servers are gone, only what was saved before: the sessions
     // run since had their servers ended under them.
     let kept = |f: Finding, base: String, waits: Waits| {
-        if !gone() || saved.path_of(&f.distinct()).is_some() {
+        if !gone() || onlooker.saved(&f.distinct()) {
             found.lock().unwrap_or_else(|e| e.into_inner()).push((f, base, Some(waits)));
         }
         if enough() {
@@ -158,68 +191,55 @@ pub(super) fn campaign(
         record(&f, &base, waits);
         kept(f, base, waits);
     };
-    let campaign = Campaign { bar: &bar, known: &known, record: &record, focus: args.check, gone: &gone };
-    // Each job's search hands what it catches to a shrinker of its own, a
-    // thread that shrinks and confirms it in other processes of the server
-    // meanwhile; a server of which only one instance may run shrinks inline.
-    let mut shrinkers = Vec::new();
-    for _ in 0..jobs {
-        shrinkers.push(match args.no_ahead {
-            true => None,
-            false => Some(Setup { siblings: siblings.clone(), ..args.child.setup()? }),
-        });
-    }
+    let campaign = Campaign { onlooker, known: &known, record: &record, focus: plan.focus, gone: &gone };
     let running = AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        for (j, (setup, shrinker)) in setups.into_iter().zip(shrinkers).enumerate() {
-            let (stop, done, fail, bar, ignored, known) = (&stop, &done, &fail, &bar, &ignored, &known);
+        for (j, Lanes { search: target, shrink }) in lanes.iter().enumerate() {
+            let (stop, done, fail, ignored, known) = (&stop, &done, &fail, &ignored, &known);
             let (keep, kept, enough, out_of_time, gone, failed) = (&keep, &kept, &enough, &out_of_time, &gone, &failed);
             let running = &running;
             let cases = cases / jobs as u32 + u32::from((j as u32) < cases % jobs as u32);
             let cfg = HuntConfig {
                 cases,
-                seed: args.seed.wrapping_add(j as u64),
+                seed: plan.seed.wrapping_add(j as u64),
                 policy,
-                level: args.level(),
-                revisions: revision_share(revisions, j, jobs),
+                level: plan.level,
+                revisions: revision_share(&plan.revisions, j, jobs),
                 max_shrink_iters: 200,
-                max_shrink_ms: args.shrink_ms.max(1),
-                focus: args.check,
-                mix: args.mix,
+                max_shrink_ms: plan.shrink_ms.max(1),
+                focus: plan.focus,
+                mix: plan.mix,
                 salt_base,
-                max_findings: args.max_findings,
+                max_findings: plan.max_findings,
                 ..HuntConfig::default()
             };
             // --duration bounds the whole run: past it no session is drawn
             // and no shrinking goes on (a finding is then reported as its
             // search session showed it, with its shared process's history
             // where it ran in one).
-            let halt = move || stop.load(Ordering::Relaxed) || interrupt::stopped().is_some() || out_of_time();
-            let target = setup.target(tools.to_vec()).started_ahead(!args.no_ahead);
-            let search_base = setup.probes.http_base();
+            let halt = move || stop.load(Ordering::Relaxed) || onlooker.stopped() || out_of_time();
+            let search_base = target.probes().http_base();
             let (handed, to_shrink) = std::sync::mpsc::channel::<(Handed, Duration)>();
-            let shrinker = shrinker.map(|setup| {
-                // Its waits grow with the search's, and the search's with its.
-                let shrinking = setup.target(tools.to_vec()).started_ahead(true).waits_shared_with(&target);
+            let shrinker = shrink.as_ref().map(|shrinking| {
                 let (cfg, search_base) = (cfg.clone(), search_base.clone());
                 let running = Running::start(running);
                 scope.spawn(move || {
                     let _running = running;
-                    let worker =
-                        Worker::new(&shrinking, (policy, args.no_share, cfg.seed), setup.probes.http_base(), campaign);
+                    let base = shrinking.probes().http_base();
+                    let worker = Worker::new(shrinking, (policy, plan.no_share, cfg.seed), base, campaign);
                     // Enough findings stop the drawing, not the shrinking
                     // of those already caught. Its waits are the search's,
                     // whose progress tells their growth.
                     let tick = |p: &Progress| {
                         campaign.tell(p);
-                        !(failed.load(Ordering::Relaxed) || interrupt::stopped().is_some() || out_of_time())
+                        !(failed.load(Ordering::Relaxed) || onlooker.stopped() || out_of_time())
                     };
                     worker.hunting(None, |run, flight| {
                         let mut shrinker = Shrinker::new(&cfg, strategy(&cfg), &tick, (run, Some(flight)), known);
                         for (caught, cover) in to_shrink {
                             worker.covering(cover);
                             let shrunk = shrinker.shrink(caught);
-                            bar.shrunk();
+                            onlooker.shrunk();
                             match shrunk {
                                 Ok(Some(f)) => {
                                     let base = worker.base_of(&f, &search_base).to_owned();
@@ -229,14 +249,14 @@ pub(super) fn campaign(
                                 // The run ends; what is still handed is
                                 // reported as the search caught it.
                                 Err(e) => {
-                                    fail(super::told(&e));
+                                    fail(told(&e));
                                     shrinker.halt();
                                 }
                             }
                         }
                     });
-                    settle(&worker, args, campaign, (keep, enough, fail, gone), started);
-                    ignored.fetch_add(setup.probes.ignored() as u32, Ordering::Relaxed);
+                    settle(&worker, plan, campaign, (keep, enough, fail, gone), started);
+                    ignored.fetch_add(shrinking.probes().ignored() as u32, Ordering::Relaxed);
                 })
             });
             let inline = shrinker.is_none();
@@ -244,16 +264,16 @@ pub(super) fn campaign(
             let running = Running::start(running);
             scope.spawn(move || {
                 let _running = running;
-                let worker = Worker::new(&target, (policy, args.no_share, cfg.seed), search_base, campaign);
+                let worker = Worker::new(target, (policy, plan.no_share, cfg.seed), search_base, campaign);
                 let tick = |p: &Progress| {
                     worker.tell_growth();
                     match p {
                         Progress::Searched(_) => {
                             // A search that shrinks inline has done so by now.
                             if inline {
-                                bar.shrunk();
+                                onlooker.shrunk();
                             }
-                            bar.searched(done.fetch_add(1, Ordering::Relaxed) + 1)
+                            onlooker.searched(done.fetch_add(1, Ordering::Relaxed) + 1)
                         }
                         _ => campaign.tell(p),
                     }
@@ -279,64 +299,50 @@ pub(super) fn campaign(
                 match hunted {
                     // Each saved as it came.
                     Ok(findings) => findings.into_iter().for_each(|f| kept(f, worker.base.clone(), worker.waits())),
-                    Err(e) => return fail(super::told(&e)),
+                    Err(e) => return fail(told(&e)),
                 }
-                settle(&worker, args, campaign, (keep, enough, fail, gone), started);
-                ignored.fetch_add(setup.probes.ignored() as u32, Ordering::Relaxed);
+                settle(&worker, plan, campaign, (keep, enough, fail, gone), started);
+                ignored.fetch_add(target.probes().ignored() as u32, Ordering::Relaxed);
             });
         }
-        if let Some(d) = args.duration {
-            let (running, ended, bar) = (&running, &ended, &bar);
-            scope.spawn(move || end_overdue(started + d, running, ended, bar));
+        if let Some(d) = plan.duration {
+            let (running, ended) = (&running, &ended);
+            scope.spawn(move || end_overdue(started + d, running, ended, onlooker));
         }
     });
-    bar.finish();
     let mut kept = found.into_inner().unwrap_or_else(|e| e.into_inner());
     for (f, ..) in &mut kept {
         let d = f.distinct();
         f.hits = f.hits.max(known.hits(&d) + u32::from(from_control.as_ref() == Some(&d)));
     }
     kept.sort_by_key(|(f, ..)| (f.first_seen.is_none(), f.first_seen));
-    let mut findings = Vec::new();
-    for (f, base, waits) in kept {
-        match saved.path_of(&f.distinct()) {
-            Some(path) => findings.push((f, path)),
-            None => findings.push(save(&f, tools, &base, waits, args)?),
-        }
-    }
-    // A harness error ends the run, but not before what the other jobs
-    // found is saved: no finding is lost.
-    if let Some(e) = errors.into_inner().unwrap_or_default().first() {
-        let saved = match findings.len() {
-            0 => String::new(),
-            n => format!(" ({} saved under {} first)", report::counted(n, "finding"), args.artifacts.display()),
-        };
-        bail!("harness error: {e}{saved}");
-    }
-    Ok(Outcome {
-        findings,
+    // A harness error ends the run, but what the jobs found is kept: no
+    // finding is lost.
+    let error = errors.into_inner().unwrap_or_default().into_iter().next();
+    Ran {
+        found: kept,
         sessions: done.load(Ordering::Relaxed),
-        ignored_requests: ignored.load(Ordering::Relaxed) as usize,
-        mix: args.mix,
-    })
+        ignored: ignored.load(Ordering::Relaxed) as usize,
+        error,
+    }
 }
 
 /// Keeps the late and state-dependent findings of `worker`'s job, each
 /// new one once, cut down unless stopped (then only those saved before the
 /// stop are kept: the servers were ended under the sessions since).
-fn settle(worker: &Worker, args: &Args, campaign: Campaign, (keep, enough, fail, gone): Settling, started: Instant) {
+fn settle(worker: &Worker, plan: &Plan, campaign: Campaign, (keep, enough, fail, gone): Settling, started: Instant) {
     // Once the servers are gone, there is no late evidence to wait for.
     let apart = match worker.finish(gone()) {
         Ok(apart) => apart,
-        Err(e) => return fail(super::told(&e)),
+        Err(e) => return fail(told(&e)),
     };
     for f in apart {
         if !enough() && campaign.known.add(&f.distinct()) {
             // --duration bounds this shrinking too: past it, the
             // finding is kept as the fresh session showed it.
-            let left = args.duration.map(|d| d.saturating_sub(started.elapsed()));
+            let left = plan.duration.map(|d| d.saturating_sub(started.elapsed()));
             let shrink = !gone() && left.is_none_or(|l| !l.is_zero());
-            let f = if shrink { shrink_apart(f, worker.target(), args, left) } else { f };
+            let f = if shrink { shrink_apart(f, worker.target(), plan, left) } else { f };
             keep(f, worker.base.clone(), worker.waits());
         }
     }
@@ -346,11 +352,11 @@ fn settle(worker: &Worker, args: &Args, campaign: Campaign, (keep, enough, fail,
 /// is, within --shrink-ms and the time `left` of --duration; a
 /// state-dependent one is reported whole, with
 /// its history, for `portcullis minimize` to cut.
-fn shrink_apart(f: Finding, target: &ChildTarget, args: &Args, left: Option<Duration>) -> Finding {
+fn shrink_apart(f: Finding, target: &ChildTarget, plan: &Plan, left: Option<Duration>) -> Finding {
     if !f.confirmed {
         return f;
     }
-    let budget = Duration::from_millis(u64::from(args.shrink_ms.max(1)));
+    let budget = Duration::from_millis(u64::from(plan.shrink_ms.max(1)));
     let budget = left.map_or(budget, |l| budget.min(l));
     match minimize(target, f.policy, f.script.clone(), &f.distinct(), f.salt, budget) {
         Ok(m) => Finding {

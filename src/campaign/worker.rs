@@ -3,9 +3,7 @@
 //! state-dependent ones), and the runner and flight the hunt (or the lane
 //! that shrinks and confirms beside it) runs its sessions through.
 
-use super::bar::Bar;
-use crate::campaign::Job;
-use crate::campaign::{Finding, Flight, Handed, Known, Lane, Progress, Runner};
+use super::{Finding, Flight, Handed, Job, Known, Lane, Progress, Runner};
 use crate::check::CheckId;
 use crate::finding::Distinct;
 use crate::process::{ChildTarget, Waits};
@@ -14,15 +12,37 @@ use crate::{Policy, ScriptSpec};
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
+/// Who watches a campaign: the command line's progress bar, its artifact
+/// files, and its signal handler.
+pub(crate) trait Onlooker: Sync {
+    /// `n` search sessions have been drawn and judged.
+    fn searched(&self, n: u32);
+    /// A finding is being shrunk.
+    fn shrinking(&self, finding: &Distinct, steps: u32, elapsed: Duration);
+    /// A finding handed to be shrunk is done with.
+    fn shrunk(&self);
+    /// A line to show the user.
+    fn say(&self, line: &str);
+    /// Saves a finding as it comes, with the sink base its script's URLs
+    /// were put under, the waits it was seen with, and the sessions drawn
+    /// so far; an error stops the run.
+    fn record(&self, f: &Finding, base: &str, waits: Option<Waits>, sessions: u32) -> Result<(), String>;
+    /// Whether a finding with this key has been saved.
+    fn saved(&self, key: &Distinct) -> bool;
+    /// Whether the user stopped the run (a signal).
+    fn stopped(&self) -> bool;
+}
+
 /// Saves a finding as it comes: what showed it, the sink base its script's
 /// URLs were put under, and the waits it was seen with.
 pub(super) type Record<'a> = dyn Fn(&Finding, &str, Waits) + Sync + 'a;
 
-/// What the workers of a campaign share: its progress, the findings made,
-/// where they are saved, and the one check hunted for, if any.
+/// What the workers of a campaign share: who watches its progress, the
+/// findings made, where they are saved, and the one check hunted for, if
+/// any.
 #[derive(Clone, Copy)]
 pub(super) struct Campaign<'a> {
-    pub(super) bar: &'a Bar,
+    pub(super) onlooker: &'a dyn Onlooker,
     pub(super) known: &'a Known,
     pub(super) record: &'a Record<'a>,
     pub(super) focus: Option<CheckId>,
@@ -43,9 +63,9 @@ impl Campaign<'_> {
     /// counted by the search alone.
     pub(super) fn tell(&self, p: &Progress) {
         match p {
-            Progress::Shrinking { finding, steps, elapsed } => self.bar.shrinking(finding, *steps, *elapsed),
-            Progress::Unconfirmed { finding } => self.bar.say(&self.unconfirmed(finding)),
-            Progress::Untried { finding } => self.bar.say(&untried(finding)),
+            Progress::Shrinking { finding, steps, elapsed } => self.onlooker.shrinking(finding, *steps, *elapsed),
+            Progress::Unconfirmed { finding } => self.onlooker.say(&self.unconfirmed(finding)),
+            Progress::Untried { finding } => self.onlooker.say(&untried(finding)),
             Progress::Searched(_) => {}
         }
     }
@@ -95,7 +115,7 @@ impl<'a> Worker<'a> {
                 && self.shown.borrow()[i].is_none_or(|w| w < wait)
             {
                 self.shown.borrow_mut()[i] = Some(wait);
-                self.campaign.bar.say(&format!("the {what} grew to {} ms: {why}", wait.as_millis()));
+                self.campaign.onlooker.say(&format!("the {what} grew to {} ms: {why}", wait.as_millis()));
             }
         }
     }
@@ -118,7 +138,7 @@ impl<'a> Worker<'a> {
 
     fn tell_unconfirmed(&self) {
         for d in self.job.borrow_mut().take_unconfirmed() {
-            self.campaign.bar.say(&self.campaign.unconfirmed(&d));
+            self.campaign.onlooker.say(&self.campaign.unconfirmed(&d));
         }
     }
 

@@ -9,7 +9,7 @@
 //! changes what those frames are (a call before `initialize`), and is
 //! never kept.
 
-use crate::campaign::{FreshRun, run_fresh, run_script};
+use super::{FreshRun, run_fresh, run_script};
 use crate::check::Violation;
 use crate::finding::{Distinct, distinct};
 use crate::observation::Observation;
