@@ -195,6 +195,8 @@ const RPC_REQUEST: &str = "JSON-RPC 2.0 §4 (the Request object)";
 const MCP_STDIO: &str = "MCP transports: stdio (newline-delimited, no embedded newlines)";
 const MCP_TOOLS: &str = "MCP server/tools (servers MUST validate all tool inputs)";
 const MCP_LIFECYCLE: &str = "MCP lifecycle (initialization MUST be the first interaction)";
+const MCP_STATELESS: &str =
+    "MCP 2026-07-28 schema (no `initialize` or `ping`; a connection's first request fixes its era)";
 
 rules! {
     StrayText => "stray_text", Malformed, Spec, PARSE, false, RFC_GRAMMAR, "text that is not JSON on the line (a banner, debug line, prompt or page)";
@@ -232,6 +234,7 @@ rules! {
     BadArguments => "bad_arguments", Refused, Spec, PARAMS, false, "MCP schema (CallToolRequest `arguments` is an object)", "tools/call `arguments` not an object";
     BeforeInitialize => "before_initialize", Invalid, Spec, ANY, false, MCP_LIFECYCLE, "a request before `initialize`";
     RepeatedInitialize => "repeated_initialize", Invalid, Hardening, ANY, false, "MCP lifecycle (one initialization per session; no MUST refuses a second)", "a second `initialize`";
+    LegacyMethod => "legacy_method", Refused, Spec, ANY, false, MCP_STATELESS, "a method of the handshake era (`initialize`, `ping`) in a session of a revision without one";
     UnknownMethod => "unknown_method", Refused, Spec, Some(&[code::METHOD_NOT_FOUND]), false, "JSON-RPC 2.0 §5.1 (-32601 Method not found)", "a method the server does not have";
     UnknownTool => "unknown_tool", Refused, Spec, ARGS, true, "MCP server/tools (error handling: unknown tools)", "a tool the gateway does not offer";
     UnauthorizedTool => "unauthorized_tool", Refused, Spec, ANY, true, "the gateway's own policy (--forbidden-tool)", "a tool the caller may not run";

@@ -4,10 +4,13 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// An MCP protocol revision a session negotiates in `initialize`.
+/// An MCP protocol revision: the one a session negotiates in `initialize`,
+/// or, from 2026-07-28 on, the one every request names in its envelope.
 ///
 /// The checks depend on it: only 2025-03-26 has JSON-RPC batches, which a
-/// receiver must then accept; every other revision forbids them.
+/// receiver must then accept; every other revision forbids them. What a
+/// revision changes is asked of it by predicate ([`Revision::has_handshake`],
+/// [`Revision::has_envelope`], ...), never by comparing versions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum Revision {
@@ -23,15 +26,33 @@ pub enum Revision {
     /// 2025-11-25: tool argument failures may come back as `isError` results.
     #[serde(rename = "2025-11-25")]
     R2025_11_25,
+    /// 2026-07-28, stateless: no `initialize` and no `ping`; every request
+    /// carries its revision and the client's capabilities in `params._meta`,
+    /// and every result its `resultType`.
+    #[serde(rename = "2026-07-28")]
+    R2026_07_28,
 }
 
 impl Revision {
     /// Every revision the suite speaks, oldest first.
-    pub const ALL: [Revision; 4] =
+    pub const ALL: [Revision; 5] = [
+        Revision::R2024_11_05,
+        Revision::R2025_03_26,
+        Revision::R2025_06_18,
+        Revision::R2025_11_25,
+        Revision::R2026_07_28,
+    ];
+
+    /// The revisions a session opens with `initialize`, which every server
+    /// speaks one of: what a run draws unless it is asked for others.
+    pub const HANDSHAKEN: [Revision; 4] =
         [Revision::R2024_11_05, Revision::R2025_03_26, Revision::R2025_06_18, Revision::R2025_11_25];
 
     /// The newest revision the suite speaks.
     pub const LATEST: Revision = Revision::ALL[Revision::ALL.len() - 1];
+
+    /// The newest revision that opens with `initialize`.
+    pub const LATEST_HANDSHAKEN: Revision = Revision::HANDSHAKEN[Revision::HANDSHAKEN.len() - 1];
 
     /// The `protocolVersion` string of this revision.
     pub fn as_str(self) -> &'static str {
@@ -40,7 +61,39 @@ impl Revision {
             Revision::R2025_03_26 => "2025-03-26",
             Revision::R2025_06_18 => "2025-06-18",
             Revision::R2025_11_25 => "2025-11-25",
+            Revision::R2026_07_28 => "2026-07-28",
         }
+    }
+
+    /// Whether a session opens with `initialize` (and
+    /// `notifications/initialized`) and no request may come before it.
+    pub fn has_handshake(self) -> bool {
+        self != Revision::R2026_07_28
+    }
+
+    /// Whether `ping` is a method of this revision.
+    pub fn has_ping(self) -> bool {
+        self.has_handshake()
+    }
+
+    /// Whether every request carries the envelope: `params._meta` with the
+    /// revision (`io.modelcontextprotocol/protocolVersion`) and the
+    /// client's capabilities for this request
+    /// (`io.modelcontextprotocol/clientCapabilities`), both required.
+    pub fn has_envelope(self) -> bool {
+        self == Revision::R2026_07_28
+    }
+
+    /// Whether every result carries `resultType`.
+    pub fn has_result_type(self) -> bool {
+        self == Revision::R2026_07_28
+    }
+
+    /// Whether a server may write requests of its own to stdout (sampling,
+    /// elicitation, roots): none in a stateless revision, which asks its
+    /// client through an `input_required` result instead.
+    pub fn has_server_requests(self) -> bool {
+        self.has_handshake()
     }
 
     /// Whether a JSON-RPC batch (a top-level array) is a valid message.
@@ -51,15 +104,59 @@ impl Revision {
     /// Whether a tool may report bad argument values as a result with
     /// `isError: true` instead of a `-32602` protocol error.
     pub fn tool_errors_as_results(self) -> bool {
-        self == Revision::R2025_11_25
+        matches!(self, Revision::R2025_11_25 | Revision::R2026_07_28)
+    }
+
+    /// The envelope's `_meta` object for a request of this revision, as
+    /// JSON text, where the revision has one: the version, the client's
+    /// capabilities (none) and who the client is.
+    pub fn envelope(self) -> Option<String> {
+        self.has_envelope().then(|| {
+            format!(
+                r#"{{"{VERSION_KEY}":"{self}","{CAPABILITIES_KEY}":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"portcullis","version":"{}"}}}}"#,
+                env!("CARGO_PKG_VERSION")
+            )
+        })
+    }
+
+    /// Whether `answer`, the answer to the request that opens a session
+    /// (`initialize`, or `server/discover` where the revision has no
+    /// handshake), opens one of this revision.
+    pub fn opened_by(self, answer: &serde_json::Value) -> bool {
+        let result = &answer["result"];
+        match self.has_handshake() {
+            true => result["protocolVersion"] == self.as_str(),
+            false => result["supportedVersions"].as_array().is_some_and(|v| v.iter().any(|r| r == self.as_str())),
+        }
+    }
+
+    /// The method of [`Revision::marker`]: `ping` where the revision has
+    /// it, else `server/discover`, which every server of such a revision
+    /// implements.
+    pub fn marker_method(self) -> &'static str {
+        if self.has_ping() { "ping" } else { "server/discover" }
     }
 
     /// A request with id `id` that this revision has, that acts on
     /// nothing, and that every server answers at once: written after a
     /// script, its answer shows the server has read past the script.
-    /// `ping` in every revision that has it.
     pub fn marker(self, id: &str) -> Vec<u8> {
-        let line = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+        self.marker_with(serde_json::Value::from(id))
+    }
+
+    /// [`Revision::marker`] with any id.
+    pub(crate) fn marker_with(self, id: serde_json::Value) -> Vec<u8> {
+        self.request_line(id, self.marker_method())
+    }
+
+    /// A request of `method` with id `id` and no params of its own, as a
+    /// line: with the envelope where the revision has one.
+    pub(crate) fn request_line(self, id: serde_json::Value, method: &str) -> Vec<u8> {
+        let mut line = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if let Some(meta) = self.envelope() {
+            let meta: serde_json::Value = serde_json::from_str(&meta).expect("the envelope is JSON");
+            line["params"] = serde_json::json!({"_meta": meta});
+        }
         let mut bytes = serde_json::to_vec(&line).expect("a marker serializes");
         bytes.push(b'\n');
         bytes
@@ -75,10 +172,10 @@ impl fmt::Display for Revision {
 impl FromStr for Revision {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Revision::ALL
-            .into_iter()
-            .find(|r| r.as_str() == s)
-            .ok_or_else(|| format!("unknown revision {s:?} (known: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)"))
+        Revision::ALL.into_iter().find(|r| r.as_str() == s).ok_or_else(|| {
+            let known: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
+            format!("unknown revision {s:?} (known: {})", known.join(", "))
+        })
     }
 }
 
@@ -227,7 +324,12 @@ impl fmt::Display for Id {
     }
 }
 
-/// JSON-RPC 2.0 error codes (JSON-RPC 2.0 §5.1).
+/// The envelope's key for the revision a request is made in.
+pub(crate) const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+/// The envelope's key for the client's capabilities for one request.
+pub(crate) const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// JSON-RPC 2.0 error codes (JSON-RPC 2.0 §5.1), and MCP's own.
 pub(crate) mod code {
     /// Invalid JSON was received.
     pub const PARSE_ERROR: i64 = -32700;
@@ -239,6 +341,8 @@ pub(crate) mod code {
     pub const INVALID_PARAMS: i64 = -32602;
     /// Server-defined: the caller may not run this tool (the reference's choice).
     pub const NOT_AUTHORIZED: i64 = -32001;
+    /// MCP 2026-07-28: the request's revision is not one the server speaks.
+    pub const UNSUPPORTED_VERSION: i64 = -32022;
 }
 
 #[cfg(test)]
@@ -253,7 +357,11 @@ mod marker_tests {
             assert!(line.ends_with(b"\n"), "{r}");
             let v: serde_json::Value = serde_json::from_slice(&line).expect("JSON");
             assert_eq!((v["jsonrpc"].as_str(), v["id"].as_str()), (Some("2.0"), Some("m-1")), "{r}");
-            assert_eq!(v["method"], "ping", "{r} has ping");
+            assert_eq!(v["method"], r.marker_method(), "{r}");
+            match r.envelope() {
+                Some(_) => assert_eq!(v["params"]["_meta"][super::VERSION_KEY], r.as_str(), "{r} names itself"),
+                None => assert_eq!(v["method"], "ping", "{r} has ping"),
+            }
         }
     }
 }

@@ -127,13 +127,24 @@ impl ScriptSpec {
     }
 }
 
-/// The handshake: `initialize` for the context's revision, then
-/// `notifications/initialized`.
+/// How a session of the context's revision opens: `initialize`, then
+/// `notifications/initialized`; or, in a revision without a handshake,
+/// `server/discover`, as a client finds out what the server speaks.
 fn handshake(ctx: &mut Ctx) -> Vec<Frame> {
     handshake_frames(ctx.id(), ctx.revision)
 }
 
 fn handshake_frames(id: i64, revision: Revision) -> Vec<Frame> {
+    if !revision.has_handshake() {
+        return vec![Frame {
+            bytes: revision.marker_with(id.into()),
+            expect: Expect::Inert { request: true },
+            id: Some(Id::Int(id)),
+            tokens: vec![],
+            family: "handshake".into(),
+            kind: "discover".into(),
+        }];
+    }
     let init = Frame {
         bytes: line(attack::lifecycle::initialize_text(id, revision)),
         expect: Expect::Inert { request: true },
@@ -272,13 +283,14 @@ impl Script {
     pub fn with_history(&self, history: &[Script]) -> Script {
         let mut whole = Script::handshake(self.revision);
         for (n, part) in history.iter().chain([self]).enumerate() {
+            let id = format!("portcullis-mark-{}", n + 1);
             let mark = Frame {
-                bytes: line(format!(r#"{{"jsonrpc":"2.0","id":"portcullis-mark-{}","method":"ping"}}"#, n + 1)),
+                bytes: self.revision.marker(&id),
                 expect: Expect::Inert { request: true },
-                id: Some(Id::Str(format!("portcullis-mark-{}", n + 1))),
+                id: Some(Id::Str(id)),
                 tokens: vec![],
                 family: "marker".into(),
-                kind: "ping".into(),
+                kind: self.revision.marker_method().into(),
             };
             let at = whole.write_ends.last().copied().unwrap_or(0);
             whole.write_ends.extend(part.write_ends.iter().map(|e| e + at));
@@ -309,20 +321,21 @@ impl Script {
     }
 
     /// The script without its handshake, for a session that is already
-    /// initialized (a shared process, a fuzz target that sends the handshake
-    /// itself); `None` when something must go before the handshake. A
-    /// second `initialize` stays in: it meets an initialized session either
-    /// way.
+    /// open (a shared process, a fuzz target that sends the handshake
+    /// itself); `None` when something goes before the handshake. A second
+    /// `initialize` stays in: it meets an initialized session either way.
     pub fn after_handshake(&self) -> Option<Script> {
         let early = |f: &Frame| matches!(f.expect.rule(), Some(Rule::BeforeInitialize));
-        let starts =
-            self.frames.len() >= 2 && self.frames[0].kind == "initialize" && self.frames[1].kind == "initialized";
+        let kinds: Vec<String> = handshake_frames(1, self.revision).into_iter().map(|f| f.kind.to_string()).collect();
+        let n = kinds.len();
+        let starts = self.frames.len() >= n
+            && self.frames[..n].iter().zip(&kinds).all(|(f, k)| f.family == "handshake" && f.kind == *k);
         if !starts || self.frames.iter().any(early) {
             return None;
         }
-        let skip: usize = self.frames[..2].iter().map(|f| f.bytes.len()).sum();
+        let skip: usize = self.frames[..n].iter().map(|f| f.bytes.len()).sum();
         let write_ends = self.write_ends.iter().filter(|e| **e > skip).map(|e| e - skip).collect();
-        Some(Script { revision: self.revision, frames: self.frames[2..].to_vec(), write_ends, eof: self.eof })
+        Some(Script { revision: self.revision, frames: self.frames[n..].to_vec(), write_ends, eof: self.eof })
     }
 
     /// Whether the last frame is cut short: what follows it would join it,

@@ -5,7 +5,7 @@
 
 use portcullis::attack::{Family, any_revision};
 use portcullis::script::{Script, scripts};
-use portcullis::{Catalogue, Expect, Frame, Id, Rule};
+use portcullis::{Catalogue, Expect, Frame, Id, Revision, Rule};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::Value;
@@ -154,18 +154,20 @@ fn oracle(script: &Script, index: usize) -> Result<(), String> {
                 .then_some(())
                 .ok_or("inert frame is neither blank nor one JSON line".into())
         }
-        Expect::Act(calls) => act_oracle(&frame.bytes, calls),
+        Expect::Act(calls) => act_oracle(script.revision, &frame.bytes, calls),
         Expect::Tolerate(Rule::CrBeforeLf, calls) => {
             let line = frame.bytes.strip_suffix(b"\r\n").ok_or("a cr_before_lf frame does not end in CRLF")?;
-            act_oracle(&[line, b"\n"].concat(), calls)
+            act_oracle(script.revision, &[line, b"\n"].concat(), calls)
         }
-        Expect::Tolerate(Rule::LargeMessage, calls) if frame.bytes.len() > 65_536 => act_oracle(&frame.bytes, calls),
+        Expect::Tolerate(Rule::LargeMessage, calls) if frame.bytes.len() > 65_536 => {
+            act_oracle(script.revision, &frame.bytes, calls)
+        }
         Expect::Tolerate(Rule::ImpreciseNumber, calls) => {
             one_strict_line(&frame.bytes).ok_or("an imprecise_number frame is not one strict JSON line")?;
             if !number_literals(&frame.bytes).iter().any(|n| imprecise(n)) {
                 return Err("no number in the frame is imprecise".into());
             }
-            if calls.is_empty() { Ok(()) } else { act_oracle(&frame.bytes, calls) }
+            if calls.is_empty() { Ok(()) } else { act_oracle(script.revision, &frame.bytes, calls) }
         }
         // A valid call with a member beside `arguments` that no schema names:
         // acting on it, it acts as the call says.
@@ -175,7 +177,7 @@ fn oracle(script: &Script, index: usize) -> Result<(), String> {
             if !params.keys().any(|k| !["name", "arguments", "_meta"].contains(&k.as_str())) {
                 return Err("no member beside `arguments`".into());
             }
-            act_oracle(&frame.bytes, calls)
+            act_oracle(script.revision, &frame.bytes, calls)
         }
         // A notification that breaks a hardening rule: no reading runs anything.
         Expect::Tolerate(rule, calls) if calls.is_empty() && frame.id.is_none() && frame.tokens.is_empty() => {
@@ -220,7 +222,9 @@ fn imprecise(literal: &str) -> bool {
         || (value != 0.0 && !value.is_normal())
 }
 
-fn act_oracle(bytes: &[u8], calls: &[portcullis::Call]) -> Result<(), String> {
+/// Every valid call is the call it stands for, and carries the envelope
+/// where its revision has one.
+fn act_oracle(revision: Revision, bytes: &[u8], calls: &[portcullis::Call]) -> Result<(), String> {
     let v = one_strict_line(bytes).ok_or("a valid frame is not one strict JSON line")?;
     if has_duplicate_key(bytes) {
         return Err("a valid frame has a duplicate key".into());
@@ -240,6 +244,12 @@ fn act_oracle(bytes: &[u8], calls: &[portcullis::Call]) -> Result<(), String> {
             && m["params"]["arguments"] == Value::Object(c.arguments.clone());
         if !ok {
             return Err(format!("message {m} is not call {c:?}"));
+        }
+        let meta = &m["params"]["_meta"];
+        let enveloped = meta["io.modelcontextprotocol/protocolVersion"] == revision.as_str()
+            && meta["io.modelcontextprotocol/clientCapabilities"].is_object();
+        if revision.has_envelope() && !enveloped {
+            return Err(format!("call {m} of {revision} has no whole envelope"));
         }
     }
     Ok(())
@@ -280,6 +290,10 @@ fn reject_oracle(script: &Script, index: usize, frame: &Frame, rule: Rule) -> Re
                 Rule::BadArguments => params.get("arguments").is_some_and(|a| !a.is_object()),
                 Rule::BeforeInitialize => index < handshake,
                 Rule::RepeatedInitialize => v["method"] == "initialize" && index > handshake,
+                Rule::LegacyMethod => {
+                    !script.revision.has_handshake()
+                        && ["initialize", "ping"].contains(&v["method"].as_str().unwrap_or(""))
+                }
                 Rule::UnknownMethod => {
                     !["tools/call", "tools/list", "ping", "initialize"].contains(&v["method"].as_str().unwrap_or(""))
                 }

@@ -5,7 +5,7 @@
 
 use portcullis::campaign::{HuntConfig, strategy};
 use portcullis::frame::Reply;
-use portcullis::{Catalogue, Expect, Rule};
+use portcullis::{Catalogue, Expect, Revision, Rule};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
 use std::collections::HashMap;
@@ -13,7 +13,7 @@ use std::collections::HashMap;
 /// The shortest frame the generators draw for each rule.
 fn examples() -> HashMap<Rule, Vec<u8>> {
     let catalogue = Catalogue::reference();
-    let scripts = strategy(&HuntConfig::default());
+    let scripts = strategy(&HuntConfig::default().revisions(Revision::ALL.to_vec()));
     let mut runner = TestRunner::deterministic();
     let mut shortest: HashMap<Rule, Vec<u8>> = HashMap::new();
     for _ in 0..4000 {

@@ -112,15 +112,17 @@ impl Ambiguity {
                 let text = parts.request_with(&with_args(format!("{{{others}{}:{value}}}", escaped(&key))));
                 return vec![ctx.acting(line(text), vec![parts.call()], FAMILY, kind)];
             }
+            // The decoy is the marker's method: `ping` where the revision has it.
             Kind::DupMethod => {
-                (env(&id.to_string(), &format!(r#""method":"ping",{}"#, call(&params))), Rule::DuplicateKey, true)
+                let decoy = ctx.revision.marker_method();
+                (env(&id.to_string(), &format!(r#""method":"{decoy}",{}"#, call(&params))), Rule::DuplicateKey, true)
             }
             Kind::DupId => {
                 (format!(r#"{{"jsonrpc":"2.0","id":{id},"id":"{id}",{}}}"#, call(&params)), Rule::DuplicateKey, false)
             }
             Kind::DupName => {
-                let p =
-                    format!(r#"{{"name":"no_such_tool","name":{},"arguments":{args}}}"#, json_str(&parts.tool.name));
+                let (open, name) = (parts.params_open(), json_str(&parts.tool.name));
+                let p = format!(r#"{open}"name":"no_such_tool","name":{name},"arguments":{args}}}"#);
                 (parts.request_with(&p), Rule::DuplicateKey, true)
             }
             Kind::DupArgument | Kind::EscapedDupArgument => {

@@ -43,6 +43,9 @@ pub struct CallParts {
     pub tool: ToolSpec,
     /// The arguments, each carrying the token where it can.
     pub arguments: Map<String, Value>,
+    /// The envelope's `_meta` object as JSON text, in a revision whose
+    /// requests carry one ([`Revision::envelope`]).
+    pub meta: Option<String>,
 }
 
 impl CallParts {
@@ -51,9 +54,35 @@ impl CallParts {
         Value::Object(self.arguments.clone()).to_string()
     }
 
-    /// The `params` object as JSON text, with the given raw `arguments` text.
+    /// The `params` object as JSON text, with the given raw `arguments`
+    /// text (and the envelope first, where the revision has one).
     pub fn params_with(&self, args_raw: &str) -> String {
-        format!(r#"{{"name":{},"arguments":{args_raw}}}"#, json_str(&self.tool.name))
+        self.params_meta(self.meta.as_deref(), args_raw)
+    }
+
+    /// [`params_with`](Self::params_with) with `meta` as the raw `_meta`
+    /// text, if any.
+    fn params_meta(&self, meta: Option<&str>, args_raw: &str) -> String {
+        params_of(meta, &self.tool.name, args_raw)
+    }
+
+    /// The opening of the `params` object: `{`, and the envelope and a
+    /// comma where the revision has one.
+    pub fn params_open(&self) -> String {
+        self.meta.as_deref().map_or_else(|| "{".to_owned(), |m| format!(r#"{{"_meta":{m},"#))
+    }
+
+    /// The `params` object as JSON text for a call of the tool `name`
+    /// with the raw `arguments` text, in this call's revision.
+    pub fn params_naming(&self, name: &str, args_raw: &str) -> String {
+        params_of(self.meta.as_deref(), name, args_raw)
+    }
+
+    /// The valid `params` object as JSON text with one more raw member
+    /// (`"key":value`) in its `_meta`, which holds the envelope too where
+    /// the revision has one.
+    pub fn params_meta_adding(&self, member: &str) -> String {
+        self.params_meta(Some(&meta_with(self.meta.as_deref(), member)), &self.args_json())
     }
 
     /// The valid `params` object as JSON text with one more raw member
@@ -114,7 +143,7 @@ impl CallParts {
             self.arguments.get(&key).and_then(|v| string_with(v, &token)).is_some_and(|s| in_a_url(&s, &token));
         if in_url {
             let raw = std::str::from_utf8(raw).expect("a valid insert is UTF-8");
-            return self.request_with(&self.params_adding(&format!(r#""_meta":{{"note":"{raw}"}}"#)));
+            return self.request_with(&self.params_meta_adding(&format!(r#""note":"{raw}""#)));
         }
         let bytes = self.request_inserting(raw);
         if let Some(v) = self.arguments.get_mut(&key) {
@@ -194,7 +223,7 @@ impl<'a> Ctx<'a> {
         let token = self.token();
         let id = self.id();
         let arguments = tool.arguments_for(&token, &self.catalogue.canary_base);
-        CallParts { id, token, tool, arguments }
+        CallParts { id, token, tool, arguments, meta: self.revision.envelope() }
     }
 
     /// The parts of a valid call of a runnable tool.
@@ -203,14 +232,29 @@ impl<'a> Ctx<'a> {
         self.parts_for(tool)
     }
 
+    /// The `params` object of a request with no other member, in this
+    /// context's revision: `{}`, or the envelope alone.
+    pub fn params_bare(&self) -> String {
+        match self.revision.envelope() {
+            Some(m) => format!(r#"{{"_meta":{m}}}"#),
+            None => "{}".to_owned(),
+        }
+    }
+
+    /// A request's `_meta` object, in this context's revision, with one
+    /// more raw member (`"key":value`) after the envelope, if any.
+    pub fn meta_with(&self, member: &str) -> String {
+        meta_with(self.revision.envelope().as_deref(), member)
+    }
+
     /// A frame that is valid where it lands: it acts, unless it lands before
-    /// the handshake, when it must be rejected.
+    /// the handshake of a revision that has one, when it must be rejected.
     pub fn acting(&self, bytes: Vec<u8>, calls: Vec<Call>, family: &'static str, kind: &'static str) -> Frame {
         let id = (calls.len() == 1).then(|| calls[0].id.clone());
         let tokens = calls.iter().map(|c| c.token.clone()).collect();
         let expect = match self.phase {
-            Phase::BeforeInit => Expect::Reject(Rule::BeforeInitialize),
-            Phase::Ready => Expect::Act(calls),
+            Phase::BeforeInit if self.revision.has_handshake() => Expect::Reject(Rule::BeforeInitialize),
+            _ => Expect::Act(calls),
         };
         Frame { bytes, expect, id, tokens, family: family.into(), kind: kind.into() }
     }
@@ -272,6 +316,21 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(haystack, needle).is_some()
 }
 
+/// A `tools/call`'s `params` text: `_meta` first where there is one.
+fn params_of(meta: Option<&str>, name: &str, args_raw: &str) -> String {
+    let meta = meta.map(|m| format!(r#""_meta":{m},"#)).unwrap_or_default();
+    format!(r#"{{{meta}"name":{},"arguments":{args_raw}}}"#, json_str(name))
+}
+
+/// The `_meta` object `envelope` (or an empty one) with `member` added
+/// after what it holds.
+fn meta_with(envelope: Option<&str>, member: &str) -> String {
+    match envelope {
+        Some(m) => format!("{},{member}}}", &m[..m.len() - 1]),
+        None => format!("{{{member}}}"),
+    }
+}
+
 /// `text` with its LF terminator, as bytes.
 pub fn line(text: impl Into<Vec<u8>>) -> Vec<u8> {
     let mut b = text.into();
@@ -301,8 +360,30 @@ mod tests {
     use crate::catalogue::{ArgKind, ArgSpec};
 
     fn parts(kind: ArgKind) -> CallParts {
+        parts_at(Revision::LATEST_HANDSHAKEN, kind)
+    }
+
+    fn parts_at(revision: Revision, kind: ArgKind) -> CallParts {
         let catalogue = Catalogue::new(vec![ToolSpec::new("t", vec![ArgSpec::required("a", kind)])]);
-        Ctx::new(Revision::LATEST, &catalogue, 1).parts(0)
+        Ctx::new(revision, &catalogue, 1).parts(0)
+    }
+
+    #[test]
+    fn a_request_of_a_revision_with_an_envelope_carries_it_and_what_goes_in_meta_joins_it() {
+        let mut url = parts_at(Revision::R2026_07_28, ArgKind::Url);
+        let v: Value = serde_json::from_str(&url.request()).expect("valid JSON");
+        let meta = &v["params"]["_meta"];
+        assert_eq!(meta[crate::protocol::VERSION_KEY], "2026-07-28", "{v}");
+        assert!(meta[crate::protocol::CAPABILITIES_KEY].is_object(), "{v}");
+        let text = url.insert_valid("é");
+        assert_eq!(text.matches(r#""_meta""#).count(), 1, "one _meta: {text}");
+        let v: Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(
+            (v["params"]["_meta"]["note"].as_str(), v["params"]["_meta"][crate::protocol::VERSION_KEY].as_str()),
+            (Some("é"), Some("2026-07-28"))
+        );
+        let legacy: Value = serde_json::from_str(&parts(ArgKind::Url).request()).expect("valid JSON");
+        assert!(legacy["params"].get("_meta").is_none(), "no envelope before 2026-07-28: {legacy}");
     }
 
     #[test]

@@ -63,7 +63,12 @@ impl Lifecycle {
         let kind = self.kind.name();
         let request = |ctx: &mut Ctx, method: &str| {
             let id = ctx.id();
-            let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}"}}"#);
+            // With the envelope where the revision has one.
+            let params = match ctx.revision.has_envelope() {
+                true => format!(r#","params":{}"#, ctx.params_bare()),
+                false => String::new(),
+            };
+            let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}"{params}}}"#);
             Frame {
                 bytes: line(text),
                 expect: Expect::Inert { request: true },
@@ -75,16 +80,20 @@ impl Lifecycle {
         };
         match self.kind {
             Kind::Valid => vec![ctx.valid_call(self.tool, FAMILY)],
-            Kind::Ping => vec![request(ctx, "ping")],
+            // The marker's method where the revision has no `ping`.
+            Kind::Ping => vec![request(ctx, ctx.revision.marker_method())],
             Kind::ToolsList => vec![request(ctx, "tools/list")],
             Kind::EarlyCall => {
                 let parts = ctx.parts(self.tool);
                 vec![ctx.acting(line(parts.request()), vec![parts.call()], FAMILY, kind)]
             }
+            // Where the revision has no handshake, `initialize` is a method
+            // of the other era, asked in a session this one's requests opened.
             Kind::RepeatedInitialize => {
                 let id = ctx.id();
                 let text = initialize_text(id, ctx.revision);
-                vec![ctx.rejected(line(text), Rule::RepeatedInitialize, Some(Id::Int(id)), vec![], FAMILY, kind)]
+                let rule = if ctx.revision.has_handshake() { Rule::RepeatedInitialize } else { Rule::LegacyMethod };
+                vec![ctx.rejected(line(text), rule, Some(Id::Int(id)), vec![], FAMILY, kind)]
             }
             Kind::RejectedThenValid | Kind::UnknownToolThenValid => {
                 let first = ctx.parts(self.tool);
@@ -97,8 +106,7 @@ impl Lifecycle {
                 } else {
                     (format!("{}_v2", first.tool.name), Rule::UnknownTool)
                 };
-                let params =
-                    format!(r#"{{"name":{},"arguments":{}}}"#, super::json_str(&name), serde_json::Value::Object(args));
+                let params = first.params_naming(&name, &serde_json::Value::Object(args).to_string());
                 let rejected = ctx.rejected_call(first.request_with(&params), rule, &first, FAMILY, kind);
                 let valid = ctx.valid_call(self.tool, FAMILY);
                 vec![rejected, valid]

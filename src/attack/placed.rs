@@ -194,12 +194,16 @@ impl Placed {
             let id = id.map(|id| format!(r#""id":{id},"#)).unwrap_or_default();
             line(format!(r#"{{"jsonrpc":"2.0",{id}"method":"{method}","params":{params}}}"#))
         };
-        let meta = format!(r#""_meta":{{"portcullis":{value}}}"#);
+        let member = format!(r#""portcullis":{value}"#);
         let (bytes, id) = match self.place {
             Place::Meta | Place::Sibling => {
                 let parts = ctx.parts(self.tool);
-                let member = if self.place == Place::Sibling { format!(r#""portcullis":{value}"#) } else { meta };
-                let text = parts.request_with(&parts.params_adding(&member));
+                // In `_meta`, beside the envelope where the revision has one.
+                let params = match self.place {
+                    Place::Sibling => parts.params_adding(&member),
+                    _ => parts.params_meta_adding(&member),
+                };
+                let text = parts.request_with(&params);
                 // A member beside `arguments` that no schema names: a server
                 // may refuse the call for it, whatever it holds.
                 let verdict = match (self.place, verdict) {
@@ -213,17 +217,19 @@ impl Placed {
                 };
                 return vec![frame];
             }
+            // The marker's method where the revision has no `ping`.
             Place::Ping | Place::ToolsList => {
-                let method = if self.place == Place::Ping { "ping" } else { "tools/list" };
+                let method = if self.place == Place::Ping { ctx.revision.marker_method() } else { "tools/list" };
                 let id = ctx.id();
-                (message(method, Some(id), format!("{{{meta}}}")), Some(Id::Int(id)))
+                let params = format!(r#"{{"_meta":{}}}"#, ctx.meta_with(&member));
+                (message(method, Some(id), params), Some(Id::Int(id)))
             }
             Place::Notification => {
                 let unsent = ctx.id();
                 // A string goes in `reason`; anything else in `_meta`.
                 let rest = match value.starts_with('"') {
                     true => format!(r#""reason":{value}"#),
-                    false => format!(r#""reason":"placed",{meta}"#),
+                    false => format!(r#""reason":"placed","_meta":{{{member}}}"#),
                 };
                 let params = format!(r#"{{"requestId":{unsent},{rest}}}"#);
                 (message("notifications/cancelled", None, params), None)

@@ -114,9 +114,12 @@ impl Size {
                 line(parts.request())
             }
             None => {
-                // `,"_meta":{"portcullis":""}` takes 26 bytes of the room.
-                let pad = "x".repeat(room.saturating_sub(26));
-                line(parts.request_with(&parts.params_adding(&format!(r#""_meta":{{"portcullis":"{pad}"}}"#))))
+                // In `_meta` (beside the envelope where there is one), less
+                // what the member itself takes of the room.
+                let padded =
+                    |pad: &str| parts.request_with(&parts.params_meta_adding(&format!(r#""portcullis":"{pad}""#)));
+                let member = padded("").len() - parts.request().len();
+                line(padded(&"x".repeat(room.saturating_sub(member))))
             }
         };
         let calls = vec![parts.call()];

@@ -112,11 +112,12 @@ impl Terminator {
             }
             Kind::CrHiddenCall => {
                 let ping = ctx.id();
+                // In a request that acts on nothing: the marker's method.
+                let hidden = format!(r#""portcullis":"{}{}{}""#, '\r', parts.request(), '\r');
                 let text = format!(
-                    r#"{{"jsonrpc":"2.0","id":{ping},"method":"ping","params":{{"_meta":{{"portcullis":"{}{}{}"}}}}}}"#,
-                    '\r',
-                    parts.request(),
-                    '\r'
+                    r#"{{"jsonrpc":"2.0","id":{ping},"method":"{}","params":{{"_meta":{}}}}}"#,
+                    ctx.revision.marker_method(),
+                    ctx.meta_with(&hidden)
                 );
                 let tokens = vec![parts.token.clone()];
                 vec![ctx.rejected(line(text), Rule::RawControl, Some(Id::Int(ping)), tokens, FAMILY, kind)]

@@ -83,9 +83,10 @@ fn shows(run: &FreshRun, key: &Distinct) -> bool {
     key.shown_in(&run.violations, &run.script, &run.observation)
 }
 
-/// Whether `script` holds both frames of its handshake.
+/// Whether `script` holds every frame of its revision's handshake.
 fn has_handshake(script: &Script) -> bool {
-    ["initialize", "initialized"].iter().all(|k| script.frames.iter().any(|f| f.family == "handshake" && f.kind == *k))
+    let kinds = Script::handshake(script.revision).frames;
+    kinds.iter().all(|h| script.frames.iter().any(|f| f.family == "handshake" && f.kind == h.kind))
 }
 
 /// One write per frame: cuts change lengths, so the original boundaries

@@ -34,7 +34,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         );
     }
     let template = args.args.as_deref().map(parse_args).transpose()?;
-    let revisions = args.revision.map(|r| vec![r]).unwrap_or_else(|| Revision::ALL.to_vec());
+    let revisions = args.revision.map(|r| vec![r]).unwrap_or_else(|| Revision::HANDSHAKEN.to_vec());
     let first = args.child.setup()?;
     let latest = revisions[revisions.len() - 1];
     let forbidden = forbidden(&args.forbidden_tool, &args.forbidden_args)?;

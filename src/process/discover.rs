@@ -1,4 +1,5 @@
-//! Asking a server which tools it has: `initialize`, then `tools/list`.
+//! Asking a server which tools it has: the session opened as its revision
+//! opens one (`initialize`, or `server/discover`), then `tools/list`.
 
 use super::ChildTarget;
 use crate::protocol::{Id, Policy, Revision};
@@ -10,8 +11,8 @@ use serde_json::Value;
 pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>, Fault> {
     let session = Session { policy: Policy::KeepOpen, revision, salt: 0 };
     let mut child = target.start(&session, Recorder::new())?;
-    let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
-    child.write_stdin(&[Script::handshake(revision).stdin().as_slice(), list, b"\n"].concat())?;
+    let list = revision.request_line(Value::from(2), "tools/list");
+    child.write_stdin(&[Script::handshake(revision).stdin(), list].concat())?;
     let bound = target.waits().answer;
     if let Some(v) = child.await_answer(Id::Int(2), bound) {
         return v

@@ -92,7 +92,7 @@ impl Persistent {
         let Some(answer) = child.await_answer(Id::Int(1), target.waits().answer) else { return Ok(Started::Silent) };
         // Scripts without their handshake are judged at the revision they
         // asked for: a server that negotiated another cannot run them.
-        if answer["result"]["protocolVersion"] != revision.as_str() {
+        if !revision.opened_by(&answer) {
             return Ok(Started::OtherRevision);
         }
         let stdout = without_answer(&child.take_stdout(), &Value::from(1));

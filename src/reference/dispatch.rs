@@ -3,6 +3,7 @@
 
 use super::reply::Reply;
 use super::rpc::{self, Msg, Refusal};
+use super::stateless::{self, Envelope};
 use super::tools::{self, Authorized};
 use super::{Mutant, ReferenceGateway, Stage};
 use crate::protocol::{Revision, code};
@@ -59,6 +60,15 @@ impl ReferenceGateway {
     }
 
     fn request(&mut self, id: Value, method: &str, params: Option<Value>) -> Outcome {
+        // The first request fixes the era: a whole envelope on anything but
+        // `initialize` opens a stateless session.
+        let envelope = stateless::envelope(params.as_ref());
+        if self.stage == Stage::Uninitialized && method != "initialize" && envelope == Envelope::Whole {
+            self.stage = Stage::Stateless;
+        }
+        if self.stage == Stage::Stateless {
+            return self.stateless(id, method, params, envelope);
+        }
         match (self.stage, method) {
             (_, "ping") => self.ok(id, json!({})),
             (Stage::Uninitialized, "initialize") => {
@@ -81,18 +91,44 @@ impl ReferenceGateway {
             (Stage::Uninitialized, _) => {
                 self.refuse(Refusal::closing(code::INVALID_REQUEST, text!("Invalid Request: not initialized"), id))
             }
-            (Stage::Ready(_), "tools/list") => {
-                let tools: Vec<Value> = self
-                    .catalogue
-                    .tools
-                    .iter()
-                    .map(|t| json!({"name": t.name, "description": format!("{} (reference)", t.name), "inputSchema": t.input_schema()}))
-                    .collect();
-                self.ok(id, json!({"tools": tools}))
-            }
+            (Stage::Ready(_), "tools/list") => self.ok(id, json!({"tools": self.listed()})),
             (Stage::Ready(revision), "tools/call") => self.call(id, params, revision),
-            (Stage::Ready(_), _) => self.refuse(Refusal::open(code::METHOD_NOT_FOUND, text!("Method not found"), id)),
+            (Stage::Ready(_), _) | (Stage::Stateless, _) => {
+                self.refuse(Refusal::open(code::METHOD_NOT_FOUND, text!("Method not found"), id))
+            }
         }
+    }
+
+    /// A request in a stateless session: the handshake era's methods are
+    /// not found; anything else runs only with a whole envelope naming the
+    /// session's revision.
+    fn stateless(&mut self, id: Value, method: &str, params: Option<Value>, envelope: Envelope) -> Outcome {
+        if matches!(method, "initialize" | "ping") {
+            return self.refuse(Refusal::open(code::METHOD_NOT_FOUND, text!("Method not found"), id));
+        }
+        match envelope {
+            Envelope::Whole => {}
+            Envelope::Absent => {
+                let missing = text!("Invalid params: every request needs _meta with its protocol version");
+                return self.refuse(Refusal::open(code::INVALID_PARAMS, missing, id));
+            }
+            Envelope::Broken(message) => return self.refuse(Refusal::open(code::INVALID_PARAMS, message, id)),
+            Envelope::Unsupported(requested) => {
+                return (Some(Reply::Unsupported { id: self.echo(id), requested }), false);
+            }
+        }
+        match method {
+            "server/discover" => self.ok(id, stateless::discovered()),
+            "tools/list" => self.ok(id, json!({"tools": self.listed()})),
+            "tools/call" => self.call(id, params, stateless::STATELESS),
+            _ => self.refuse(Refusal::open(code::METHOD_NOT_FOUND, text!("Method not found"), id)),
+        }
+    }
+
+    /// The tools as `tools/list` lists them.
+    fn listed(&self) -> Vec<Value> {
+        let tool = |t: &crate::catalogue::ToolSpec| json!({"name": t.name, "description": format!("{} (reference)", t.name), "inputSchema": t.input_schema()});
+        self.catalogue.tools.iter().map(tool).collect()
     }
 
     fn call(&mut self, id: Value, params: Option<Value>, revision: Revision) -> Outcome {
@@ -147,14 +183,18 @@ impl ReferenceGateway {
         }
     }
 
-    fn ok(&self, id: Value, result: Value) -> Outcome {
+    /// A success result; in a stateless session it says it is complete.
+    fn ok(&self, id: Value, mut result: Value) -> Outcome {
+        if let (Stage::Stateless, Some(object)) = (self.stage, result.as_object_mut()) {
+            object.insert("resultType".into(), json!("complete"));
+        }
         (Some(Reply::Result { id: self.echo(id), result }), false)
     }
 
     fn refuse(&self, r: Refusal) -> Outcome {
         let id = self.echo(r.id);
         let reply = if r.as_tool_error {
-            Reply::ToolError { id, text: r.message }
+            Reply::ToolError { id, text: r.message, typed: self.stage == Stage::Stateless }
         } else {
             Reply::Error { id, code: r.code, message: r.message }
         };

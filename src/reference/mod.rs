@@ -20,6 +20,7 @@ mod json;
 mod mutant;
 mod reply;
 mod rpc;
+mod stateless;
 mod tools;
 
 pub use mutant::Mutant;
@@ -81,6 +82,9 @@ enum Stage {
     Uninitialized,
     /// Initialized at this revision.
     Ready(Revision),
+    /// Opened by a request with the envelope of a revision without a
+    /// handshake (2026-07-28): each request names its revision.
+    Stateless,
 }
 
 /// One session of the reference gateway.

@@ -20,6 +20,15 @@ pub enum Reply {
         id: Value,
         /// The text.
         text: Text,
+        /// Whether the result carries `resultType` (2026-07-28).
+        typed: bool,
+    },
+    /// -32022: the request's revision is not one the gateway speaks.
+    Unsupported {
+        /// The id echoed back.
+        id: Value,
+        /// The revision the request asked for, as it was written.
+        requested: Value,
     },
     /// A JSON-RPC error.
     Error {
@@ -71,12 +80,27 @@ impl Reply {
                 json(out, result);
                 out.push(b'}');
             }
-            Reply::ToolError { id, text } => {
+            Reply::ToolError { id, text, typed } => {
                 out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
                 write_id(out, id);
                 out.extend_from_slice(br#","result":{"content":[{"type":"text","text":"#);
                 text.write(out);
-                out.extend_from_slice(br#"}],"isError":true}}"#);
+                out.extend_from_slice(br#"}],"isError":true"#);
+                if *typed {
+                    out.extend_from_slice(br#","resultType":"complete""#);
+                }
+                out.extend_from_slice(b"}}");
+            }
+            Reply::Unsupported { id, requested } => {
+                out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+                write_id(out, id);
+                out.extend_from_slice(br#","error":{"code":"#);
+                json(out, &crate::protocol::code::UNSUPPORTED_VERSION);
+                out.extend_from_slice(
+                    br#","message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"#,
+                );
+                json(out, requested);
+                out.extend_from_slice(b"}}}");
             }
             Reply::Error { id, code, message } => {
                 out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
@@ -166,8 +190,16 @@ mod tests {
                 json!({"jsonrpc": "2.0", "id": "x\"y", "error": {"code": -32600, "message": "jsonrpc must be 2.0"}}),
             ),
             (
-                Reply::ToolError { id: json!("a"), text: text!("no") },
+                Reply::ToolError { id: json!("a"), text: text!("no"), typed: false },
                 json!({"jsonrpc": "2.0", "id": "a", "result": {"content": [{"type": "text", "text": "no"}], "isError": true}}),
+            ),
+            (
+                Reply::ToolError { id: json!(3), text: text!("no"), typed: true },
+                json!({"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "no"}], "isError": true, "resultType": "complete"}}),
+            ),
+            (
+                Reply::Unsupported { id: json!(4), requested: json!("1900-01-01") },
+                json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32022, "message": "Unsupported protocol version", "data": {"supported": ["2026-07-28"], "requested": "1900-01-01"}}}),
             ),
             (
                 Reply::Batch(vec![

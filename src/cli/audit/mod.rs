@@ -48,7 +48,7 @@ pub struct Args {
     #[arg(long)]
     no_strace: bool,
     /// The protocol revision `initialize` asks for [default: the latest].
-    #[arg(long, value_parser = super::one_of(&Revision::ALL))]
+    #[arg(long, value_parser = super::one_of(&Revision::HANDSHAKEN))]
     revision: Option<Revision>,
     /// Write the audit as JSON here.
     #[arg(long, value_name = "FILE.json")]
@@ -85,7 +85,7 @@ pub struct Audit {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let revision = args.revision.unwrap_or(Revision::LATEST);
+    let revision = args.revision.unwrap_or(Revision::LATEST_HANDSHAKEN);
     let (child, _) = args.child.with_profile(&[])?;
     let setup = child.setup()?;
     let template = args.args.as_deref().map(parse_args).transpose()?;

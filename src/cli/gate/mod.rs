@@ -37,7 +37,7 @@ pub struct Args {
     #[arg(long, default_value_t = 2_000, value_name = "N")]
     exit_grace_ms: u64,
     /// The protocol revision `initialize` asks for [default: the latest].
-    #[arg(long, value_parser = super::one_of(&Revision::ALL))]
+    #[arg(long, value_parser = super::one_of(&Revision::HANDSHAKEN))]
     revision: Option<Revision>,
     /// Write the verdict of each variant as JSON here.
     #[arg(long, value_name = "FILE.json")]
@@ -61,7 +61,7 @@ pub struct Checked {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let revision = args.revision.unwrap_or(Revision::LATEST);
+    let revision = args.revision.unwrap_or(Revision::LATEST_HANDSHAKEN);
     let (program, words) = args.command.split_first().expect("clap requires a command");
     let env = args.env.iter().map(|e| super::setup::env_var(e)).collect::<Result<_>>()?;
     let base = Command::new(program.clone(), words.iter().cloned()).with_env(env);
