@@ -195,8 +195,9 @@ const RPC_REQUEST: &str = "JSON-RPC 2.0 §4 (the Request object)";
 const MCP_STDIO: &str = "MCP transports: stdio (newline-delimited, no embedded newlines)";
 const MCP_TOOLS: &str = "MCP server/tools (servers MUST validate all tool inputs)";
 const MCP_LIFECYCLE: &str = "MCP lifecycle (initialization MUST be the first interaction)";
-const MCP_STATELESS: &str =
-    "MCP 2026-07-28 schema (no `initialize` or `ping`; a connection's first request fixes its era)";
+const MCP_STATELESS: &str = "MCP 2026-07-28 schema (no `initialize`, `ping` or `logging/setLevel`; no MUST refuses them on a connection of both eras)";
+const MCP_ENVELOPE: &str = "MCP 2026-07-28 schema (RequestParams `_meta` requires `protocolVersion`, a string, and `clientCapabilities`, an object)";
+const UNSUPPORTED: Option<&[i64]> = Some(&[code::UNSUPPORTED_VERSION]);
 
 rules! {
     StrayText => "stray_text", Malformed, Spec, PARSE, false, RFC_GRAMMAR, "text that is not JSON on the line (a banner, debug line, prompt or page)";
@@ -234,7 +235,12 @@ rules! {
     BadArguments => "bad_arguments", Refused, Spec, PARAMS, false, "MCP schema (CallToolRequest `arguments` is an object)", "tools/call `arguments` not an object";
     BeforeInitialize => "before_initialize", Invalid, Spec, ANY, false, MCP_LIFECYCLE, "a request before `initialize`";
     RepeatedInitialize => "repeated_initialize", Invalid, Hardening, ANY, false, "MCP lifecycle (one initialization per session; no MUST refuses a second)", "a second `initialize`";
-    LegacyMethod => "legacy_method", Refused, Spec, ANY, false, MCP_STATELESS, "a method of the handshake era (`initialize`, `ping`) in a session of a revision without one";
+    MissingEnvelope => "missing_envelope", Refused, Spec, PARAMS, false, MCP_ENVELOPE, "a request of the stateless revision without its envelope";
+    BadEnvelope => "bad_envelope", Refused, Spec, PARAMS, false, MCP_ENVELOPE, "an envelope half built, or with a key of the wrong type";
+    UnsupportedVersion => "unsupported_version", Refused, Spec, UNSUPPORTED, false, "MCP 2026-07-28 schema (a server that does not support the requested version MUST return -32022)", "an envelope naming a revision no server speaks";
+    HandshakeVersion => "handshake_version", Refused, Spec, ANY, false, "MCP lifecycle (a revision of the handshake era is served only after `initialize`)", "an envelope naming a revision of the handshake era, on a connection no `initialize` opened";
+    ModernEnvelope => "modern_envelope", Refused, Tolerated, ANY, true, "MCP schema (`_meta` keys under `io.modelcontextprotocol/` are MCP's; the handshake era defines none of these)", "a call with a 2026-07-28 envelope in a session of the handshake era: it may be served, or refused";
+    LegacyMethod => "legacy_method", Refused, Hardening, ANY, false, MCP_STATELESS, "a method of the handshake era (`initialize`, `ping`, `logging/setLevel`) in a session of a revision without one, which a server of both eras may still answer";
     UnknownMethod => "unknown_method", Refused, Spec, Some(&[code::METHOD_NOT_FOUND]), false, "JSON-RPC 2.0 §5.1 (-32601 Method not found)", "a method the server does not have";
     UnknownTool => "unknown_tool", Refused, Spec, ARGS, true, "MCP server/tools (error handling: unknown tools)", "a tool the gateway does not offer";
     UnauthorizedTool => "unauthorized_tool", Refused, Spec, ANY, true, "the gateway's own policy (--forbidden-tool)", "a tool the caller may not run";

@@ -67,6 +67,7 @@ family_tests! {
     lifecycle_shows_what_it_generates => Family::Lifecycle,
     placed_shows_what_it_generates => Family::Placed,
     size_shows_what_it_generates => Family::Size,
+    envelope_shows_what_it_generates => Family::Envelope,
 }
 
 /// The frame's one line, when it is exactly one strict JSON value on one
@@ -147,6 +148,9 @@ fn oracle(script: &Script, index: usize) -> Result<(), String> {
             return Err(format!("token {t} is not in the bytes"));
         }
     }
+    if !script.revision.has_handshake() {
+        enveloped(&frame.bytes, &frame.expect)?;
+    }
     match &frame.expect {
         Expect::Inert { .. } => {
             let blank = frame.bytes.strip_suffix(b"\n").is_some_and(|l| l.iter().all(|b| *b == b' ' || *b == b'\t'));
@@ -179,12 +183,44 @@ fn oracle(script: &Script, index: usize) -> Result<(), String> {
             }
             act_oracle(script.revision, &frame.bytes, calls)
         }
+        // A call with a whole 2026-07-28 envelope, in a handshake-era session.
+        Expect::Tolerate(Rule::ModernEnvelope, calls) => {
+            if !script.revision.has_handshake() {
+                return Err("a modern envelope in a session of the stateless revision".into());
+            }
+            act_oracle(Revision::R2026_07_28, &frame.bytes, calls)
+        }
         // A notification that breaks a hardening rule: no reading runs anything.
         Expect::Tolerate(rule, calls) if calls.is_empty() && frame.id.is_none() && frame.tokens.is_empty() => {
             reject_oracle(script, index, frame, *rule)
         }
         Expect::Tolerate(rule, _) => Err(format!("{} is not a tolerated rule the oracle knows", rule.id())),
         Expect::Reject(rule) | Expect::Unjudged(rule) => reject_oracle(script, index, frame, *rule),
+    }
+}
+
+/// In a session of the stateless revision, every request whose params are
+/// an object carries a whole envelope naming it, unless the envelope (or
+/// the method, one of the other era) is what the frame breaks.
+fn enveloped(bytes: &[u8], expect: &Expect) -> Result<(), String> {
+    let envelope_rules = [
+        Rule::MissingEnvelope,
+        Rule::BadEnvelope,
+        Rule::UnsupportedVersion,
+        Rule::HandshakeVersion,
+        Rule::LegacyMethod,
+    ];
+    if expect.rule().is_some_and(|r| envelope_rules.contains(&r)) {
+        return Ok(());
+    }
+    let Some(v) = one_strict_line(bytes) else { return Ok(()) };
+    let request = v["method"].is_string() && v.get("id").is_some() && v["params"].is_object();
+    let meta = &v["params"]["_meta"];
+    let whole = meta["io.modelcontextprotocol/protocolVersion"] == Revision::R2026_07_28.as_str()
+        && meta["io.modelcontextprotocol/clientCapabilities"].is_object();
+    match !request || whole {
+        true => Ok(()),
+        false => Err(format!("a request of 2026-07-28 without a whole envelope: {v}")),
     }
 }
 
@@ -290,9 +326,25 @@ fn reject_oracle(script: &Script, index: usize, frame: &Frame, rule: Rule) -> Re
                 Rule::BadArguments => params.get("arguments").is_some_and(|a| !a.is_object()),
                 Rule::BeforeInitialize => index < handshake,
                 Rule::RepeatedInitialize => v["method"] == "initialize" && index > handshake,
+                Rule::MissingEnvelope => !script.revision.has_handshake() && params.get("_meta").is_none(),
+                Rule::BadEnvelope => {
+                    let meta = &params["_meta"];
+                    let version = &meta["io.modelcontextprotocol/protocolVersion"];
+                    let capabilities = &meta["io.modelcontextprotocol/clientCapabilities"];
+                    meta.is_object() && !(version.is_string() && capabilities.is_object())
+                }
+                Rule::UnsupportedVersion | Rule::HandshakeVersion => {
+                    let version = params["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str();
+                    let known = version.and_then(|v| v.parse::<Revision>().ok());
+                    params["_meta"]["io.modelcontextprotocol/clientCapabilities"].is_object()
+                        && match rule {
+                            Rule::UnsupportedVersion => version.is_some() && known.is_none(),
+                            _ => known.is_some_and(|r| r.has_handshake()),
+                        }
+                }
                 Rule::LegacyMethod => {
-                    !script.revision.has_handshake()
-                        && ["initialize", "ping"].contains(&v["method"].as_str().unwrap_or(""))
+                    let legacy = ["initialize", "ping", "logging/setLevel"];
+                    !script.revision.has_handshake() && legacy.contains(&v["method"].as_str().unwrap_or(""))
                 }
                 Rule::UnknownMethod => {
                     !["tools/call", "tools/list", "ping", "initialize"].contains(&v["method"].as_str().unwrap_or(""))

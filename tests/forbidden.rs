@@ -34,7 +34,7 @@ fn an_unseen_forbidden_tool_is_named_before_the_run() {
 #[test]
 fn forbidden_args_put_the_canary_where_the_server_fetches_it() {
     let dir = tempfile::tempdir().unwrap();
-    let o = fuzz(&["--cases", "64", "--forbidden-args", r#"notify={"webhook":"{canary}"}"#], dir.path());
+    let o = fuzz(&["--cases", "256", "--forbidden-args", r#"notify={"webhook":"{canary}"}"#], dir.path());
     assert!(!String::from_utf8_lossy(&o.stderr).contains(HINT), "{}", text(&o));
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
@@ -46,7 +46,7 @@ fn a_profile_gives_forbidden_args_too() {
     let dir = tempfile::tempdir().unwrap();
     let profile = dir.path().join("p.toml");
     std::fs::write(&profile, "forbidden-args = { notify = { webhook = \"{canary}\" } }\n").unwrap();
-    let o = fuzz(&["--cases", "64", "--profile", profile.to_str().unwrap()], dir.path());
+    let o = fuzz(&["--cases", "256", "--profile", profile.to_str().unwrap()], dir.path());
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("(unauthorized_tool)"), "{}", text(&o));
 }

@@ -40,7 +40,27 @@ fn the_reference_is_clean_under_both_policies() {
         let o = portcullis(&args, dir.path());
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
         assert!(String::from_utf8_lossy(&o.stdout).contains("no finding in 96 sessions"), "{}", text(&o));
+        let found = "revisions: 2024-11-05 to 2025-11-25 (initialize) and 2026-07-28 (named by server/discover)";
+        assert!(String::from_utf8_lossy(&o.stderr).contains(found), "it speaks both eras: {}", text(&o));
     }
+}
+
+#[test]
+fn a_server_of_the_handshake_era_alone_is_fuzzed_in_that_era_and_the_run_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let strict = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/strict.py");
+    let mut args = vec!["fuzz", "--tool", "record", "--args", r#"{"note":"{token}"}"#, "--cases", "8"];
+    args.extend(["--policy", "keep-open", "--watch-file", log.to_str().unwrap(), "--"]);
+    args.extend(["python3", strict, "--log", log.to_str().unwrap(), "--policy", "keep-open"]);
+    let o = portcullis(&args, dir.path());
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("revisions: 2024-11-05 to 2025-11-25 (initialize); server/discover answered"),
+        "{}",
+        text(&o)
+    );
+    assert!(!said.contains("and 2026-07-28"), "{}", text(&o));
 }
 
 fn caught(m: Mutant) {
@@ -148,6 +168,9 @@ every_mutant! {
     retry_fetch => RetryFetch,
     coerce_string_id => CoerceStringId,
     wrong_parse_error_code => WrongParseErrorCode,
+    serve_without_envelope => ServeWithoutEnvelope,
+    any_version => AnyVersion,
+    untyped_result => UntypedResult,
 }
 
 fn one_line_error(args: &[&str]) -> String {

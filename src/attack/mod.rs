@@ -11,6 +11,7 @@ pub mod ambiguity;
 pub mod concat;
 mod ctx;
 pub mod encoding;
+pub mod envelope;
 pub mod jsonrpc;
 pub mod lifecycle;
 pub mod noise;
@@ -78,11 +79,13 @@ pub enum Family {
     Placed,
     /// Valid calls sized around buffer limits, up to 32 MiB.
     Size,
+    /// The stateless revision's envelope, and methods of the other era.
+    Envelope,
 }
 
 impl Family {
     /// Every family.
-    pub const ALL: [Family; 11] = [
+    pub const ALL: [Family; 12] = [
         Family::Noise,
         Family::Concat,
         Family::Truncate,
@@ -94,6 +97,7 @@ impl Family {
         Family::Lifecycle,
         Family::Placed,
         Family::Size,
+        Family::Envelope,
     ];
 
     /// The family's stable name, as frames carry it.
@@ -110,6 +114,7 @@ impl Family {
             Family::Lifecycle => "lifecycle",
             Family::Placed => "placed",
             Family::Size => "size",
+            Family::Envelope => "envelope",
         }
     }
 
@@ -127,6 +132,7 @@ impl Family {
             Family::Lifecycle => lifecycle::Kind::ALL.iter().map(|k| k.name()).collect(),
             Family::Placed => placed::Kind::ALL.iter().map(|k| k.name()).collect(),
             Family::Size => size::Kind::ALL.iter().map(|k| k.name()).collect(),
+            Family::Envelope => envelope::Kind::ALL.iter().map(|k| k.name()).collect(),
         };
         names
     }
@@ -145,6 +151,7 @@ impl Family {
             Family::Lifecycle => lifecycle::Lifecycle::strategy().prop_map(Step::Lifecycle).boxed(),
             Family::Placed => placed::Placed::strategy().prop_map(Step::Placed).boxed(),
             Family::Size => size::Size::strategy().prop_map(Step::Size).boxed(),
+            Family::Envelope => envelope::Envelope::strategy().prop_map(Step::Envelope).boxed(),
         }
     }
 }
@@ -177,6 +184,8 @@ pub enum Step {
     Placed(placed::Placed),
     /// Sized valid calls.
     Size(size::Size),
+    /// The stateless revision's envelope.
+    Envelope(envelope::Envelope),
 }
 
 impl Step {
@@ -195,6 +204,7 @@ impl Step {
             Step::Lifecycle(s) => s.render(ctx),
             Step::Placed(s) => s.render(ctx),
             Step::Size(s) => s.render(ctx),
+            Step::Envelope(s) => s.render(ctx),
         }
     }
 

@@ -78,6 +78,7 @@ impl Shape {
         };
         let args = parts.args_json();
         let name = json_str(&parts.tool.name);
+        let open = parts.params_open();
         let token_key = parts.token_key();
         let replace = |parts: &super::CallParts, key: &str, raw: String| {
             let mut a = parts.arguments.clone();
@@ -106,10 +107,11 @@ impl Shape {
                 }
                 return vec![ctx.acting(line(parts.request()), vec![parts.call()], FAMILY, kind)];
             }
-            Kind::NameNumber => (format!(r#"{{"name":7,"arguments":{args}}}"#), Rule::BadToolName),
-            Kind::NameNull => (format!(r#"{{"name":null,"arguments":{args}}}"#), Rule::BadToolName),
-            Kind::NameArray => (format!(r#"{{"name":[{name}],"arguments":{args}}}"#), Rule::BadToolName),
-            Kind::NameMissing => (format!(r#"{{"arguments":{args}}}"#), Rule::BadToolName),
+            // After the envelope, where the revision has one.
+            Kind::NameNumber => (format!(r#"{open}"name":7,"arguments":{args}}}"#), Rule::BadToolName),
+            Kind::NameNull => (format!(r#"{open}"name":null,"arguments":{args}}}"#), Rule::BadToolName),
+            Kind::NameArray => (format!(r#"{open}"name":[{name}],"arguments":{args}}}"#), Rule::BadToolName),
+            Kind::NameMissing => (format!(r#"{open}"arguments":{args}}}"#), Rule::BadToolName),
             Kind::ArgumentsString => (parts.params_with(&json_str(&args)), Rule::BadArguments),
             Kind::ArgumentsArray => (parts.params_with(&format!("[{args}]")), Rule::BadArguments),
             Kind::ArgumentsNull => (parts.params_with("null"), Rule::BadArguments),
@@ -141,10 +143,7 @@ impl Shape {
                 }
                 (parts.params_with(&Value::Object(a).to_string()), Rule::MissingArgument)
             }
-            Kind::UnknownTool => (
-                format!(r#"{{"name":{},"arguments":{args}}}"#, json_str(&format!("{}_v2", parts.tool.name))),
-                Rule::UnknownTool,
-            ),
+            Kind::UnknownTool => (parts.params_naming(&format!("{}_v2", parts.tool.name), &args), Rule::UnknownTool),
             Kind::ToolWrongCase => {
                 let mut other = parts.tool.name.to_uppercase();
                 if other == parts.tool.name {
@@ -153,13 +152,13 @@ impl Shape {
                 if other == parts.tool.name {
                     other.push_str("_X");
                 }
-                (format!(r#"{{"name":{},"arguments":{args}}}"#, json_str(&other)), Rule::UnknownTool)
+                (parts.params_naming(&other, &args), Rule::UnknownTool)
             }
             Kind::Unauthorized => {
                 let rule = if parts.tool.authorized { Rule::UnknownTool } else { Rule::UnauthorizedTool };
                 let name =
                     if parts.tool.authorized { format!("{}_admin", parts.tool.name) } else { parts.tool.name.clone() };
-                (format!(r#"{{"name":{},"arguments":{args}}}"#, json_str(&name)), rule)
+                (parts.params_naming(&name, &args), rule)
             }
         };
         vec![ctx.rejected_call(parts.request_with(&params), rule, &parts, FAMILY, kind)]

@@ -187,7 +187,7 @@ impl<'a> Job<'a> {
 
     /// Runs `spec` in the persistent process of its revision; `None` when
     /// it cannot (it has no handshake to leave out, or no process would
-    /// start and answer `initialize`).
+    /// start and answer the request that opens its session).
     fn shared(&mut self, spec: &ScriptSpec, salt: u32, lane: &Lane, defer: bool) -> Result<Option<SessionRun>, Fault> {
         let full = spec.render_from(&self.target.catalogue, salt ^ QUICK, self.next_id);
         let Some(mut body) = full.after_handshake() else { return Ok(None) };

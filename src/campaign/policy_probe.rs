@@ -34,7 +34,7 @@ pub(crate) fn probe_policy(
     cfg: &HuntConfig,
 ) -> Result<PolicySeen, Fault> {
     use crate::attack::noise::{Kind, Noise, Text};
-    let revision = cfg.revisions.last().copied().unwrap_or(Revision::R2025_11_25);
+    let revision = cfg.revisions.last().copied().unwrap_or(Revision::LATEST_HANDSHAKEN);
     let banner = Step::Noise(Noise { kind: Kind::LineBefore, text: Text::Banner, tool: 0 });
     let spec = ScriptSpec { level: cfg.level, ..ScriptSpec::whole(revision, vec![banner, Step::Control(0)]) };
     let session = Session { policy: Policy::Auto, revision, salt: 0 };

@@ -44,8 +44,11 @@ pub(crate) fn record(ledger: &Ledger, mut entry: Entry) -> SessionRun {
 /// The kept session of `script` with a salt in `salts`, judged on all its
 /// evidence so far, and the persistent process that ran it.
 pub(crate) fn now(ledger: &Ledger, salts: &[u32], script: &Script) -> Option<(SessionRun, Option<u64>)> {
-    let entry = ledger.now(salts, script)?;
-    Some((run_of(&entry, violations(&entry)), entry.process))
+    let (entry, violations) = ledger.now(salts, script, |entry| {
+        let now = violations(entry);
+        (fingerprints(&now), now)
+    })?;
+    Some((run_of(&entry, violations), entry.process))
 }
 
 /// Judges again every session whose evidence grew since it was last
@@ -59,7 +62,7 @@ pub(crate) fn rejudge(ledger: &Ledger) -> Vec<(Entry, Vec<Violation>, Distinct)>
         let key = new.map(|(v, _)| distinct(v, &entry.script, &entry.obs));
         (shown, key.map(|key| (now, key)))
     });
-    judged.into_iter().filter_map(|(entry, made)| made.map(|(now, key)| (entry, now, key))).collect()
+    judged.into_iter().map(|(entry, (now, key))| (entry, now, key)).collect()
 }
 
 /// A saved session run again (a replay) in a process of its own, to its

@@ -35,15 +35,16 @@ pub(crate) fn line_problem(bytes: &[u8], value: Option<&Value>, revision: Revisi
         None if bytes.iter().all(u8::is_ascii_whitespace) => Some("an empty line".to_owned()),
         None => Some("a line that is not exactly one JSON value".to_owned()),
         Some(Value::Array(items)) if revision.has_batches() && !items.is_empty() => {
-            items.iter().find_map(|m| response_shape(m).err().map(|e| format!("in a batch response: {e}")))
+            items.iter().find_map(|m| response_shape(m, revision).err().map(|e| format!("in a batch response: {e}")))
         }
         Some(Value::Array(_)) => Some(format!("an array, which {revision} does not permit")),
-        Some(v) => message_shape(v).err(),
+        Some(v) => message_shape(v, revision).err(),
     }
 }
 
-/// A server may send a response, a notification or a request.
-fn message_shape(v: &Value) -> Result<(), String> {
+/// A server may send a response, a notification or, where `revision` lets
+/// it, a request.
+fn message_shape(v: &Value, revision: Revision) -> Result<(), String> {
     let o = v.as_object().ok_or("a JSON value that is not an object")?;
     if o.get("jsonrpc") != Some(&Value::from("2.0")) {
         return Err("`jsonrpc` is not \"2.0\"".into());
@@ -54,17 +55,22 @@ fn message_shape(v: &Value) -> Result<(), String> {
                 return Err("a message with both `method` and a result or error".into());
             }
             match (o.get("id"), o.get("params")) {
+                (Some(_), _) if !revision.has_server_requests() => {
+                    Err(format!("a request from the server, which {revision} does not permit"))
+                }
                 (Some(id), _) if !valid_id(id) => Err("a request whose id is not a string or integer".into()),
                 (_, Some(p)) if !p.is_object() => Err("`params` that is not an object".into()),
                 _ => Ok(()),
             }
         }
         Some(_) => Err("`method` that is not a string".into()),
-        None => response_shape(v),
+        None => response_shape(v, revision),
     }
 }
 
-fn response_shape(v: &Value) -> Result<(), String> {
+/// A response, its result an object (with `resultType` where `revision`
+/// requires one), or an error with a code and a message.
+fn response_shape(v: &Value, revision: Revision) -> Result<(), String> {
     let o = v.as_object().ok_or("a response that is not an object")?;
     if o.get("jsonrpc") != Some(&Value::from("2.0")) {
         return Err("`jsonrpc` is not \"2.0\"".into());
@@ -72,7 +78,13 @@ fn response_shape(v: &Value) -> Result<(), String> {
     match (o.get("result"), o.get("error")) {
         (Some(r), None) => {
             require_id(o, false)?;
-            r.is_object().then_some(()).ok_or_else(|| "a result that is not an object".into())
+            match r.as_object() {
+                None => Err("a result that is not an object".into()),
+                Some(r) if revision.has_result_type() && !r.get("resultType").is_some_and(Value::is_string) => {
+                    Err(format!("a result without `resultType`, which {revision} requires"))
+                }
+                Some(_) => Ok(()),
+            }
         }
         (None, Some(e)) => {
             require_id(o, true)?;
@@ -98,4 +110,28 @@ fn require_id(o: &Map<String, Value>, null_ok: bool) -> Result<(), String> {
 /// fraction, so an id echoed past 2^64 (read as a float here) is one.
 fn valid_id(id: &Value) -> bool {
     id.is_string() || id.is_i64() || id.is_u64() || id.as_f64().is_some_and(|f| f.is_finite() && f.fract() == 0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stateless_revision_needs_a_result_type_and_takes_no_request_from_the_server() {
+        let read = |s: &str| serde_json::from_str::<Value>(s).expect("JSON");
+        let untyped = read(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        let typed = read(r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}"#);
+        let request = read(r#"{"jsonrpc":"2.0","id":"s1","method":"roots/list"}"#);
+        let error = read(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"m"}}"#);
+        let note = read(r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#);
+        let (old, new) = (Revision::R2025_11_25, Revision::R2026_07_28);
+        for v in [&untyped, &typed, &request, &error, &note] {
+            assert_eq!(line_problem(b"", Some(v), old), None, "{v}");
+        }
+        for v in [&typed, &error, &note] {
+            assert_eq!(line_problem(b"", Some(v), new), None, "{v}");
+        }
+        assert!(line_problem(b"", Some(&untyped), new).is_some_and(|p| p.contains("resultType")));
+        assert!(line_problem(b"", Some(&request), new).is_some_and(|p| p.contains("request from the server")));
+    }
 }

@@ -13,7 +13,7 @@ use crate::attack::Step;
 use crate::campaign::Job;
 use crate::campaign::{Finding, HuntConfig, PolicySeen, control_finding, fresh_salt, probe_policy};
 use crate::catalogue::ToolSpec;
-use crate::process::stderr_tail;
+use crate::process::{speaks_stateless, stderr_tail};
 use crate::report::{self, Outcome, counted};
 use crate::token::tokens_in;
 use crate::{CheckId, Mix, Policy, Revision, ScriptSpec};
@@ -34,11 +34,21 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         );
     }
     let template = args.args.as_deref().map(parse_args).transpose()?;
-    let revisions = args.revision.map(|r| vec![r]).unwrap_or_else(|| Revision::HANDSHAKEN.to_vec());
     let first = args.child.setup()?;
-    let latest = revisions[revisions.len() - 1];
+    let (revisions, found) = match args.revision {
+        Some(r) => (vec![r], None),
+        None => spoken(&first).map(|(r, said)| (r, Some(said)))?,
+    };
+    // Tools are listed, the control called and the policy probed in the
+    // newest revision that opens with `initialize`, which every server
+    // speaks, unless the run draws none.
+    let latest = revisions.iter().rev().find(|r| r.has_handshake()).copied().unwrap_or(revisions[revisions.len() - 1]);
     let forbidden = forbidden(&args.forbidden_tool, &args.forbidden_args)?;
     let (tools, listed) = choose_tools(&first, args.tool.as_deref(), template, &forbidden, latest)?;
+    // Told once the flags are known good: a bad one is a one-line error.
+    if let Some(found) = found {
+        say!("portcullis: revisions: {found}");
+    }
     for hint in tools.iter().filter_map(|t| unseen_hint(t, args)) {
         say!("portcullis: {hint}");
     }
@@ -129,6 +139,24 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The revisions a campaign draws when none is named: the four that open
+/// with `initialize`, and 2026-07-28 where the server answers
+/// `server/discover` with it; and what the run says it found.
+fn spoken(setup: &Setup) -> Result<(Vec<Revision>, String)> {
+    let asked = speaks_stateless(&setup.target(vec![]))?;
+    let mut revisions = Revision::HANDSHAKEN.to_vec();
+    let era = "2024-11-05 to 2025-11-25 (initialize)";
+    let said = match (asked.spoken, &asked.answer) {
+        (true, _) => {
+            revisions.push(Revision::R2026_07_28);
+            format!("{era} and 2026-07-28 (named by server/discover)")
+        }
+        (false, Some(a)) => format!("{era}; server/discover answered {a}"),
+        (false, None) => format!("{era}; server/discover got no answer"),
+    };
+    Ok((revisions, said))
 }
 
 /// When the positive control's own valid call made HTTP requests that carry
@@ -235,7 +263,7 @@ fn control(
             setup.probes.http_base(),
             match (obs.stdout.is_empty(), obs.exit.ended()) {
                 (true, false) => format!(
-                    "\n  The server wrote nothing on stdout, not even its answer to `initialize`, within {} ms of \
+                    "\n  The server wrote nothing on stdout, not even its answer to the request that opens a session, within {} ms of \
                      its start: if it is slow to start (an interpreter loading its packages, `npx -y` or `uvx` \
                      downloading it), raise --start-ms.",
                     setup.waits.start.as_millis()

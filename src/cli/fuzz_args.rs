@@ -81,8 +81,8 @@ pub struct Args {
     /// milliseconds; the Minimize command it prints cuts further.
     #[arg(long, default_value_t = 30_000, value_name = "N")]
     pub(super) shrink_ms: u32,
-    /// Only this protocol revision (default: every one that opens with
-    /// `initialize`; 2026-07-28, which has none, only when named here).
+    /// Only this protocol revision (default: the four that open with
+    /// `initialize`, and 2026-07-28 where `server/discover` names it).
     #[arg(long, value_parser = super::one_of(&Revision::ALL))]
     pub(super) revision: Option<Revision>,
     /// Write the findings as JSON here.

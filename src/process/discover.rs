@@ -6,6 +6,7 @@ use crate::protocol::{Id, Policy, Revision};
 use crate::script::Script;
 use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Target};
 use serde_json::Value;
+use std::time::{Duration, Instant};
 
 /// The `tools` array of the server's `tools/list` result.
 pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>, Fault> {
@@ -35,4 +36,52 @@ pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>
         }
         ended => Err(Fault::config(format!("the server {ended} before it answered tools/list; {said}"))),
     }
+}
+
+/// What asking the server which era it speaks showed: whether it answered
+/// `server/discover` naming the stateless revision, and what it answered.
+#[derive(Debug)]
+pub(crate) struct Stateless {
+    /// Whether it speaks 2026-07-28.
+    pub(crate) spoken: bool,
+    /// Its answer to `server/discover`, if it gave one.
+    pub(crate) answer: Option<Value>,
+}
+
+/// Whether the server speaks the stateless revision, asked as a client
+/// finds out: `server/discover` first, then `initialize`. The wait ends
+/// on evidence: the answer to `server/discover`; or the answer (or error)
+/// to `initialize`, which shows the server has read past the first, and
+/// then as long again for a server that answers out of order. A
+/// `server/discover` answered with 2026-07-28 among `supportedVersions`
+/// says it does; one answered otherwise, or not at all, that it speaks
+/// the handshake era alone.
+pub(crate) fn speaks_stateless(target: &ChildTarget) -> Result<Stateless, Fault> {
+    let stateless = Revision::R2026_07_28;
+    let session = Session { policy: Policy::KeepOpen, revision: stateless, salt: 0 };
+    let mut child = target.start(&session, Recorder::new())?;
+    let mut init = crate::attack::lifecycle::initialize_text(2, Revision::LATEST_HANDSHAKEN).into_bytes();
+    init.push(b'\n');
+    child.write_stdin(&[stateless.marker_with(Value::from(1)), init].concat())?;
+    let (asked, bound) = (Instant::now(), target.waits().answer);
+    let answer =
+        |out: &[u8], id: i64| crate::json_line::values(out).find(|v| crate::json_line::answers(v, &Id::Int(id)));
+    let mut out = Vec::new();
+    let mut until = asked + bound;
+    let discovered = loop {
+        // Whether it has ended is asked first: what it wrote before is read.
+        let ended = child.exit().ended();
+        out.extend(child.take_stdout());
+        if let Some(found) = answer(&out, 1) {
+            break Some(found);
+        }
+        if until == asked + bound && answer(&out, 2).is_some() {
+            until = until.min(Instant::now() + asked.elapsed());
+        }
+        if ended || Instant::now() >= until {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    Ok(Stateless { spoken: discovered.as_ref().is_some_and(|a| stateless.opened_by(a)), answer: discovered })
 }

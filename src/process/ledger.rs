@@ -435,10 +435,20 @@ impl Ledger {
     }
 
     /// The kept session of `script`, with a salt in `salts`, with all its
-    /// evidence so far.
-    pub(crate) fn now(&self, salts: &[u32], script: &Script) -> Option<Entry> {
-        let entries = self.entries();
-        entries.iter().rev().find(|e| salts.contains(&e.session.salt) && e.script == *script).cloned()
+    /// evidence so far, judged by `judge` (see [`Ledger::rejudge`]) in the
+    /// same step: what it shows now is what the engine has judged.
+    pub(crate) fn now<T>(
+        &self,
+        salts: &[u32],
+        script: &Script,
+        judge: impl Fn(&Entry) -> (Vec<u64>, T),
+    ) -> Option<(Entry, T)> {
+        let mut entries = self.entries();
+        let entry = entries.iter_mut().rev().find(|e| salts.contains(&e.session.salt) && e.script == *script)?;
+        let (shown, made) = judge(entry);
+        entry.shown = shown;
+        entry.dirty = false;
+        Some((entry.clone(), made))
     }
 
     /// Ends the wait for the answers still awaited by the sessions whose
@@ -457,16 +467,19 @@ impl Ledger {
 
     /// Hands every session that gained evidence since it was last judged
     /// to `judge`, which returns the fingerprints of the violations it now
-    /// finds and what it makes of them; each is kept with what `judge`
-    /// made of it. Sessions whose awaited answers came due count as having
-    /// gained evidence: their absence.
-    pub(crate) fn rejudge<T>(&self, judge: impl Fn(&Entry) -> (Vec<u64>, T)) -> Vec<(Entry, T)> {
+    /// finds and what it makes of them, if anything; those it made
+    /// something of are returned, each as it stood when judged. Sessions
+    /// whose awaited answers came due count as having gained evidence:
+    /// their absence.
+    pub(crate) fn rejudge<T>(&self, judge: impl Fn(&Entry) -> (Vec<u64>, Option<T>)) -> Vec<(Entry, T)> {
         self.expire(&[]);
         let mut judged = Vec::new();
         for entry in self.entries().iter_mut().filter(|e| e.dirty) {
             entry.dirty = false;
             let (shown, made) = judge(entry);
-            judged.push((entry.clone(), made));
+            if let Some(made) = made {
+                judged.push((entry.clone(), made));
+            }
             entry.shown = shown;
         }
         judged

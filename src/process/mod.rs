@@ -8,7 +8,8 @@
 //! - [`ChildGateway`] is one process serving sessions; [`ChildTarget`]
 //!   starts one per session, keeping at most one started ahead.
 //! - A persistent process runs script after script, each followed by a
-//!   `ping` marker; the campaign engine's [`Job`](crate::campaign::Job)
+//!   marker request (`ping`, or `server/discover` in a revision without
+//!   it); the campaign engine's [`Job`](crate::campaign::Job)
 //!   decides which sessions run there and which in a process of their own.
 //! - The [`Waits`] come from flags and grow when the server shows it needs
 //!   longer; they never shrink, and nothing skips one.
@@ -33,7 +34,7 @@ mod spawn;
 mod waits;
 
 pub(crate) use capture::stderr_tail;
-pub(crate) use discover::list_tools;
+pub(crate) use discover::{list_tools, speaks_stateless};
 pub(crate) use history::History;
 pub use ledger::Siblings;
 pub(crate) use ledger::{Entry, Ledger};

@@ -106,8 +106,15 @@ impl ReferenceGateway {
         if matches!(method, "initialize" | "ping") {
             return self.refuse(Refusal::open(code::METHOD_NOT_FOUND, text!("Method not found"), id));
         }
+        // The planted bugs take a call's envelope for a whole one.
+        let lax = match envelope {
+            Envelope::Absent | Envelope::Broken(_) => self.is(Mutant::ServeWithoutEnvelope),
+            Envelope::Unsupported(_) => self.is(Mutant::AnyVersion),
+            Envelope::Whole => false,
+        };
         match envelope {
             Envelope::Whole => {}
+            _ if lax && method == "tools/call" => {}
             Envelope::Absent => {
                 let missing = text!("Invalid params: every request needs _meta with its protocol version");
                 return self.refuse(Refusal::open(code::INVALID_PARAMS, missing, id));
@@ -185,7 +192,8 @@ impl ReferenceGateway {
 
     /// A success result; in a stateless session it says it is complete.
     fn ok(&self, id: Value, mut result: Value) -> Outcome {
-        if let (Stage::Stateless, Some(object)) = (self.stage, result.as_object_mut()) {
+        let typed = self.stage == Stage::Stateless && !self.is(Mutant::UntypedResult);
+        if let (true, Some(object)) = (typed, result.as_object_mut()) {
             object.insert("resultType".into(), json!("complete"));
         }
         (Some(Reply::Result { id: self.echo(id), result }), false)
@@ -194,7 +202,11 @@ impl ReferenceGateway {
     fn refuse(&self, r: Refusal) -> Outcome {
         let id = self.echo(r.id);
         let reply = if r.as_tool_error {
-            Reply::ToolError { id, text: r.message, typed: self.stage == Stage::Stateless }
+            Reply::ToolError {
+                id,
+                text: r.message,
+                typed: self.stage == Stage::Stateless && !self.is(Mutant::UntypedResult),
+            }
         } else {
             Reply::Error { id, code: r.code, message: r.message }
         };

@@ -66,6 +66,9 @@ mutants! {
     RetryFetch => "retry-fetch", ExactlyOnce, KeepOpen, "retries every fetch once, executing it twice";
     CoerceStringId => "coerce-string-id", Correlation, KeepOpen, "answers a numeric-looking string id with a number";
     WrongParseErrorCode => "wrong-parse-error-code", Correlation, KeepOpen, "answers parse errors with -32603 instead of -32700";
+    ServeWithoutEnvelope => "serve-without-envelope", NoEffectOnReject, KeepOpen, "serves a stateless session's call whose envelope is missing or broken";
+    AnyVersion => "any-version", NoEffectOnReject, KeepOpen, "serves a stateless session's call whose envelope names another revision";
+    UntypedResult => "untyped-result", StdoutClean, KeepOpen, "leaves `resultType` out of a stateless session's results";
 }
 
 impl Mutant {
@@ -79,6 +82,11 @@ impl Mutant {
     pub fn revisions(self) -> Vec<Revision> {
         match self {
             Mutant::BatchAnyRevision => Revision::ALL.into_iter().filter(|r| !r.has_batches()).collect(),
+            // Envelopes bite only where the revision has them.
+            Mutant::ServeWithoutEnvelope | Mutant::AnyVersion => {
+                Revision::ALL.into_iter().filter(|r| r.has_envelope()).collect()
+            }
+            Mutant::UntypedResult => Revision::ALL.into_iter().filter(|r| r.has_result_type()).collect(),
             _ => Revision::ALL.to_vec(),
         }
     }

@@ -1,0 +1,128 @@
+//! The envelope of the stateless revision (2026-07-28): every request names
+//! its revision and the client's capabilities for it in `params._meta`, and
+//! a server serves none whose envelope is missing, half built, of the wrong
+//! types, or names a revision it does not speak; nor a method of the
+//! handshake era. In the handshake era's revisions the family sends a call
+//! that carries a 2026-07-28 envelope, which such a session may serve or
+//! refuse.
+
+use super::{CallParts, Ctx, json_str, kinds, line};
+use crate::frame::{Frame, Rule};
+use crate::protocol::{CAPABILITIES_KEY, Id, Revision, VERSION_KEY};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+kinds! {
+    /// Which envelope.
+    pub enum Kind {
+        /// Control: a plain valid call.
+        Valid => "valid_call",
+        /// A call with no `_meta` at all.
+        Missing => "missing_envelope",
+        /// The revision without the client's capabilities.
+        VersionOnly => "version_only",
+        /// The client's capabilities without the revision.
+        CapabilitiesOnly => "capabilities_only",
+        /// The revision as a number.
+        VersionNumber => "version_number",
+        /// The capabilities as an array.
+        CapabilitiesArray => "capabilities_array",
+        /// A revision no server speaks.
+        UnknownVersion => "unknown_version",
+        /// A revision written almost right.
+        MalformedVersion => "malformed_version",
+        /// A revision of the handshake era, which needs `initialize` first.
+        HandshakeVersion => "handshake_version",
+        /// `ping`, which the stateless revision has not.
+        Ping => "ping",
+        /// `logging/setLevel`, which the stateless revision replaced.
+        SetLevel => "set_level",
+        /// In a handshake-era session: a call with a 2026-07-28 envelope.
+        ModernEnvelope => "modern_envelope",
+    }
+}
+
+/// An envelope attack.
+#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
+pub struct Envelope {
+    /// Which envelope.
+    pub kind: Kind,
+    /// Which runnable tool the call uses.
+    pub tool: u8,
+}
+
+const FAMILY: &str = "envelope";
+
+/// The envelope's `_meta` with `version` (raw JSON) and `capabilities`
+/// (raw JSON), each left out when `None`.
+fn meta(version: Option<&str>, capabilities: Option<&str>) -> String {
+    let version = version.map(|v| format!(r#""{VERSION_KEY}":{v}"#));
+    let capabilities = capabilities.map(|c| format!(r#""{CAPABILITIES_KEY}":{c}"#));
+    format!("{{{}}}", [version, capabilities].into_iter().flatten().collect::<Vec<_>>().join(","))
+}
+
+impl Envelope {
+    /// The strategy.
+    pub fn strategy() -> BoxedStrategy<Self> {
+        (Kind::any(), any::<u8>()).prop_map(|(kind, tool)| Envelope { kind, tool }).boxed()
+    }
+
+    /// The frames.
+    pub(crate) fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
+        if self.kind == Kind::Valid {
+            return vec![ctx.valid_call(self.tool, FAMILY)];
+        }
+        if ctx.revision.has_handshake() {
+            return vec![self.modern_in_handshake_era(ctx)];
+        }
+        let kind = self.kind.name();
+        let parts = ctx.parts(self.tool);
+        // The call's params without an envelope, and with `_meta` `m`.
+        let bare = CallParts { meta: None, ..parts.clone() }.params_with(&parts.args_json());
+        let with_meta = |m: &str| format!(r#"{{"_meta":{m},{}"#, &bare[1..]);
+        let stateless = json_str(Revision::R2026_07_28.as_str());
+        let (params, rule) = match self.kind {
+            Kind::Missing => (bare.clone(), Rule::MissingEnvelope),
+            Kind::VersionOnly => (with_meta(&meta(Some(&stateless), None)), Rule::BadEnvelope),
+            Kind::CapabilitiesOnly => (with_meta(&meta(None, Some("{}"))), Rule::BadEnvelope),
+            Kind::VersionNumber => (with_meta(&meta(Some("20260728"), Some("{}"))), Rule::BadEnvelope),
+            Kind::CapabilitiesArray => (with_meta(&meta(Some(&stateless), Some("[]"))), Rule::BadEnvelope),
+            Kind::UnknownVersion => {
+                (with_meta(&meta(Some(&json_str("1900-01-01")), Some("{}"))), Rule::UnsupportedVersion)
+            }
+            Kind::MalformedVersion => {
+                (with_meta(&meta(Some(&json_str("2026-7-28")), Some("{}"))), Rule::UnsupportedVersion)
+            }
+            Kind::HandshakeVersion => {
+                let version = json_str(Revision::LATEST_HANDSHAKEN.as_str());
+                (with_meta(&meta(Some(&version), Some("{}"))), Rule::HandshakeVersion)
+            }
+            // Methods of the handshake era, each with a whole envelope.
+            Kind::Ping | Kind::SetLevel => {
+                let id = ctx.id();
+                let envelope = ctx.revision.envelope().unwrap_or_else(|| "{}".to_owned());
+                let meta: Value = serde_json::from_str(&envelope).expect("the envelope is JSON");
+                let (method, params) = match self.kind {
+                    Kind::Ping => ("ping", json!({"_meta": meta})),
+                    _ => ("logging/setLevel", json!({"_meta": meta, "level": "debug"})),
+                };
+                let text = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+                return vec![ctx.rejected(line(text), Rule::LegacyMethod, Some(Id::Int(id)), vec![], FAMILY, kind)];
+            }
+            Kind::Valid | Kind::ModernEnvelope => return vec![ctx.valid_call(self.tool, FAMILY)],
+        };
+        vec![ctx.rejected_call(parts.request_with(&params), rule, &parts, FAMILY, kind)]
+    }
+
+    /// A call that carries a whole 2026-07-28 envelope, in a session of the
+    /// handshake era: `_meta` keys under `io.modelcontextprotocol/` are
+    /// MCP's, and no earlier revision defines these, so the session may
+    /// serve the call or refuse it, and must not act on it twice.
+    fn modern_in_handshake_era(&self, ctx: &mut Ctx) -> Frame {
+        let parts = ctx.parts(self.tool);
+        let stateless = Revision::R2026_07_28.envelope().expect("2026-07-28 has an envelope");
+        let bare = parts.params_with(&parts.args_json());
+        let text = parts.request_with(&format!(r#"{{"_meta":{stateless},{}"#, &bare[1..]));
+        ctx.tolerated(line(text), Rule::ModernEnvelope, vec![parts.call()], FAMILY, Kind::ModernEnvelope.name())
+    }
+}
