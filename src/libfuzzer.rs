@@ -33,9 +33,23 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 
 /// Structure-aware: an arbitrary script against `target`, judged under
-/// [`Policy::Auto`] as a hunt judges it.
+/// [`Policy::Auto`] as a hunt judges it, in a revision that opens with
+/// `initialize` ([`Revision::HANDSHAKEN`]), which every gateway speaks one
+/// of, as a hunt draws by default.
 pub fn check_script<T: Target>(target: &T, data: &[u8]) {
-    let Ok(spec) = ScriptSpec::arbitrary(&mut Unstructured::new(data)) else { return };
+    check_script_in(target, data, &Revision::HANDSHAKEN);
+}
+
+/// [`check_script`] in one of `revisions` (the revision the bytes pick
+/// is taken among them): [`Revision::ALL`] for a gateway that speaks the
+/// stateless 2026-07-28 too.
+pub fn check_script_in<T: Target>(target: &T, data: &[u8], revisions: &[Revision]) {
+    let Ok(mut spec) = ScriptSpec::arbitrary(&mut Unstructured::new(data)) else { return };
+    if !revisions.contains(&spec.revision) {
+        let Some(at) = Revision::ALL.iter().position(|r| *r == spec.revision) else { return };
+        let Some(&revision) = revisions.get(at % revisions.len().max(1)) else { return };
+        spec.revision = revision;
+    }
     let (script, obs, violations) = session(target, Policy::Auto, &spec, 0).expect("the harness runs");
     if !violations.is_empty() {
         panic!("{}", report::session(&script, &obs, &violations));
@@ -282,12 +296,19 @@ pub fn check_oracle(data: &[u8]) {
 /// ```ignore
 /// #![no_main]
 /// portcullis::fuzz_gateway!(my_crate::MyTarget);
+/// // A gateway that speaks the stateless 2026-07-28 too:
+/// portcullis::fuzz_gateway!(my_crate::MyTarget, &portcullis::Revision::ALL);
 /// ```
 #[macro_export]
 macro_rules! fuzz_gateway {
     ($target:expr) => {
         ::libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             $crate::libfuzzer::check_script(&$target, data);
+        });
+    };
+    ($target:expr, $revisions:expr) => {
+        ::libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+            $crate::libfuzzer::check_script_in(&$target, data, $revisions);
         });
     };
 }

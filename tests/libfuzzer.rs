@@ -129,3 +129,38 @@ fn the_bare_handshake_is_the_rendered_one() {
         assert_eq!(portcullis::script::Script::handshake(revision), spec.render(&Catalogue::reference(), 0));
     }
 }
+
+/// The strict reference, noting the revision of every session it starts.
+struct Noting(std::sync::Mutex<Vec<portcullis::Revision>>);
+
+impl portcullis::Target for Noting {
+    type Gateway = portcullis::reference::ReferenceGateway;
+
+    fn catalogue(&self) -> Catalogue {
+        Catalogue::reference()
+    }
+
+    fn start(
+        &self,
+        session: &portcullis::Session,
+        recorder: portcullis::Recorder,
+    ) -> Result<Self::Gateway, portcullis::Fault> {
+        self.0.lock().unwrap().push(session.revision);
+        Reference::strict().start(session, recorder)
+    }
+}
+
+#[test]
+fn the_script_target_draws_the_handshake_era_unless_given_the_stateless_one() {
+    use portcullis::Revision;
+    use portcullis::libfuzzer::check_script_in;
+    let inputs: Vec<Vec<u8>> = (0..400u32).map(|i| (0..64).map(|j| (i * 31 + j * 7) as u8).collect()).collect();
+    let (handshaken, all) = (Noting(Default::default()), Noting(Default::default()));
+    for bytes in &inputs {
+        check_script(&handshaken, bytes);
+        check_script_in(&all, bytes, &Revision::ALL);
+    }
+    let handshaken = handshaken.0.into_inner().unwrap();
+    assert!(!handshaken.is_empty() && handshaken.iter().all(|r| r.has_handshake()), "{handshaken:?}");
+    assert!(all.0.into_inner().unwrap().contains(&Revision::R2026_07_28), "and all five when given them");
+}

@@ -42,9 +42,10 @@ exec '{bin}' reference-gateway --policy keep-open"#,
     );
     let report = dir.path().join("report.json");
     let mut child = fuzz(&["--policy", "keep-open", "--no-share"], &report, &dir.path().join("findings"), &server);
-    // Until a few sessions have started their processes.
+    // Until a few sessions of the campaign have started their processes
+    // (the first three serve discovery, the tool list and the control).
     let started = Instant::now();
-    while std::fs::read_to_string(&seen).unwrap_or_default().matches("pid").count() < 3 {
+    while std::fs::read_to_string(&seen).unwrap_or_default().matches("pid").count() < 6 {
         assert!(started.elapsed() < Duration::from_secs(60), "no session started");
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -3,5 +3,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    portcullis::libfuzzer::check_script(&portcullis::reference::Reference::strict(), data);
+    portcullis::libfuzzer::check_script_in(&portcullis::reference::Reference::strict(), data, &portcullis::Revision::ALL);
 });
