@@ -24,7 +24,7 @@ proptest! {
         close in any::<bool>(),
     ) {
         let policy = if close { Policy::Close } else { Policy::KeepOpen };
-        check_script(&Pinned(policy), &bytes);
+        check_script(&pinned(policy), &bytes);
     }
 
     #[test]
@@ -34,11 +34,20 @@ proptest! {
     }
 }
 
-/// The strict reference, following `policy` whatever a session asks: a
-/// gateway of the user's, written to one policy.
-struct Pinned(Policy);
+/// The strict reference as a gateway of the user's: following one policy
+/// whatever a session asks, when pinned to it, and noting the revision of
+/// every session it starts.
+#[derive(Default)]
+struct Strict {
+    pinned: Option<Policy>,
+    revisions: std::sync::Mutex<Vec<portcullis::Revision>>,
+}
 
-impl portcullis::Target for Pinned {
+fn pinned(policy: Policy) -> Strict {
+    Strict { pinned: Some(policy), ..Strict::default() }
+}
+
+impl portcullis::Target for Strict {
     type Gateway = portcullis::reference::ReferenceGateway;
 
     fn catalogue(&self) -> Catalogue {
@@ -50,7 +59,9 @@ impl portcullis::Target for Pinned {
         session: &portcullis::Session,
         recorder: portcullis::Recorder,
     ) -> Result<Self::Gateway, portcullis::Fault> {
-        Reference::strict().start(&portcullis::Session { policy: self.0, ..*session }, recorder)
+        self.revisions.lock().unwrap().push(session.revision);
+        let policy = self.pinned.unwrap_or(session.policy);
+        Reference::strict().start(&portcullis::Session { policy, ..*session }, recorder)
     }
 }
 
@@ -62,7 +73,7 @@ fn a_gateway_of_either_policy_passes_a_script_that_closes() {
     let banner = Step::Noise(noise::Noise { kind: noise::Kind::LineBefore, text: noise::Text::Banner, tool: 0 });
     let spec = portcullis::ScriptSpec::whole(portcullis::Revision::R2025_11_25, vec![banner, Step::Control(0)]);
     for policy in Policy::ALL {
-        let (script, obs, v) = portcullis::campaign::session(&Pinned(policy), Policy::Auto, &spec, 1).unwrap();
+        let (script, obs, v) = portcullis::campaign::session(&pinned(policy), Policy::Auto, &spec, 1).unwrap();
         assert!(v.is_empty(), "{policy}: {}", portcullis::report::session(&script, &obs, &v));
     }
 }
@@ -130,37 +141,17 @@ fn the_bare_handshake_is_the_rendered_one() {
     }
 }
 
-/// The strict reference, noting the revision of every session it starts.
-struct Noting(std::sync::Mutex<Vec<portcullis::Revision>>);
-
-impl portcullis::Target for Noting {
-    type Gateway = portcullis::reference::ReferenceGateway;
-
-    fn catalogue(&self) -> Catalogue {
-        Catalogue::reference()
-    }
-
-    fn start(
-        &self,
-        session: &portcullis::Session,
-        recorder: portcullis::Recorder,
-    ) -> Result<Self::Gateway, portcullis::Fault> {
-        self.0.lock().unwrap().push(session.revision);
-        Reference::strict().start(session, recorder)
-    }
-}
-
 #[test]
 fn the_script_target_draws_the_handshake_era_unless_given_the_stateless_one() {
     use portcullis::Revision;
     use portcullis::libfuzzer::check_script_in;
     let inputs: Vec<Vec<u8>> = (0..400u32).map(|i| (0..64).map(|j| (i * 31 + j * 7) as u8).collect()).collect();
-    let (handshaken, all) = (Noting(Default::default()), Noting(Default::default()));
+    let (handshaken, all) = (Strict::default(), Strict::default());
     for bytes in &inputs {
         check_script(&handshaken, bytes);
         check_script_in(&all, bytes, &Revision::ALL);
     }
-    let handshaken = handshaken.0.into_inner().unwrap();
+    let handshaken = handshaken.revisions.into_inner().unwrap();
     assert!(!handshaken.is_empty() && handshaken.iter().all(|r| r.has_handshake()), "{handshaken:?}");
-    assert!(all.0.into_inner().unwrap().contains(&Revision::R2026_07_28), "and all five when given them");
+    assert!(all.revisions.into_inner().unwrap().contains(&Revision::R2026_07_28), "and all five when given them");
 }

@@ -77,37 +77,38 @@ impl Envelope {
         }
         let kind = self.kind.name();
         let parts = ctx.parts(self.tool);
-        // The call's params without an envelope, and with `_meta` `m`.
-        let bare = CallParts { meta: None, ..parts.clone() }.params_with(&parts.args_json());
-        let with_meta = |m: &str| format!(r#"{{"_meta":{m},{}"#, &bare[1..]);
+        // The call's params with `_meta` `m` (none, or the envelope
+        // `meta` builds) in place of its own envelope.
+        let with_meta = |m: Option<String>| CallParts { meta: m, ..parts.clone() }.params_with(&parts.args_json());
+        let enveloped = |version: &str, capabilities: &str| with_meta(Some(meta(Some(version), Some(capabilities))));
         let stateless = json_str(Revision::R2026_07_28.as_str());
         let (params, rule) = match self.kind {
-            Kind::Missing => (bare.clone(), Rule::MissingEnvelope),
-            Kind::VersionOnly => (with_meta(&meta(Some(&stateless), None)), Rule::BadEnvelope),
-            Kind::CapabilitiesOnly => (with_meta(&meta(None, Some("{}"))), Rule::BadEnvelope),
-            Kind::VersionNumber => (with_meta(&meta(Some("20260728"), Some("{}"))), Rule::BadEnvelope),
-            Kind::CapabilitiesArray => (with_meta(&meta(Some(&stateless), Some("[]"))), Rule::BadEnvelope),
-            Kind::UnknownVersion => {
-                (with_meta(&meta(Some(&json_str("1900-01-01")), Some("{}"))), Rule::UnsupportedVersion)
-            }
-            Kind::MalformedVersion => {
-                (with_meta(&meta(Some(&json_str("2026-7-28")), Some("{}"))), Rule::UnsupportedVersion)
-            }
+            Kind::Missing => (with_meta(None), Rule::MissingEnvelope),
+            Kind::VersionOnly => (with_meta(Some(meta(Some(&stateless), None))), Rule::BadEnvelope),
+            Kind::CapabilitiesOnly => (with_meta(Some(meta(None, Some("{}")))), Rule::BadEnvelope),
+            Kind::VersionNumber => (enveloped("20260728", "{}"), Rule::BadEnvelope),
+            Kind::CapabilitiesArray => (enveloped(&stateless, "[]"), Rule::BadEnvelope),
+            Kind::UnknownVersion => (enveloped(&json_str("1900-01-01"), "{}"), Rule::UnsupportedVersion),
+            Kind::MalformedVersion => (enveloped(&json_str("2026-7-28"), "{}"), Rule::UnsupportedVersion),
             Kind::HandshakeVersion => {
-                let version = json_str(Revision::LATEST_HANDSHAKEN.as_str());
-                (with_meta(&meta(Some(&version), Some("{}"))), Rule::HandshakeVersion)
+                (enveloped(&json_str(Revision::LATEST_HANDSHAKEN.as_str()), "{}"), Rule::HandshakeVersion)
             }
             // Methods of the handshake era, each with a whole envelope.
             Kind::Ping | Kind::SetLevel => {
                 let id = ctx.id();
-                let envelope = ctx.revision.envelope().unwrap_or_else(|| "{}".to_owned());
-                let meta: Value = serde_json::from_str(&envelope).expect("the envelope is JSON");
-                let (method, params) = match self.kind {
-                    Kind::Ping => ("ping", json!({"_meta": meta})),
-                    _ => ("logging/setLevel", json!({"_meta": meta, "level": "debug"})),
+                let bytes = match self.kind {
+                    Kind::Ping => ctx.revision.request_line(id.into(), "ping"),
+                    _ => {
+                        let envelope = ctx.revision.envelope().unwrap_or_else(|| "{}".to_owned());
+                        let meta: Value = serde_json::from_str(&envelope).expect("the envelope is JSON");
+                        let params = json!({"_meta": meta, "level": "debug"});
+                        line(
+                            json!({"jsonrpc": "2.0", "id": id, "method": "logging/setLevel", "params": params})
+                                .to_string(),
+                        )
+                    }
                 };
-                let text = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
-                return vec![ctx.rejected(line(text), Rule::LegacyMethod, Some(Id::Int(id)), vec![], FAMILY, kind)];
+                return vec![ctx.rejected(bytes, Rule::LegacyMethod, Some(Id::Int(id)), vec![], FAMILY, kind)];
             }
             Kind::Valid | Kind::ModernEnvelope => return vec![ctx.valid_call(self.tool, FAMILY)],
         };
@@ -119,10 +120,8 @@ impl Envelope {
     /// MCP's, and no earlier revision defines these, so the session may
     /// serve the call or refuse it, and must not act on it twice.
     fn modern_in_handshake_era(&self, ctx: &mut Ctx) -> Frame {
-        let parts = ctx.parts(self.tool);
-        let stateless = Revision::R2026_07_28.envelope().expect("2026-07-28 has an envelope");
-        let bare = parts.params_with(&parts.args_json());
-        let text = parts.request_with(&format!(r#"{{"_meta":{stateless},{}"#, &bare[1..]));
+        let parts = CallParts { meta: Revision::R2026_07_28.envelope(), ..ctx.parts(self.tool) };
+        let text = parts.request();
         ctx.tolerated(line(text), Rule::ModernEnvelope, vec![parts.call()], FAMILY, Kind::ModernEnvelope.name())
     }
 }

@@ -190,10 +190,14 @@ impl ReferenceGateway {
         }
     }
 
+    /// Whether results carry `resultType`: in a stateless session.
+    fn typed(&self) -> bool {
+        self.stage == Stage::Stateless && !self.is(Mutant::UntypedResult)
+    }
+
     /// A success result; in a stateless session it says it is complete.
     fn ok(&self, id: Value, mut result: Value) -> Outcome {
-        let typed = self.stage == Stage::Stateless && !self.is(Mutant::UntypedResult);
-        if let (true, Some(object)) = (typed, result.as_object_mut()) {
+        if let (true, Some(object)) = (self.typed(), result.as_object_mut()) {
             object.insert("resultType".into(), json!("complete"));
         }
         (Some(Reply::Result { id: self.echo(id), result }), false)
@@ -202,11 +206,7 @@ impl ReferenceGateway {
     fn refuse(&self, r: Refusal) -> Outcome {
         let id = self.echo(r.id);
         let reply = if r.as_tool_error {
-            Reply::ToolError {
-                id,
-                text: r.message,
-                typed: self.stage == Stage::Stateless && !self.is(Mutant::UntypedResult),
-            }
+            Reply::ToolError { id, text: r.message, typed: self.typed() }
         } else {
             Reply::Error { id, code: r.code, message: r.message }
         };
