@@ -46,6 +46,13 @@ pub struct ToolSpec {
     pub closed: bool,
     /// Whether the test client may run it.
     pub authorized: bool,
+    /// Whether it acts only once the client has confirmed: in MCP
+    /// 2026-07-28 its call gets an `input_required` result, and only a
+    /// retry with the answers and the `requestState` that result handed
+    /// out may act. No valid call of it acts on its own, so it is never
+    /// picked as a runnable tool.
+    #[serde(default)]
+    pub confirms: bool,
     /// The arguments of a valid call, when the user gave them: every
     /// `{canary}` in a string becomes the canary URL and every `{token}` the
     /// bare token. Without one, each required argument gets a value by kind.
@@ -56,7 +63,7 @@ impl ToolSpec {
     /// A tool with the given arguments and no other (its schema closed),
     /// authorized.
     pub fn new(name: &str, args: Vec<ArgSpec>) -> Self {
-        ToolSpec { name: name.to_owned(), args, closed: true, authorized: true, template: None }
+        ToolSpec { name: name.to_owned(), args, closed: true, authorized: true, confirms: false, template: None }
     }
 
     /// Reads one entry of a `tools/list` result: its name and the
@@ -233,9 +240,10 @@ impl Catalogue {
     }
 
     /// The reference gateway's tools: `fetch` (HTTP GET of a URL),
-    /// `write_note` (a file write) and `rotate_keys` (a POST to its
-    /// `webhook`), which it lists but the
-    /// test client may not run.
+    /// `write_note` (a file write), `rotate_keys` (a POST to its
+    /// `webhook`), which it lists but the test client may not run, and
+    /// `purge_cache` (a purge of a URL), which acts only once the client
+    /// has confirmed, and which only its 2026-07-28 sessions offer.
     pub fn reference() -> Self {
         let method = ArgKind::Enum(vec!["GET".into(), "HEAD".into()]);
         Catalogue::new(vec![
@@ -248,6 +256,7 @@ impl Catalogue {
                 authorized: false,
                 ..ToolSpec::new("rotate_keys", vec![ArgSpec::required("webhook", ArgKind::Url)])
             },
+            ToolSpec { confirms: true, ..ToolSpec::new("purge_cache", vec![ArgSpec::required("url", ArgKind::Url)]) },
         ])
     }
 
@@ -256,13 +265,20 @@ impl Catalogue {
         self.tools.iter().find(|t| t.name == name)
     }
 
-    /// The tools the test client may run and that can carry a token.
+    /// The tools the test client may run at once and that can carry a
+    /// token.
     pub fn runnable(&self) -> Vec<&ToolSpec> {
-        self.tools.iter().filter(|t| t.authorized && t.carries_token()).collect()
+        self.tools.iter().filter(|t| t.authorized && !t.confirms && t.carries_token()).collect()
     }
 
     /// The tools listed but not authorized, that can carry a token.
     pub fn forbidden(&self) -> Vec<&ToolSpec> {
         self.tools.iter().filter(|t| !t.authorized && t.carries_token()).collect()
+    }
+
+    /// The tools the test client may run once it has confirmed, that can
+    /// carry a token.
+    pub fn confirming(&self) -> Vec<&ToolSpec> {
+        self.tools.iter().filter(|t| t.authorized && t.confirms && t.carries_token()).collect()
     }
 }

@@ -111,9 +111,15 @@ impl Revision {
     /// JSON text, where the revision has one: the version, the client's
     /// capabilities (none) and who the client is.
     pub fn envelope(self) -> Option<String> {
+        self.envelope_declaring("{}")
+    }
+
+    /// [`Revision::envelope`] declaring `capabilities` (a JSON object's
+    /// text) for the one request it goes with.
+    pub fn envelope_declaring(self, capabilities: &str) -> Option<String> {
         self.has_envelope().then(|| {
             format!(
-                r#"{{"{VERSION_KEY}":"{self}","{CAPABILITIES_KEY}":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"portcullis","version":"{}"}}}}"#,
+                r#"{{"{VERSION_KEY}":"{self}","{CAPABILITIES_KEY}":{capabilities},"io.modelcontextprotocol/clientInfo":{{"name":"portcullis","version":"{}"}}}}"#,
                 env!("CARGO_PKG_VERSION")
             )
         })
@@ -343,6 +349,9 @@ pub(crate) mod code {
     pub const NOT_AUTHORIZED: i64 = -32001;
     /// MCP 2026-07-28: the request's revision is not one the server speaks.
     pub const UNSUPPORTED_VERSION: i64 = -32022;
+    /// MCP 2026-07-28: the request needs a client capability it did not
+    /// declare.
+    pub const MISSING_CAPABILITY: i64 = -32021;
 }
 
 #[cfg(test)]

@@ -68,6 +68,7 @@ family_tests! {
     placed_shows_what_it_generates => Family::Placed,
     size_shows_what_it_generates => Family::Size,
     envelope_shows_what_it_generates => Family::Envelope,
+    roundtrip_shows_what_it_generates => Family::RoundTrip,
 }
 
 /// The frame's one line, when it is exactly one strict JSON value on one
@@ -149,7 +150,7 @@ fn oracle(script: &Script, index: usize) -> Result<(), String> {
         }
     }
     if !script.revision.has_handshake() {
-        enveloped(&frame.bytes, &frame.expect)?;
+        enveloped(frame)?;
     }
     match &frame.expect {
         Expect::Inert { .. } => {
@@ -190,6 +191,17 @@ fn oracle(script: &Script, index: usize) -> Result<(), String> {
             }
             act_oracle(Revision::R2026_07_28, &frame.bytes, calls)
         }
+        // A call whose `_meta` holds a reserved key no revision defines, or a
+        // key the naming rules refuse: acting on it, it acts as it says.
+        Expect::Tolerate(rule @ (Rule::ReservedMetaKey | Rule::MalformedMetaKey), calls) => {
+            let line = one_strict_line(&frame.bytes).ok_or("a _meta key frame is not one strict JSON line")?;
+            let meta = line["params"]["_meta"].as_object().ok_or("no _meta object")?;
+            let wanted = if *rule == Rule::ReservedMetaKey { MetaKey::ReservedUndefined } else { MetaKey::Malformed };
+            if !meta.keys().any(|k| meta_key(k) == wanted) {
+                return Err(format!("no `_meta` key is {wanted:?}"));
+            }
+            act_oracle(script.revision, &frame.bytes, calls)
+        }
         // A notification that breaks a hardening rule: no reading runs anything.
         Expect::Tolerate(rule, calls) if calls.is_empty() && frame.id.is_none() && frame.tokens.is_empty() => {
             reject_oracle(script, index, frame, *rule)
@@ -202,7 +214,8 @@ fn oracle(script: &Script, index: usize) -> Result<(), String> {
 /// In a session of the stateless revision, every request whose params are
 /// an object carries a whole envelope naming it, unless the envelope (or
 /// the method, one of the other era) is what the frame breaks.
-fn enveloped(bytes: &[u8], expect: &Expect) -> Result<(), String> {
+fn enveloped(frame: &Frame) -> Result<(), String> {
+    let (bytes, expect) = (&frame.bytes, &frame.expect);
     let envelope_rules = [
         Rule::MissingEnvelope,
         Rule::BadEnvelope,
@@ -210,7 +223,9 @@ fn enveloped(bytes: &[u8], expect: &Expect) -> Result<(), String> {
         Rule::HandshakeVersion,
         Rule::LegacyMethod,
     ];
-    if expect.rule().is_some_and(|r| envelope_rules.contains(&r)) {
+    // The envelope family's duplicate key is the envelope's own.
+    let own_duplicate = frame.family == "envelope" && expect.rule() == Some(Rule::DuplicateKey);
+    if own_duplicate || expect.rule().is_some_and(|r| envelope_rules.contains(&r)) {
         return Ok(());
     }
     let Some(v) = one_strict_line(bytes) else { return Ok(()) };
@@ -221,6 +236,63 @@ fn enveloped(bytes: &[u8], expect: &Expect) -> Result<(), String> {
     match !request || whole {
         true => Ok(()),
         false => Err(format!("a request of 2026-07-28 without a whole envelope: {v}")),
+    }
+}
+
+/// What a `_meta` key is, by the 2026-07-28 schema's naming rules.
+#[derive(Debug, PartialEq)]
+enum MetaKey {
+    /// Well formed, and not reserved, or one MCP defines.
+    Fine,
+    /// Under a prefix whose second label is `modelcontextprotocol` or
+    /// `mcp`, and not one of the keys MCP defines for requests.
+    ReservedUndefined,
+    /// A prefix that is not dot-separated labels (a letter first, a letter
+    /// or digit last, letters, digits and hyphens between), or a name that
+    /// does not start and end with a letter or digit (dots, hyphens and
+    /// underscores between).
+    Malformed,
+}
+
+fn meta_key(key: &str) -> MetaKey {
+    let label = |l: &str| {
+        let b = l.as_bytes();
+        !b.is_empty()
+            && b[0].is_ascii_alphabetic()
+            && b[b.len() - 1].is_ascii_alphanumeric()
+            && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
+    };
+    let (prefix, name) = match key.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    let b = name.as_bytes();
+    let name_ok = b.is_empty()
+        || (b[0].is_ascii_alphanumeric()
+            && b[b.len() - 1].is_ascii_alphanumeric()
+            && b.iter().all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c)));
+    if !name_ok || prefix.is_some_and(|p| !p.split('.').all(label)) {
+        return MetaKey::Malformed;
+    }
+    let defined = ["protocolVersion", "clientCapabilities", "clientInfo", "logLevel"];
+    let reserved = prefix.is_some_and(|p| matches!(p.split('.').nth(1), Some("modelcontextprotocol" | "mcp")));
+    match reserved && !(prefix == Some("io.modelcontextprotocol") && defined.contains(&name)) {
+        true => MetaKey::ReservedUndefined,
+        false => MetaKey::Fine,
+    }
+}
+
+#[test]
+fn the_meta_key_oracle_reads_the_schemas_own_examples() {
+    for fine in ["com.example/x", "com.example.mcp/x", "io.modelcontextprotocol/protocolVersion", "plain", "a/"] {
+        assert_eq!(meta_key(fine), MetaKey::Fine, "{fine}");
+    }
+    for reserved in ["io.modelcontextprotocol/other", "dev.mcp/x", "org.modelcontextprotocol.api/x", "com.mcp.tools/x"]
+    {
+        assert_eq!(meta_key(reserved), MetaKey::ReservedUndefined, "{reserved}");
+    }
+    for malformed in ["1com.example/x", "com..example/x", "com.example/x-", "com.example/x y", "a/b/c", "-x"] {
+        assert_eq!(meta_key(malformed), MetaKey::Malformed, "{malformed}");
     }
 }
 
@@ -363,6 +435,30 @@ fn reject_oracle(script: &Script, index: usize, frame: &Frame, rule: Rule) -> Re
                     tool.zip(args).is_some_and(|(t, a)| t.args.iter().any(|s| s.required && !a.contains_key(&s.name)))
                 }
                 Rule::NotificationCall => v["method"] == "tools/call" && v.get("id").is_none(),
+                // A call of a tool that acts only once confirmed, without
+                // the capability to be asked, after one that declared it.
+                Rule::MissingCapability => {
+                    let elicits = |v: &Value| {
+                        v["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["elicitation"].is_object()
+                    };
+                    let declared_before = script.frames[..index]
+                        .iter()
+                        .filter_map(|f| one_strict_line(&f.bytes))
+                        .any(|f| f["params"]["name"] == params["name"] && elicits(&f));
+                    tool.is_some_and(|t| t.confirms) && !elicits(v) && declared_before
+                }
+                // Answers and a state no result could have handed out: the
+                // script sends them before reading any answer.
+                Rule::ForgedState => {
+                    tool.is_some_and(|t| t.confirms)
+                        && params["requestState"].is_string()
+                        && params["inputResponses"].is_object()
+                }
+                Rule::UnrequestedInput => {
+                    tool.is_some_and(|t| t.confirms)
+                        && params.get("requestState").is_none()
+                        && params["inputResponses"].is_object()
+                }
                 _ => false,
             }
         }

@@ -26,6 +26,7 @@ fn write_note_args(notes: &str) -> Vec<&str> {
 /// `fuzz` flags calling `fetch` with a canary, `rotate_keys` forbidden.
 fn fuzz_args<'a>(policy: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut a = vec!["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--forbidden-tool", "rotate_keys"];
+    a.extend(["--confirm-tool", "purge_cache"]);
     a.extend(["--policy", policy, "--timeout-ms", "3000", "--exit-grace-ms", "300", "--max-findings", "1"]);
     a.extend(extra);
     a
@@ -171,6 +172,8 @@ every_mutant! {
     serve_without_envelope => ServeWithoutEnvelope,
     any_version => AnyVersion,
     untyped_result => UntypedResult,
+    inherit_capability => InheritCapability,
+    trust_request_state => TrustRequestState,
 }
 
 fn one_line_error(args: &[&str]) -> String {
@@ -223,6 +226,16 @@ fn a_control_without_effect_stops_with_exit_2_and_says_what_to_fix() {
     ]);
     assert!(err.contains("positive control failed") && err.contains("--args"), "{err}");
     assert!(err.contains("(the server lists fetch, write_note, rotate_keys)"), "what --tool could name: {err}");
+}
+
+#[test]
+fn a_confirm_tool_is_one_the_server_lists_in_2026_07_28_and_a_run_that_draws_it() {
+    let reference = ["--", BIN, "reference-gateway"];
+    let unlisted = one_line_error(&[&["fuzz", "--confirm-tool", "fetch_all"][..], &reference].concat());
+    assert!(unlisted.contains("lists no such tool in 2026-07-28") && unlisted.contains("purge_cache"), "{unlisted}");
+    let pinned = ["fuzz", "--confirm-tool", "purge_cache", "--revision", "2025-11-25"];
+    let pinned = one_line_error(&[&pinned[..], &reference].concat());
+    assert!(pinned.contains("only in 2026-07-28"), "{pinned}");
 }
 
 #[test]

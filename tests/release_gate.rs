@@ -17,14 +17,33 @@ fn the_reference_gateway_is_clean_in_every_variant() {
     let o =
         portcullis(&["check-stdout", "--report", report.to_str().unwrap(), "--", BIN, "reference-gateway"], dir.path());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("clean: every stdout line in 6 variants"), "{}", text(&o));
+    // Each variant in both eras: the reference names 2026-07-28 when asked.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("in 6 variants, in 2025-11-25 and 2026-07-28 (named by server/discover)"), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("clean: every stdout line in 12 variants"), "{}", text(&o));
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let variants = json["variants"].as_array().unwrap();
     let names: Vec<&str> = variants.iter().map(|v| v["variant"].as_str().unwrap()).collect();
-    assert_eq!(names, ["released", "verbose", "debug", "deprecation", "empty-cwd", "stdin-closed"]);
+    let six = ["released", "verbose", "debug", "deprecation", "empty-cwd", "stdin-closed"];
+    assert_eq!(names, [six, six].concat());
     assert!(variants.iter().all(|v| v["clean"] == true), "{json:#}");
-    let released = &variants[0];
-    assert_eq!(released["answered"], serde_json::json!(["initialize", "tools/list", "ping"]), "{json:#}");
+    let (old, new) = (&variants[0], &variants[6]);
+    assert_eq!(old["revision"], "2025-11-25", "{json:#}");
+    assert_eq!(old["answered"], serde_json::json!(["initialize", "tools/list", "ping"]), "{json:#}");
+    assert_eq!(new["revision"], "2026-07-28", "{json:#}");
+    let opened = serde_json::json!(["server/discover", "tools/list", "server/discover"]);
+    assert_eq!(new["answered"], opened, "{json:#}");
+}
+
+#[test]
+fn a_result_without_its_type_fails_the_gate_in_2026_07_28_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = portcullis(&["check-stdout", "--", BIN, "reference-gateway", "--mutant", "untyped-result"], dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("dirty: 5 of 12 variants"), "every variant that answers, in 2026-07-28: {}", text(&o));
+    assert!(out.contains("a result without `resultType`"), "{}", text(&o));
+    assert!(!out.contains("), in 2025-11-25"), "the handshake era is clean: {}", text(&o));
 }
 
 #[test]
@@ -49,7 +68,7 @@ fn a_banner_under_a_verbose_variable_and_an_early_failure_are_caught_in_their_va
     }
     assert!(out.contains("dirty: 2 of 7 variants"), "{}", text(&o));
     let xml = std::fs::read_to_string(&junit).unwrap();
-    assert!(xml.contains(r#"testcase name="stdout-clean [verbose]""#), "{xml}");
+    assert!(xml.contains(r#"testcase name="stdout-clean [verbose, 2025-11-25]""#), "{xml}");
     assert!(xml.contains("failures=\"2\""), "{xml}");
     assert!(xml.contains("# installing zipimport hook"), "Python's verbose stderr in system-err: {xml}");
 }
@@ -60,7 +79,11 @@ fn bad_input_to_the_gate_is_a_one_line_error() {
     let o = portcullis(&["check-stdout", "--", "/nonexistent/server"], dir.path());
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.lines().any(|l| l.starts_with("portcullis: error: variant released:")), "{}", text(&o));
+    assert!(
+        err.lines().any(|l| l.starts_with("portcullis: error: could not start /nonexistent/server")),
+        "{}",
+        text(&o)
+    );
     let o = portcullis(&["check-stdout"], dir.path());
     assert_eq!(o.status.code(), Some(2), "no command: {}", text(&o));
     // A server that never answers: nothing past its startup was gated.

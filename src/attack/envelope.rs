@@ -39,8 +39,35 @@ kinds! {
         SetLevel => "set_level",
         /// In a handshake-era session: a call with a 2026-07-28 envelope.
         ModernEnvelope => "modern_envelope",
+        /// A whole envelope, and a key under a prefix MCP reserves that no
+        /// revision defines, written like one that matters.
+        ReservedPrefix => "reserved_prefix",
+        /// A whole envelope, and a key whose name breaks the naming rules.
+        MalformedKey => "malformed_key",
+        /// The revision's key twice: a revision no server speaks, and this
+        /// one, in either order.
+        DuplicateVersion => "duplicate_version",
     }
 }
+
+/// Members under prefixes MCP reserves (the second label
+/// `modelcontextprotocol` or `mcp`) that no revision defines.
+const RESERVED: [&str; 3] = [
+    r#""dev.mcp/protocolVersion":"1900-01-01""#,
+    r#""org.modelcontextprotocol.api/authorized":true"#,
+    r#""io.modelcontextprotocol/clientCapabilitiesOverride":{"elicitation":{}}"#,
+];
+
+/// Members whose key breaks the schema's naming rules: a label that does
+/// not start with a letter, an empty label, a name that ends in a hyphen
+/// or holds a space, two slashes.
+const MALFORMED: [&str; 5] = [
+    r#""1com.example/x":1"#,
+    r#""com..example/x":1"#,
+    r#""com.example/x-":1"#,
+    r#""com.example/x y":1"#,
+    r#""a/b/c":1"#,
+];
 
 /// An envelope attack.
 #[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
@@ -49,6 +76,9 @@ pub struct Envelope {
     pub kind: Kind,
     /// Which runnable tool the call uses.
     pub tool: u8,
+    /// Picks the key or the order.
+    #[serde(default)]
+    pub pick: u8,
 }
 
 const FAMILY: &str = "envelope";
@@ -64,7 +94,7 @@ fn meta(version: Option<&str>, capabilities: Option<&str>) -> String {
 impl Envelope {
     /// The strategy.
     pub fn strategy() -> BoxedStrategy<Self> {
-        (Kind::any(), any::<u8>()).prop_map(|(kind, tool)| Envelope { kind, tool }).boxed()
+        (Kind::any(), any::<u8>(), any::<u8>()).prop_map(|(kind, tool, pick)| Envelope { kind, tool, pick }).boxed()
     }
 
     /// The frames.
@@ -109,6 +139,25 @@ impl Envelope {
                     }
                 };
                 return vec![ctx.rejected(bytes, Rule::LegacyMethod, Some(Id::Int(id)), vec![], FAMILY, kind)];
+            }
+            Kind::ReservedPrefix | Kind::MalformedKey => {
+                let (members, rule) = match self.kind {
+                    Kind::ReservedPrefix => (&RESERVED[..], Rule::ReservedMetaKey),
+                    _ => (&MALFORMED[..], Rule::MalformedMetaKey),
+                };
+                let member = members[self.pick as usize % members.len()];
+                let meta = parts.meta.as_deref().map(|m| format!("{},{member}}}", &m[..m.len() - 1]));
+                let text = CallParts { meta, ..parts.clone() }.request();
+                return vec![ctx.tolerated(line(text), rule, vec![parts.call()], FAMILY, kind)];
+            }
+            Kind::DuplicateVersion => {
+                let versions = [json_str("1900-01-01"), stateless.clone()];
+                let (first, last) = match self.pick % 2 {
+                    0 => (&versions[0], &versions[1]),
+                    _ => (&versions[1], &versions[0]),
+                };
+                let meta = format!(r#"{{"{VERSION_KEY}":{first},"{CAPABILITIES_KEY}":{{}},"{VERSION_KEY}":{last}}}"#);
+                (with_meta(Some(meta)), Rule::DuplicateKey)
             }
             Kind::Valid | Kind::ModernEnvelope => return vec![ctx.valid_call(self.tool, FAMILY)],
         };

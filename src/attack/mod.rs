@@ -16,6 +16,7 @@ pub mod jsonrpc;
 pub mod lifecycle;
 pub mod noise;
 pub mod placed;
+pub mod roundtrip;
 pub mod shape;
 pub mod size;
 pub mod terminator;
@@ -81,11 +82,13 @@ pub enum Family {
     Size,
     /// The stateless revision's envelope, and methods of the other era.
     Envelope,
+    /// Per-request capabilities and multi round-trip confirmations.
+    RoundTrip,
 }
 
 impl Family {
     /// Every family.
-    pub const ALL: [Family; 12] = [
+    pub const ALL: [Family; 13] = [
         Family::Noise,
         Family::Concat,
         Family::Truncate,
@@ -98,6 +101,7 @@ impl Family {
         Family::Placed,
         Family::Size,
         Family::Envelope,
+        Family::RoundTrip,
     ];
 
     /// The family's stable name, as frames carry it.
@@ -115,6 +119,7 @@ impl Family {
             Family::Placed => "placed",
             Family::Size => "size",
             Family::Envelope => "envelope",
+            Family::RoundTrip => "roundtrip",
         }
     }
 
@@ -133,6 +138,7 @@ impl Family {
             Family::Placed => placed::Kind::ALL.iter().map(|k| k.name()).collect(),
             Family::Size => size::Kind::ALL.iter().map(|k| k.name()).collect(),
             Family::Envelope => envelope::Kind::ALL.iter().map(|k| k.name()).collect(),
+            Family::RoundTrip => roundtrip::Kind::ALL.iter().map(|k| k.name()).collect(),
         };
         names
     }
@@ -152,6 +158,7 @@ impl Family {
             Family::Placed => placed::Placed::strategy().prop_map(Step::Placed).boxed(),
             Family::Size => size::Size::strategy().prop_map(Step::Size).boxed(),
             Family::Envelope => envelope::Envelope::strategy().prop_map(Step::Envelope).boxed(),
+            Family::RoundTrip => roundtrip::RoundTrip::strategy().prop_map(Step::RoundTrip).boxed(),
         }
     }
 }
@@ -186,6 +193,8 @@ pub enum Step {
     Size(size::Size),
     /// The stateless revision's envelope.
     Envelope(envelope::Envelope),
+    /// Per-request capabilities and confirmations.
+    RoundTrip(roundtrip::RoundTrip),
 }
 
 impl Step {
@@ -205,6 +214,7 @@ impl Step {
             Step::Placed(s) => s.render(ctx),
             Step::Size(s) => s.render(ctx),
             Step::Envelope(s) => s.render(ctx),
+            Step::RoundTrip(s) => s.render(ctx),
         }
     }
 

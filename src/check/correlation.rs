@@ -65,6 +65,8 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
                 {
                     None
                 }
+                // Asking for the input again acts on nothing.
+                (_, false) if r.asks_input && rule.may_ask_again() => None,
                 // An `isError` result is a refusal, never a success.
                 (_, false) if r.tool_error => Some(Kind::ToolErrorResult { rule: *rule }),
                 (_, false) => Some(Kind::RejectedSucceeded { rule: *rule }),

@@ -31,6 +31,9 @@ pub struct Reply {
     pub error: bool,
     /// Whether it is a result with `isError: true`.
     pub tool_error: bool,
+    /// Whether it is a result asking for input (`resultType`
+    /// `input_required`), which acts on nothing yet.
+    pub asks_input: bool,
 }
 
 /// What a frame is held to, at the revision the session negotiated and the
@@ -337,6 +340,7 @@ fn replies_of(line: &Line) -> Vec<Reply> {
             code: error.and_then(|e| e.get("code")).and_then(Value::as_i64),
             error: error.is_some(),
             tool_error: o.get("result").and_then(|r| r.get("isError")) == Some(&Value::Bool(true)),
+            asks_input: o.get("result").and_then(|r| r.get("resultType")) == Some(&Value::from("input_required")),
         })
     };
     match &line.value {

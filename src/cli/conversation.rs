@@ -1,6 +1,6 @@
 //! One conversation with a server as a client opens it: `initialize`, then
-//! `notifications/initialized` and `tools/list`, then `ping`, each waited
-//! for up to a bound; then whatever the caller sends; then stdin closed,
+//! `notifications/initialized` (or, in 2026-07-28, `server/discover`), then
+//! `tools/list` and the revision's marker, each waited for up to a bound; then whatever the caller sends; then stdin closed,
 //! the exit grace, and the whole process group ended. Everything the
 //! server wrote, on stdout and stderr, is kept to the last byte.
 
@@ -62,20 +62,27 @@ impl Conversation {
         })
     }
 
-    /// The opening: each request sent once the one before was answered;
-    /// it stops at the first left unanswered. Whether all were answered.
+    /// The opening, as the revision opens a session (`initialize` and
+    /// `notifications/initialized`, or `server/discover`), then
+    /// `tools/list`, then the revision's marker (`ping`, or
+    /// `server/discover` again): each request sent once the one before was
+    /// answered; it stops at the first left unanswered. Whether all were
+    /// answered.
     pub fn open(&mut self) -> bool {
-        let handshake = Script::handshake(self.revision);
-        let [initialize, initialized] = &handshake.frames[..] else { unreachable!("a handshake has two frames") };
-        let (initialize, initialized) = (initialize.bytes.clone(), initialized.bytes.clone());
-        if self.request("initialize", 1, &initialize).is_none() {
+        let revision = self.revision;
+        let handshake = Script::handshake(revision);
+        let opener = if revision.has_handshake() { "initialize" } else { "server/discover" };
+        let Some((first, rest)) = handshake.frames.split_first() else { unreachable!("a session opens with a frame") };
+        if self.request(opener, 1, &first.bytes.clone()).is_none() {
             return false;
         }
-        self.send(&initialized);
-        let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
-        let Some(listed) = self.request("tools/list", 2, &[&list[..], b"\n"].concat()) else { return false };
+        for frame in rest {
+            self.send(&frame.bytes.clone());
+        }
+        let list = revision.request_line(Value::from(2), "tools/list");
+        let Some(listed) = self.request("tools/list", 2, &list) else { return false };
         self.tools = listed.pointer("/result/tools").and_then(Value::as_array).cloned();
-        self.request("ping", 3, b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n").is_some()
+        self.request(revision.marker_method(), 3, &revision.marker_with(Value::from(3))).is_some()
     }
 
     /// Sends `bytes` as they are.

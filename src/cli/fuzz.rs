@@ -8,7 +8,7 @@ use super::fuzz_args::Args;
 use super::interrupt;
 use super::profile::Effect;
 use super::saving::save;
-use super::setup::{Setup, choose_tools, forbidden, parse_args};
+use super::setup::{Setup, choose_tools, confirming, forbidden, parse_args};
 use crate::attack::Step;
 use crate::campaign::Job;
 use crate::campaign::{Finding, HuntConfig, PolicySeen, control_finding, fresh_salt, probe_policy};
@@ -44,7 +44,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     // speaks, unless the run draws none.
     let latest = revisions.iter().rev().find(|r| r.has_handshake()).copied().unwrap_or(revisions[revisions.len() - 1]);
     let forbidden = forbidden(&args.forbidden_tool, &args.forbidden_args)?;
-    let (tools, listed) = choose_tools(&first, args.tool.as_deref(), template, &forbidden, latest)?;
+    let (mut tools, listed) = choose_tools(&first, args.tool.as_deref(), template, &forbidden, latest)?;
+    match revisions.contains(&Revision::R2026_07_28) {
+        true => tools.extend(confirming(&first, &args.confirm_tool)?),
+        false if !args.confirm_tool.is_empty() => {
+            bail!("--confirm-tool: a tool confirms only in 2026-07-28, which this run does not draw")
+        }
+        false => {}
+    }
     // Told once the flags are known good: a bad one is a one-line error.
     if let Some(found) = found {
         say!("portcullis: revisions: {found}");

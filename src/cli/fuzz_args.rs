@@ -38,6 +38,12 @@ pub struct Args {
     /// Repeatable.
     #[arg(long, value_name = "NAME=JSON")]
     pub(super) forbidden_args: Vec<String>,
+    /// A tool that acts only once the client confirms (MCP 2026-07-28: its
+    /// call gets an `input_required` result): the `roundtrip` family aims
+    /// at it in sessions of that revision. Its call is built from the
+    /// schema its 2026-07-28 `tools/list` gives. Repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub(super) confirm_tool: Vec<String>,
     /// Sessions to run (at least 1) [default: 256, or no bound with --duration].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub(super) cases: Option<u32>,
@@ -123,6 +129,7 @@ impl Args {
             level: self.level.or(p.level),
             forbidden_tool: [p.forbidden_tool.clone(), self.forbidden_tool.clone()].concat(),
             forbidden_args,
+            confirm_tool: [p.confirm_tool.clone(), self.confirm_tool.clone()].concat(),
             child,
             ..self.clone()
         })

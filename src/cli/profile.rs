@@ -31,6 +31,8 @@ pub struct Profile {
     pub forbidden_tool: Vec<String>,
     /// `--forbidden-args`: each forbidden tool's call, by name, as `args`.
     pub forbidden_args: BTreeMap<String, CallArgs>,
+    /// `--confirm-tool`: tools that act only once the client confirms.
+    pub confirm_tool: Vec<String>,
     pub policy: Option<Policy>,
     pub level: Option<Level>,
     pub effect: Option<Effect>,

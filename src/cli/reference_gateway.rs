@@ -4,7 +4,7 @@
 //! only be seen out of band. So that what reaches the executor shows in the
 //! effect, every request carries the call's whole arguments in an
 //! `x-mcp-arguments` header; `rotate_keys` (never authorized) POSTs to its
-//! `webhook`.
+//! `webhook`, and `purge_cache` (once confirmed) POSTs to its `url`.
 
 use crate::reference::{Mutant, ReferenceGateway};
 use crate::{Action, Catalogue, Exit, Gateway, Policy, Recorder};
@@ -64,6 +64,7 @@ impl Executor {
             }
             "fetch" => read(self.agent(&url).get(&url).header("x-mcp-arguments", &all).call()),
             "rotate_keys" => read(self.agent(&webhook).post(&webhook).header("x-mcp-arguments", &all).send("rotate")),
+            "purge_cache" => read(self.agent(&url).post(&url).header("x-mcp-arguments", &all).send("purge")),
             "write_note" => {
                 if let Some(dir) = &self.notes_dir {
                     let name = std::path::Path::new(arg("path")).file_name().unwrap_or_default();

@@ -377,7 +377,7 @@ pub fn choose_from(
                 (ToolSpec { closed: false, ..ToolSpec::new(n, args) }, None)
             }
             None => match listing {
-                Ok(_) => bail!("the server lists no tool {n:?}; it has: {}", names(&specs)),
+                Ok(_) => bail!("the server lists no tool {n:?}; it has: {}", names_of(&specs)),
                 Err(e @ Fault::Spawn { .. }) => bail!("{}", super::told(e)),
                 Err(e @ Fault::Timeout { .. }) => bail!(
                     "could not list the server's tools ({}); raise --start-ms if it is slow to start, or pass \
@@ -403,7 +403,7 @@ pub fn choose_from(
                 Some((_, l)) => (l.spec.clone(), l.call.clone()),
                 None => bail!(
                     "no listed tool has a string argument to carry a canary; pass --tool and --args (tools: {})",
-                    names(&specs)
+                    names_of(&specs)
                 ),
             }
         }
@@ -415,7 +415,7 @@ pub fn choose_from(
     let mut tools = vec![tool];
     for (f, given) in forbidden {
         let Some(l) = listed.iter().find(|l| &l.spec.name == f) else {
-            bail!("forbidden tool {f:?}: the server lists no such tool; it has: {}", names(&specs));
+            bail!("forbidden tool {f:?}: the server lists no such tool; it has: {}", names_of(&specs));
         };
         let Some(call) = given.as_ref().or(l.call.as_ref()) else {
             bail!("forbidden tool {f:?}: no string argument can carry a canary; give its call with --forbidden-args")
@@ -423,6 +423,35 @@ pub fn choose_from(
         tools.push(ToolSpec { template: Some(call.clone()), authorized: false, ..l.spec.clone() });
     }
     Ok((tools, specs.into_iter().map(|t| t.name).collect()))
+}
+
+/// The tools `names` that act only once the client confirms, as a
+/// 2026-07-28 `tools/list` lists them, each with a call built from its
+/// schema.
+pub fn confirming(setup: &Setup, names: &[String]) -> Result<Vec<ToolSpec>> {
+    if names.is_empty() {
+        return Ok(vec![]);
+    }
+    let listing = list_tools(&setup.target(vec![]), Revision::R2026_07_28).map_err(|e| {
+        anyhow::anyhow!("--confirm-tool: could not list the server's tools in 2026-07-28 ({})", super::told(&e))
+    })?;
+    let specs: Vec<ToolSpec> = listing.iter().filter_map(ToolSpec::from_listing).collect();
+    names
+        .iter()
+        .map(|name| {
+            let Some(raw) = listing.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name)) else {
+                bail!(
+                    "--confirm-tool {name:?}: the server lists no such tool in 2026-07-28; it has: {}",
+                    names_of(&specs)
+                );
+            };
+            let spec = ToolSpec::from_listing(raw).expect("a listed tool with a name");
+            let Some(call) = raw.get("inputSchema").and_then(call_template::template) else {
+                bail!("--confirm-tool {name:?}: no string argument of its schema can carry a canary");
+            };
+            Ok(ToolSpec { template: Some(call), confirms: true, ..spec })
+        })
+        .collect()
 }
 
 /// One listed tool: what the generators know of it, its `tools/list`
@@ -433,6 +462,6 @@ struct Listed<'a> {
     call: Option<Map<String, Value>>,
 }
 
-fn names(tools: &[ToolSpec]) -> String {
+fn names_of(tools: &[ToolSpec]) -> String {
     tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
 }

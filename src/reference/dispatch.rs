@@ -1,6 +1,7 @@
 //! From JSON values to replies: batches, envelopes, the lifecycle, methods,
 //! and tools/call through schema, authorization and the executor.
 
+use super::confirm::{self, Step};
 use super::reply::Reply;
 use super::rpc::{self, Msg, Refusal};
 use super::stateless::{self, Envelope};
@@ -132,10 +133,16 @@ impl ReferenceGateway {
         }
     }
 
-    /// The tools as `tools/list` lists them.
+    /// The tools as `tools/list` lists them: a tool that asks the client to
+    /// confirm only where the session can ask (a stateless one).
     fn listed(&self) -> Vec<Value> {
         let tool = |t: &crate::catalogue::ToolSpec| json!({"name": t.name, "description": format!("{} (reference)", t.name), "inputSchema": t.input_schema()});
-        self.catalogue.tools.iter().map(tool).collect()
+        self.catalogue.tools.iter().filter(|t| self.offers(t)).map(tool).collect()
+    }
+
+    /// Whether this session offers `tool`.
+    fn offers(&self, tool: &crate::catalogue::ToolSpec) -> bool {
+        !tool.confirms || self.stage == Stage::Stateless
     }
 
     fn call(&mut self, id: Value, params: Option<Value>, revision: Revision) -> Outcome {
@@ -143,6 +150,17 @@ impl ReferenceGateway {
             Ok(call) => call,
             Err(r) => return self.refuse(r),
         };
+        let confirms = self.catalogue.tool(&name).filter(|t| t.confirms).cloned();
+        if let Some(tool) = &confirms
+            && !self.offers(tool)
+        {
+            return self.refuse(Refusal::open(code::INVALID_PARAMS, text!("Unknown tool"), id));
+        }
+        // Capabilities are the request's own; the planted bug also counts
+        // those an earlier request of the connection declared.
+        let declared = confirm::declares_elicitation(params.as_ref());
+        let elicits = declared || (self.is(Mutant::InheritCapability) && self.elicited);
+        self.elicited |= declared;
         let early = self.is(Mutant::ExecuteBeforeSchema);
         if early && let Some(a) = Authorized::bypass_unchecked(&self.catalogue, &name, arguments.clone()) {
             tools::execute(a, &self.recorder);
@@ -169,6 +187,19 @@ impl ReferenceGateway {
             Ok(a) => a,
             Err(r) => return self.refuse(r),
         };
+        if confirms.is_some() {
+            if !elicits {
+                return (Some(Reply::MissingElicitation { id: self.echo(id) }), false);
+            }
+            let params = params.as_ref().and_then(Value::as_object).expect("tools::shape read an object");
+            let arguments = authorized.arguments();
+            match self.handed.step(&name, arguments, params, self.is(Mutant::TrustRequestState)) {
+                Step::Ask(result) => return self.ok(id, result),
+                Step::Declined => return self.ok(id, json!({"content": [{"type": "text", "text": "declined"}]})),
+                Step::Refused(message) => return self.refuse(Refusal::open(code::INVALID_PARAMS, message, id)),
+                Step::Confirmed => {}
+            }
+        }
         let result = if early || built_early {
             json!({"content": [{"type": "text", "text": format!("{} done", authorized.tool())}]})
         } else {
@@ -195,10 +226,11 @@ impl ReferenceGateway {
         self.stage == Stage::Stateless && !self.is(Mutant::UntypedResult)
     }
 
-    /// A success result; in a stateless session it says it is complete.
+    /// A success result; in a stateless session it says it is complete,
+    /// unless it says otherwise.
     fn ok(&self, id: Value, mut result: Value) -> Outcome {
         if let (true, Some(object)) = (self.typed(), result.as_object_mut()) {
-            object.insert("resultType".into(), json!("complete"));
+            object.entry("resultType").or_insert(json!("complete"));
         }
         (Some(Reply::Result { id: self.echo(id), result }), false)
     }

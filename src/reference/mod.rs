@@ -3,7 +3,8 @@
 //! order, before its executor, which takes only an authorized typed call.
 //!
 //! It speaks 2024-11-05, 2025-03-26 (batches accepted), 2025-06-18 and
-//! 2025-11-25, under either session policy. Each built-in [`Mutant`] is this
+//! 2025-11-25, and the stateless 2026-07-28 with its confirmation step for
+//! `purge_cache`, under either session policy. Each built-in [`Mutant`] is this
 //! gateway with one deviation switched on.
 
 /// A [`reply::Text`] checked when compiled.
@@ -14,6 +15,7 @@ macro_rules! text {
     }};
 }
 
+mod confirm;
 mod dispatch;
 mod intake;
 mod json;
@@ -103,6 +105,11 @@ pub struct ReferenceGateway {
     pending: Option<Vec<u8>>,
     /// Arguments of the last schema-rejected call (a mutant).
     leftover: Option<Map<String, Value>>,
+    /// The confirmations asked for and not yet given (stateless sessions).
+    handed: confirm::Handed,
+    /// Whether an earlier request declared the `elicitation` capability,
+    /// which only a mutant takes for this request's.
+    elicited: bool,
     out: Vec<u8>,
     exit: Exit,
 }
@@ -120,6 +127,8 @@ impl ReferenceGateway {
             discarding: false,
             pending: None,
             leftover: None,
+            handed: confirm::Handed::default(),
+            elicited: false,
             out: Vec::with_capacity(OUT_CAPACITY),
             exit: Exit::Running,
         };

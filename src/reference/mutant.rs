@@ -69,6 +69,8 @@ mutants! {
     ServeWithoutEnvelope => "serve-without-envelope", NoEffectOnReject, KeepOpen, "serves a stateless session's call whose envelope is missing or broken";
     AnyVersion => "any-version", NoEffectOnReject, KeepOpen, "serves a stateless session's call whose envelope names another revision";
     UntypedResult => "untyped-result", StdoutClean, KeepOpen, "leaves `resultType` out of a stateless session's results";
+    InheritCapability => "inherit-capability", Correlation, KeepOpen, "takes a capability an earlier request declared for one whose envelope does not";
+    TrustRequestState => "trust-request-state", NoEffectOnReject, KeepOpen, "confirms a call on any `requestState`, handed out or not";
 }
 
 impl Mutant {
@@ -83,9 +85,10 @@ impl Mutant {
         match self {
             Mutant::BatchAnyRevision => Revision::ALL.into_iter().filter(|r| !r.has_batches()).collect(),
             // Envelopes bite only where the revision has them.
-            Mutant::ServeWithoutEnvelope | Mutant::AnyVersion => {
-                Revision::ALL.into_iter().filter(|r| r.has_envelope()).collect()
-            }
+            Mutant::ServeWithoutEnvelope
+            | Mutant::AnyVersion
+            | Mutant::InheritCapability
+            | Mutant::TrustRequestState => Revision::ALL.into_iter().filter(|r| r.has_envelope()).collect(),
             Mutant::UntypedResult => Revision::ALL.into_iter().filter(|r| r.has_result_type()).collect(),
             _ => Revision::ALL.to_vec(),
         }

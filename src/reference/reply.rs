@@ -30,6 +30,12 @@ pub enum Reply {
         /// The revision the request asked for, as it was written.
         requested: Value,
     },
+    /// -32021: the request needs the client's `elicitation` capability,
+    /// which its envelope does not declare.
+    MissingElicitation {
+        /// The id echoed back.
+        id: Value,
+    },
     /// A JSON-RPC error.
     Error {
         /// The id echoed back (`Null` when none could be read).
@@ -101,6 +107,15 @@ impl Reply {
                 );
                 json(out, requested);
                 out.extend_from_slice(b"}}}");
+            }
+            Reply::MissingElicitation { id } => {
+                out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+                write_id(out, id);
+                out.extend_from_slice(br#","error":{"code":"#);
+                json(out, &crate::protocol::code::MISSING_CAPABILITY);
+                out.extend_from_slice(
+                    br#","message":"Missing required client capability","data":{"requiredCapabilities":{"elicitation":{}}}}}"#,
+                );
             }
             Reply::Error { id, code, message } => {
                 out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
@@ -200,6 +215,10 @@ mod tests {
             (
                 Reply::Unsupported { id: json!(4), requested: json!("1900-01-01") },
                 json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32022, "message": "Unsupported protocol version", "data": {"supported": ["2026-07-28"], "requested": "1900-01-01"}}}),
+            ),
+            (
+                Reply::MissingElicitation { id: json!(5) },
+                json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32021, "message": "Missing required client capability", "data": {"requiredCapabilities": {"elicitation": {}}}}}),
             ),
             (
                 Reply::Batch(vec![

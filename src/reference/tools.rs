@@ -127,6 +127,11 @@ impl Authorized {
     pub fn tool(&self) -> &str {
         &self.0.tool.name
     }
+
+    /// The arguments it runs with.
+    pub fn arguments(&self) -> &Map<String, Value> {
+        &self.0.arguments
+    }
 }
 
 /// The executor: hands the action to the recorder and returns the result.

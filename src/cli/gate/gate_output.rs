@@ -21,14 +21,14 @@ pub fn line(c: &Checked) {
         None => format!("clean  {} stdout lines", c.lines),
         Some(d) => format!("DIRTY  line {} of {}", d.line, c.lines),
     };
-    say!("  {:<14} {verdict}; {}", c.variant.name, c.transcript.story(c.variant.stdin_closed));
+    say!("  {:<14} {} {verdict}; {}", c.variant.name, c.revision, c.transcript.story(c.variant.stdin_closed));
 }
 
 /// A dirty variant in full.
 pub fn failure(c: &Checked) {
     let first = &c.dirty[0];
     out!("──── portcullis check-stdout: non-protocol stdout ────");
-    out!("variant: {} ({})", c.variant.name, c.variant.what);
+    out!("variant: {} ({}), in {}", c.variant.name, c.variant.what, c.revision);
     out!("launch: {}", c.launch);
     out!("non-protocol stdout on line {}: {}", first.line, shown(&first.bytes));
     out!("  {}", first.problem);
@@ -81,6 +81,7 @@ fn report(command: &str, checked: &[Checked]) -> serde_json::Value {
             json!({
                 "variant": c.variant.name,
                 "what": c.variant.what,
+                "revision": c.revision.as_str(),
                 "launch": c.launch,
                 "clean": c.dirty.is_empty(),
                 "stdout_lines": c.lines,
@@ -121,7 +122,7 @@ fn junit(checked: &[Checked]) -> Report {
             status = TestCaseStatus::non_success(NonSuccessKind::Error);
             status.set_message(format!("{} unanswered", c.transcript.unanswered.unwrap_or_default()));
         }
-        let mut case = TestCase::new(format!("stdout-clean [{}]", c.variant.name), status);
+        let mut case = TestCase::new(format!("stdout-clean [{}, {}]", c.variant.name, c.revision), status);
         case.set_system_out(format!("{}\n{}", c.launch, c.transcript.story(c.variant.stdin_closed)));
         case.set_system_err(String::from_utf8_lossy(&c.transcript.stderr).into_owned());
         case.set_time(c.transcript.elapsed);

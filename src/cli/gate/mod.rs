@@ -1,8 +1,10 @@
 //! `portcullis check-stdout`: the release gate of a stdio server's stdout.
 //! The command is launched as released, then under each variant that makes
 //! runtimes talk; each runs the opening (initialize, initialized,
-//! tools/list, ping) and closes stdin, and every stdout byte it wrote,
-//! also when it failed, must belong to a protocol message.
+//! tools/list, ping; or in 2026-07-28 server/discover, tools/list,
+//! server/discover) and closes stdin, and every stdout byte it wrote, also
+//! when it failed, must belong to a protocol message. Each variant runs in
+//! every era the server speaks.
 
 mod gate_output;
 mod variants;
@@ -36,8 +38,9 @@ pub struct Args {
     /// its process group is ended, in milliseconds.
     #[arg(long, default_value_t = 2_000, value_name = "N")]
     exit_grace_ms: u64,
-    /// The protocol revision `initialize` asks for [default: the latest].
-    #[arg(long, value_parser = super::one_of(&Revision::HANDSHAKEN))]
+    /// The one protocol revision to open sessions in [default: 2025-11-25,
+    /// and 2026-07-28 too where the server's `server/discover` names it].
+    #[arg(long, value_parser = super::one_of(&Revision::ALL))]
     revision: Option<Revision>,
     /// Write the verdict of each variant as JSON here.
     #[arg(long, value_name = "FILE.json")]
@@ -54,6 +57,7 @@ pub struct Args {
 /// One variant's run and its verdict.
 pub struct Checked {
     pub variant: Variant,
+    pub revision: Revision,
     pub launch: String,
     pub transcript: Transcript,
     pub lines: usize,
@@ -61,7 +65,6 @@ pub struct Checked {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let revision = args.revision.unwrap_or(Revision::LATEST_HANDSHAKEN);
     let (program, words) = args.command.split_first().expect("clap requires a command");
     let env = args.env.iter().map(|e| super::setup::env_var(e)).collect::<Result<_>>()?;
     let base = Command::new(program.clone(), words.iter().cloned()).with_env(env);
@@ -70,13 +73,19 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let waits = Waits::from_ms(args.timeout_ms, 10, args.exit_grace_ms);
     let target = ChildTarget::new(base.clone(), waits, vec![], probes);
     let shown = super::shell_line(&args.command);
+    let (revisions, said) = match args.revision {
+        Some(r) => (vec![r], r.to_string()),
+        None => eras(&target)?,
+    };
     let all = variants::all(&args.fail_flag);
-    say!("portcullis check-stdout: `{shown}` in {} variants", all.len());
+    say!("portcullis check-stdout: `{shown}` in {} variants, in {said}", all.len());
     let mut checked = Vec::new();
-    for variant in all {
-        let one = check(&target, &base, variant, revision)?;
-        gate_output::line(&one);
-        checked.push(one);
+    for revision in revisions {
+        for variant in all.iter().cloned() {
+            let one = check(&target, &base, variant, revision)?;
+            gate_output::line(&one);
+            checked.push(one);
+        }
     }
     let outputs = gate_output::Outputs { json: args.report.as_deref(), junit: args.junit.as_deref() };
     gate_output::write(outputs, &shown, &checked)?;
@@ -105,6 +114,19 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
 }
 
+/// The eras to gate in, asked as a client asks: 2025-11-25, and 2026-07-28
+/// where the server's `server/discover` names it; and how to say so.
+fn eras(target: &ChildTarget) -> Result<(Vec<Revision>, String)> {
+    let asked = crate::process::speaks_stateless(target).map_err(|e| anyhow::anyhow!("{}", super::told(&e)))?;
+    let handshake = Revision::LATEST_HANDSHAKEN;
+    Ok(match asked.spoken {
+        true => {
+            (vec![handshake, Revision::R2026_07_28], format!("{handshake} and 2026-07-28 (named by server/discover)"))
+        }
+        false => (vec![handshake], format!("{handshake} (server/discover names no 2026-07-28)")),
+    })
+}
+
 /// Runs `variant` of `base` to its end and judges its stdout.
 fn check(target: &ChildTarget, base: &Command, variant: Variant, revision: Revision) -> Result<Checked> {
     let folder = if variant.empty_cwd { Some(Home::new()?) } else { None };
@@ -119,5 +141,5 @@ fn check(target: &ChildTarget, base: &Command, variant: Variant, revision: Revis
     }
     let transcript = talk.finish();
     let (lines, dirty) = stdout_lines::judge(&transcript.stdout, revision);
-    Ok(Checked { variant, launch, transcript, lines, dirty })
+    Ok(Checked { variant, revision, launch, transcript, lines, dirty })
 }

@@ -1,0 +1,127 @@
+//! Multi round-trip requests and per-request capabilities (MCP
+//! 2026-07-28), aimed at a tool that acts only once the client has
+//! confirmed ([`crate::catalogue::ToolSpec::confirms`]): its call gets an
+//! `input_required` result and acts on nothing yet; a request that needs a
+//! capability its own envelope does not declare is owed -32021, whatever an
+//! earlier request declared; and no retry acts on a `requestState` or on
+//! answers that no `input_required` result asked for. Where the session's
+//! revision has no envelope, or the target has no such tool, the family
+//! sends a plain valid call.
+
+use super::{CallParts, Ctx, json_str, kinds, line};
+use crate::frame::{Expect, Frame, Rule};
+use crate::protocol::{Id, Revision};
+use base64::Engine as _;
+use proptest::prelude::*;
+
+kinds! {
+    /// Which round trip.
+    pub enum Kind {
+        /// Control: a plain valid call.
+        Valid => "valid_call",
+        /// The call alone: it is asked about and acts on nothing yet.
+        Asked => "asked",
+        /// The call declaring `elicitation`, then again without: owed
+        /// -32021, as capabilities are each request's own.
+        InheritedCapability => "inherited_capability",
+        /// A retry carrying a `requestState` no result handed out.
+        ForgedState => "forged_state",
+        /// A call carrying answers to input no result asked for.
+        UnsolicitedAnswers => "unsolicited_answers",
+    }
+}
+
+/// A round-trip attack.
+#[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
+pub struct RoundTrip {
+    /// Which round trip.
+    pub kind: Kind,
+    /// Which runnable tool a plain valid call uses.
+    pub tool: u8,
+    /// Picks the forged state, the answers, and whether the call is first
+    /// asked about with other arguments.
+    pub pick: u8,
+}
+
+const FAMILY: &str = "roundtrip";
+
+/// The client capabilities a confirming call declares.
+const ELICITATION: &str = r#"{"elicitation":{}}"#;
+
+/// Answers that accept, under keys a server may have asked with.
+const ANSWERS: [&str; 3] = [
+    r#"{"confirm":{"action":"accept","content":{"confirm":true}}}"#,
+    r#"{"confirm":{"action":"accept"}}"#,
+    r#"{"confirmation":{"action":"accept","content":{"confirm":true,"approved":true}}}"#,
+];
+
+impl RoundTrip {
+    /// The strategy.
+    pub fn strategy() -> BoxedStrategy<Self> {
+        (Kind::any(), any::<u8>(), any::<u8>()).prop_map(|(kind, tool, pick)| RoundTrip { kind, tool, pick }).boxed()
+    }
+
+    /// The frames.
+    pub(crate) fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
+        let tool = ctx.catalogue.confirming().first().map(|t| (*t).clone());
+        let (Some(tool), false) = (tool, ctx.revision.has_handshake()) else {
+            return vec![ctx.valid_call(self.tool, FAMILY)];
+        };
+        let kind = self.kind.name();
+        let answers = ANSWERS[self.pick as usize % ANSWERS.len()];
+        // A call of the confirming tool declaring `capabilities`.
+        let declaring = |ctx: &mut Ctx, capabilities: &str| CallParts {
+            meta: Revision::R2026_07_28.envelope_declaring(capabilities),
+            ..ctx.parts_for(tool.clone())
+        };
+        let mut frames = Vec::new();
+        if matches!(self.kind, Kind::Asked | Kind::InheritedCapability) || self.pick & 0x80 != 0 {
+            frames.push(asked(&declaring(ctx, ELICITATION), kind));
+        }
+        let parts = match self.kind {
+            Kind::Valid => return vec![ctx.valid_call(self.tool, FAMILY)],
+            Kind::Asked => return frames,
+            Kind::InheritedCapability => declaring(ctx, "{}"),
+            Kind::ForgedState | Kind::UnsolicitedAnswers => declaring(ctx, ELICITATION),
+        };
+        let (extra, rule) = match self.kind {
+            Kind::InheritedCapability => (String::new(), Rule::MissingCapability),
+            Kind::ForgedState => {
+                let state = json_str(&forged_state(self.pick, &parts));
+                (format!(r#","inputResponses":{answers},"requestState":{state}"#), Rule::ForgedState)
+            }
+            _ => (format!(r#","inputResponses":{answers}"#), Rule::UnrequestedInput),
+        };
+        let params = parts.params_with(&parts.args_json());
+        let params = format!("{}{extra}}}", &params[..params.len() - 1]);
+        frames.push(ctx.rejected_call(parts.request_with(&params), rule, &parts, FAMILY, kind));
+        frames
+    }
+}
+
+/// The call asked about: owed a result (`input_required`), and no effect
+/// until a retry confirms it.
+fn asked(parts: &CallParts, kind: &'static str) -> Frame {
+    Frame {
+        bytes: line(parts.request()),
+        expect: Expect::Inert { request: true },
+        id: Some(Id::Int(parts.id)),
+        tokens: vec![parts.token.clone()],
+        family: FAMILY.into(),
+        kind: kind.into(),
+    }
+}
+
+/// A `requestState` no server handed out: opaque text, the call itself
+/// written as a server that keeps its state in the client might write it
+/// (base64 of JSON that says it is confirmed), or nothing.
+fn forged_state(pick: u8, parts: &CallParts) -> String {
+    match pick % 3 {
+        0 => "eyJzdGF0ZSI6ImZvcmdlZCJ9".to_owned(),
+        1 => {
+            let call = serde_json::json!({"tool": parts.tool.name, "arguments": parts.arguments, "confirmed": true});
+            base64::engine::general_purpose::STANDARD.encode(call.to_string())
+        }
+        _ => String::new(),
+    }
+}
