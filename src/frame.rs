@@ -199,7 +199,7 @@ const MCP_STATELESS: &str = "MCP 2026-07-28 schema (no `initialize`, `ping` or `
 const MCP_ENVELOPE: &str = "MCP 2026-07-28 schema (RequestParams `_meta` requires `protocolVersion`, a string, and `clientCapabilities`, an object)";
 const UNSUPPORTED: Option<&[i64]> = Some(&[code::UNSUPPORTED_VERSION]);
 const MCP_META_KEYS: &str = "MCP 2026-07-28 schema (MetaObject: key names and reserved prefixes; implementations MUST NOT make assumptions about values at reserved keys)";
-const MCP_ROUND_TRIP: &str = "MCP 2026-07-28 multi round-trip (a retry carries the answers and the `requestState` an `input_required` result asked for; no MUST obliges a server to check them)";
+const MCP_ROUND_TRIP: &str = "MCP 2026-07-28 multi round-trip (a retry carries the answers and the `requestState` an `input_required` result asked for; no MUST obliges a server to check them, and one that hands out no `requestState` cannot tell answers asked for from others)";
 
 rules! {
     StrayText => "stray_text", Malformed, Spec, PARSE, false, RFC_GRAMMAR, "text that is not JSON on the line (a banner, debug line, prompt or page)";
@@ -243,9 +243,9 @@ rules! {
     HandshakeVersion => "handshake_version", Refused, Spec, ANY, false, "MCP lifecycle (a revision of the handshake era is served only after `initialize`)", "an envelope naming a revision of the handshake era, on a connection no `initialize` opened";
     ModernEnvelope => "modern_envelope", Refused, Tolerated, ANY, true, "MCP schema (`_meta` keys under `io.modelcontextprotocol/` are MCP's; the handshake era defines none of these)", "a call with a 2026-07-28 envelope in a session of the handshake era: it may be served, or refused";
     LegacyMethod => "legacy_method", Refused, Hardening, ANY, false, MCP_STATELESS, "a method of the handshake era (`initialize`, `ping`, `logging/setLevel`) in a session of a revision without one, which a server of both eras may still answer";
-    MissingCapability => "missing_capability", Refused, Spec, Some(&[code::MISSING_CAPABILITY]), false, "MCP 2026-07-28 schema (capabilities are declared per request; servers MUST NOT infer capabilities from prior requests; -32021)", "a request that needs a client capability its own envelope does not declare, though an earlier request did";
-    ForgedState => "forged_state", Refused, Hardening, ANY, true, MCP_ROUND_TRIP, "a retry of a call that must be confirmed, carrying a `requestState` no `input_required` result handed out";
-    UnrequestedInput => "unrequested_input", Refused, Hardening, ANY, true, MCP_ROUND_TRIP, "a call that must be confirmed, carrying answers (`inputResponses`) to input no `input_required` result asked for";
+    MissingCapability => "missing_capability", Refused, Spec, ANY, true, "MCP 2026-07-28 schema (capabilities are declared per request; servers MUST NOT infer capabilities from prior requests; a missing one is signalled by -32021)", "a request that needs a client capability its own envelope does not declare, though an earlier request did";
+    ForgedState => "forged_state", Refused, Hardening, ANY, true, MCP_ROUND_TRIP, "a retry of a call that must be confirmed, carrying a `requestState` no `input_required` result handed out (asking again answers it)";
+    UnrequestedInput => "unrequested_input", Refused, Hardening, ANY, true, MCP_ROUND_TRIP, "a call that must be confirmed, carrying answers (`inputResponses`) to input no `input_required` result asked for (asking again answers it)";
     ReservedMetaKey => "reserved_meta_key", Refused, Tolerated, ANY, true, MCP_META_KEYS, "a `_meta` key under a prefix MCP reserves that no revision defines: a server may ignore it or refuse the call, and must not act twice";
     MalformedMetaKey => "malformed_meta_key", Refused, Tolerated, ANY, true, MCP_META_KEYS, "a `_meta` key whose name breaks the schema's naming rules: a server may ignore it or refuse the call";
     UnknownMethod => "unknown_method", Refused, Spec, Some(&[code::METHOD_NOT_FOUND]), false, "JSON-RPC 2.0 §5.1 (-32601 Method not found)", "a method the server does not have";

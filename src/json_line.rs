@@ -153,6 +153,12 @@ fn same_request(owed: &Id, got: &Id) -> bool {
     }
 }
 
+/// Whether `result` asks the client for input (MCP 2026-07-28's
+/// `resultType` `input_required`), which acts on nothing yet.
+pub(crate) fn asks_input(result: &Value) -> bool {
+    result.get("resultType").and_then(Value::as_str) == Some("input_required")
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse;

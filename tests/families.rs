@@ -155,9 +155,23 @@ fn oracle(script: &Script, index: usize) -> Result<(), String> {
     match &frame.expect {
         Expect::Inert { .. } => {
             let blank = frame.bytes.strip_suffix(b"\n").is_some_and(|l| l.iter().all(|b| *b == b' ' || *b == b'\t'));
-            (blank || one_strict_line(&frame.bytes).is_some())
-                .then_some(())
-                .ok_or("inert frame is neither blank nor one JSON line".into())
+            let line = one_strict_line(&frame.bytes);
+            if !blank && line.is_none() {
+                return Err("inert frame is neither blank nor one JSON line".into());
+            }
+            // A call that acts on nothing: one of a tool that must first be
+            // confirmed, asked about, and no retry.
+            let call = line.filter(|v| v["method"] == "tools/call");
+            match call {
+                Some(v) => {
+                    let name = v["params"]["name"].as_str().unwrap_or_default();
+                    let confirms = Catalogue::reference().tool(name).is_some_and(|t| t.confirms);
+                    let retry =
+                        v["params"].get("requestState").is_some() || v["params"].get("inputResponses").is_some();
+                    (confirms && !retry).then_some(()).ok_or(format!("an inert call of {name:?} that may act: {v}"))
+                }
+                None => Ok(()),
+            }
         }
         Expect::Act(calls) => act_oracle(script.revision, &frame.bytes, calls),
         Expect::Tolerate(Rule::CrBeforeLf, calls) => {
@@ -447,12 +461,12 @@ fn reject_oracle(script: &Script, index: usize, frame: &Frame, rule: Rule) -> Re
                         .any(|f| f["params"]["name"] == params["name"] && elicits(&f));
                     tool.is_some_and(|t| t.confirms) && !elicits(v) && declared_before
                 }
-                // Answers and a state no result could have handed out: the
-                // script sends them before reading any answer.
+                // A state no result could have handed out (the script is
+                // written before any answer is read), and no answers.
                 Rule::ForgedState => {
                     tool.is_some_and(|t| t.confirms)
                         && params["requestState"].is_string()
-                        && params["inputResponses"].is_object()
+                        && params.get("inputResponses").is_none()
                 }
                 Rule::UnrequestedInput => {
                     tool.is_some_and(|t| t.confirms)

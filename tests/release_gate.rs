@@ -19,8 +19,8 @@ fn the_reference_gateway_is_clean_in_every_variant() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     // Each variant in both eras: the reference names 2026-07-28 when asked.
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("in 6 variants, in 2025-11-25 and 2026-07-28 (named by server/discover)"), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("clean: every stdout line in 12 variants"), "{}", text(&o));
+    assert!(err.contains(": 6 variants, in 2025-11-25 and 2026-07-28 (named by server/discover)"), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("clean: every stdout line in 12 runs"), "{}", text(&o));
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let variants = json["variants"].as_array().unwrap();
     let names: Vec<&str> = variants.iter().map(|v| v["variant"].as_str().unwrap()).collect();
@@ -41,9 +41,11 @@ fn a_result_without_its_type_fails_the_gate_in_2026_07_28_alone() {
     let o = portcullis(&["check-stdout", "--", BIN, "reference-gateway", "--mutant", "untyped-result"], dir.path());
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("dirty: 5 of 12 variants"), "every variant that answers, in 2026-07-28: {}", text(&o));
+    assert!(out.contains("dirty: 5 of 12 runs"), "every variant that answers, in 2026-07-28: {}", text(&o));
     assert!(out.contains("a result without `resultType`"), "{}", text(&o));
-    assert!(!out.contains("), in 2025-11-25"), "the handshake era is clean: {}", text(&o));
+    // Each failure names its variant's revision: all five are 2026-07-28's.
+    assert_eq!(out.matches("──── portcullis check-stdout").count(), 5, "{}", text(&o));
+    assert_eq!(out.matches("), in 2026-07-28\n").count(), 5, "the handshake era is clean: {}", text(&o));
 }
 
 #[test]
@@ -66,7 +68,7 @@ fn a_banner_under_a_verbose_variable_and_an_early_failure_are_caught_in_their_va
     for clean in ["released", "debug", "deprecation", "empty-cwd", "stdin-closed"] {
         assert!(!out.contains(&format!("variant: {clean} ")), "{clean} is clean: {}", text(&o));
     }
-    assert!(out.contains("dirty: 2 of 7 variants"), "{}", text(&o));
+    assert!(out.contains("dirty: 2 of 7 runs"), "{}", text(&o));
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains(r#"testcase name="stdout-clean [verbose, 2025-11-25]""#), "{xml}");
     assert!(xml.contains("failures=\"2\""), "{xml}");

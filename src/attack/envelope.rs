@@ -146,8 +146,7 @@ impl Envelope {
                     _ => (&MALFORMED[..], Rule::MalformedMetaKey),
                 };
                 let member = members[self.pick as usize % members.len()];
-                let meta = parts.meta.as_deref().map(|m| format!("{},{member}}}", &m[..m.len() - 1]));
-                let text = CallParts { meta, ..parts.clone() }.request();
+                let text = parts.request_with(&parts.params_meta_adding(member));
                 return vec![ctx.tolerated(line(text), rule, vec![parts.call()], FAMILY, kind)];
             }
             Kind::DuplicateVersion => {

@@ -24,10 +24,12 @@ kinds! {
         /// The call declaring `elicitation`, then again without: owed
         /// -32021, as capabilities are each request's own.
         InheritedCapability => "inherited_capability",
-        /// A retry carrying a `requestState` no result handed out.
+        /// A retry carrying a `requestState` no result handed out, and no
+        /// answers: only trusting the state could make it act.
         ForgedState => "forged_state",
-        /// A call carrying answers to input no result asked for.
-        UnsolicitedAnswers => "unsolicited_answers",
+        /// A call carrying accepting answers to input no result asked for,
+        /// and no state.
+        UnrequestedInput => "unrequested_input",
     }
 }
 
@@ -36,7 +38,8 @@ kinds! {
 pub struct RoundTrip {
     /// Which round trip.
     pub kind: Kind,
-    /// Which runnable tool a plain valid call uses.
+    /// Which runnable tool a plain valid call uses, and which confirming
+    /// tool the attack aims at.
     pub tool: u8,
     /// Picks the forged state, the answers, and whether the call is first
     /// asked about with other arguments.
@@ -63,12 +66,12 @@ impl RoundTrip {
 
     /// The frames.
     pub(crate) fn render(&self, ctx: &mut Ctx) -> Vec<Frame> {
-        let tool = ctx.catalogue.confirming().first().map(|t| (*t).clone());
-        let (Some(tool), false) = (tool, ctx.revision.has_handshake()) else {
+        let confirming = ctx.catalogue.confirming();
+        let tool = confirming.get(self.tool as usize % confirming.len().max(1)).map(|t| (*t).clone());
+        let (Some(tool), false, false) = (tool, ctx.revision.has_handshake(), self.kind == Kind::Valid) else {
             return vec![ctx.valid_call(self.tool, FAMILY)];
         };
         let kind = self.kind.name();
-        let answers = ANSWERS[self.pick as usize % ANSWERS.len()];
         // A call of the confirming tool declaring `capabilities`.
         let declaring = |ctx: &mut Ctx, capabilities: &str| CallParts {
             meta: Revision::R2026_07_28.envelope_declaring(capabilities),
@@ -78,22 +81,23 @@ impl RoundTrip {
         if matches!(self.kind, Kind::Asked | Kind::InheritedCapability) || self.pick & 0x80 != 0 {
             frames.push(asked(&declaring(ctx, ELICITATION), kind));
         }
-        let parts = match self.kind {
-            Kind::Valid => return vec![ctx.valid_call(self.tool, FAMILY)],
-            Kind::Asked => return frames,
-            Kind::InheritedCapability => declaring(ctx, "{}"),
-            Kind::ForgedState | Kind::UnsolicitedAnswers => declaring(ctx, ELICITATION),
-        };
-        let (extra, rule) = match self.kind {
-            Kind::InheritedCapability => (String::new(), Rule::MissingCapability),
+        let (parts, member, rule) = match self.kind {
+            Kind::Valid | Kind::Asked => return frames,
+            Kind::InheritedCapability => (declaring(ctx, "{}"), None, Rule::MissingCapability),
             Kind::ForgedState => {
+                let parts = declaring(ctx, ELICITATION);
                 let state = json_str(&forged_state(self.pick, &parts));
-                (format!(r#","inputResponses":{answers},"requestState":{state}"#), Rule::ForgedState)
+                (parts, Some(format!(r#""requestState":{state}"#)), Rule::ForgedState)
             }
-            _ => (format!(r#","inputResponses":{answers}"#), Rule::UnrequestedInput),
+            Kind::UnrequestedInput => {
+                let answers = ANSWERS[self.pick as usize % ANSWERS.len()];
+                (declaring(ctx, ELICITATION), Some(format!(r#""inputResponses":{answers}"#)), Rule::UnrequestedInput)
+            }
         };
-        let params = parts.params_with(&parts.args_json());
-        let params = format!("{}{extra}}}", &params[..params.len() - 1]);
+        let params = match member {
+            Some(m) => parts.params_adding(&m),
+            None => parts.params_with(&parts.args_json()),
+        };
         frames.push(ctx.rejected_call(parts.request_with(&params), rule, &parts, FAMILY, kind));
         frames
     }
@@ -114,7 +118,8 @@ fn asked(parts: &CallParts, kind: &'static str) -> Frame {
 
 /// A `requestState` no server handed out: opaque text, the call itself
 /// written as a server that keeps its state in the client might write it
-/// (base64 of JSON that says it is confirmed), or nothing.
+/// (base64 of JSON that says it is confirmed, as the schema's own examples
+/// are unsigned base64 JSON), or nothing.
 fn forged_state(pick: u8, parts: &CallParts) -> String {
     match pick % 3 {
         0 => "eyJzdGF0ZSI6ImZvcmdlZCJ9".to_owned(),

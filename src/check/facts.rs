@@ -340,7 +340,7 @@ fn replies_of(line: &Line) -> Vec<Reply> {
             code: error.and_then(|e| e.get("code")).and_then(Value::as_i64),
             error: error.is_some(),
             tool_error: o.get("result").and_then(|r| r.get("isError")) == Some(&Value::Bool(true)),
-            asks_input: o.get("result").and_then(|r| r.get("resultType")) == Some(&Value::from("input_required")),
+            asks_input: o.get("result").is_some_and(crate::json_line::asks_input),
         })
     };
     match &line.value {

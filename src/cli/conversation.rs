@@ -1,5 +1,5 @@
-//! One conversation with a server as a client opens it: `initialize`, then
-//! `notifications/initialized` (or, in 2026-07-28, `server/discover`), then
+//! One conversation with a server as a client opens it: `initialize` and
+//! `notifications/initialized` (in 2026-07-28, `server/discover`), then
 //! `tools/list` and the revision's marker, each waited for up to a bound; then whatever the caller sends; then stdin closed,
 //! the exit grace, and the whole process group ended. Everything the
 //! server wrote, on stdout and stderr, is kept to the last byte.
@@ -72,12 +72,13 @@ impl Conversation {
         let revision = self.revision;
         let handshake = Script::handshake(revision);
         let opener = if revision.has_handshake() { "initialize" } else { "server/discover" };
-        let Some((first, rest)) = handshake.frames.split_first() else { unreachable!("a session opens with a frame") };
-        if self.request(opener, 1, &first.bytes.clone()).is_none() {
+        let mut frames = handshake.frames.into_iter();
+        let first = frames.next().expect("a session opens with a frame");
+        if self.request(opener, 1, &first.bytes).is_none() {
             return false;
         }
-        for frame in rest {
-            self.send(&frame.bytes.clone());
+        for frame in frames {
+            self.send(&frame.bytes);
         }
         let list = revision.request_line(Value::from(2), "tools/list");
         let Some(listed) = self.request("tools/list", 2, &list) else { return false };

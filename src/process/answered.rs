@@ -59,7 +59,10 @@ impl Answered {
         let mut out = Vec::new();
         for v in json_line::values(&new[..used]) {
             for r in json_line::messages(&v) {
-                let success = r.get("result").is_some_and(|res| res.get("isError") != Some(&Value::Bool(true)));
+                // A result asking for input (`input_required`) acts on nothing yet.
+                let success = r.get("result").is_some_and(|res| {
+                    res.get("isError") != Some(&Value::Bool(true)) && !crate::json_line::asks_input(res)
+                });
                 let Some(tokens) =
                     r.get("id").filter(|_| success).and_then(|id| self.tokens_by_id.get(&id.to_string()))
                 else {

@@ -43,8 +43,8 @@ pub(super) fn declares_elicitation(params: Option<&Value>) -> bool {
 
 impl Handed {
     /// The step for a call of `tool` with `arguments` and `params`. With
-    /// `trusting` (a planted bug), any `requestState` redeems the call the
-    /// retry names.
+    /// `trusting` (a planted bug), a `requestState` never handed out
+    /// confirms the call the retry names, answered or not.
     pub(super) fn step(
         &mut self,
         tool: &str,
@@ -63,8 +63,10 @@ impl Handed {
             Some((t, a)) if t != tool || &a != arguments => {
                 return Step::Refused(text!("Invalid params: requestState was handed out for another call"));
             }
-            None if !trusting => return Step::Refused(text!("Invalid params: requestState was not handed out")),
-            _ => {}
+            // The planted bug takes the state for a confirmation given.
+            None if trusting => return Step::Confirmed,
+            None => return Step::Refused(text!("Invalid params: requestState was not handed out")),
+            Some(_) => {}
         }
         let answer = answers.and_then(|a| a.get(ASKED));
         let accepted = answer.and_then(|a| a.get("action")) == Some(&json!("accept"))
@@ -124,8 +126,11 @@ mod tests {
         let Step::Ask(asked) = handed.step("purge_cache", &args, &Map::new(), false) else { panic!() };
         let state = asked["requestState"].as_str().unwrap().to_owned();
         assert_eq!(handed.step("purge_cache", &args, &retry(&state, &yes), false), Step::Confirmed);
-        // The planted bug honours a state never handed out.
+        // The planted bug honours a state never handed out, answers or not.
         assert_eq!(handed.step("purge_cache", &args, &retry("rs-forged", &yes), true), Step::Confirmed);
+        let bare = params(json!({"requestState": "rs-forged"}));
+        assert_eq!(handed.step("purge_cache", &args, &bare, true), Step::Confirmed);
+        assert!(refused(&handed.step("purge_cache", &args, &bare, false)));
     }
 
     #[test]

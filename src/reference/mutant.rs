@@ -70,7 +70,7 @@ mutants! {
     AnyVersion => "any-version", NoEffectOnReject, KeepOpen, "serves a stateless session's call whose envelope names another revision";
     UntypedResult => "untyped-result", StdoutClean, KeepOpen, "leaves `resultType` out of a stateless session's results";
     InheritCapability => "inherit-capability", Correlation, KeepOpen, "takes a capability an earlier request declared for one whose envelope does not";
-    TrustRequestState => "trust-request-state", NoEffectOnReject, KeepOpen, "confirms a call on any `requestState`, handed out or not";
+    TrustRequestState => "trust-request-state", NoEffectOnReject, KeepOpen, "takes a `requestState` never handed out for a confirmation given";
 }
 
 impl Mutant {

@@ -78,7 +78,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         None => eras(&target)?,
     };
     let all = variants::all(&args.fail_flag);
-    say!("portcullis check-stdout: `{shown}` in {} variants, in {said}", all.len());
+    say!("portcullis check-stdout: `{shown}`: {} variants, in {said}", all.len());
     let mut checked = Vec::new();
     for revision in revisions {
         for variant in all.iter().cloned() {
@@ -93,22 +93,24 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     for c in &dirty {
         gate_output::failure(c);
     }
-    let unanswered = checked.first().and_then(|c| c.transcript.unanswered.map(|m| (m, &c.transcript.stderr)));
-    if let Some((method, stderr)) = unanswered.filter(|_| dirty.is_empty()) {
+    // The released run of each era must have been gated to its end.
+    let released = checked.iter().filter(|c| c.variant.name == "released");
+    let unanswered = released.filter_map(|c| c.transcript.unanswered.map(|m| (m, c.revision, &c.transcript.stderr)));
+    if let Some((method, revision, stderr)) = unanswered.into_iter().next().filter(|_| dirty.is_empty()) {
         bail!(
-            "the server as released left {method} unanswered within {} ms, so its stdout was not gated past that \
-             ({}; raise --timeout-ms if it is slow to start)",
+            "the server as released left {method} unanswered within {} ms in {revision}, so its stdout was not \
+             gated past that ({}; raise --timeout-ms if it is slow to start)",
             args.timeout_ms,
             crate::process::stderr_tail(stderr)
         );
     }
     match dirty.len() {
         0 => {
-            out!("clean: every stdout line in {} variants was a protocol message", checked.len());
+            out!("clean: every stdout line in {} runs was a protocol message", checked.len());
             Ok(ExitCode::SUCCESS)
         }
         n => {
-            out!("dirty: {n} of {} variants wrote stdout that is not a protocol message", checked.len());
+            out!("dirty: {n} of {} runs wrote stdout that is not a protocol message", checked.len());
             Ok(ExitCode::from(1))
         }
     }
