@@ -35,6 +35,9 @@ fn the_reference_gateway_is_clean_on_both_verdicts() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("protocol: clean") && out.contains("runtime: clean"), "{}", text(&o));
     assert!(out.contains("12 of 12 rejected frames sent"), "{}", text(&o));
+    // The newest revision the reference speaks, as `server/discover` names it.
+    assert!(String::from_utf8_lossy(&o.stderr).contains("reference-gateway` in 2026-07-28"), "{}", text(&o));
+    assert!(out.contains("answered server/discover, tools/list, server/discover"), "{}", text(&o));
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(json["protocol"]["clean"], true, "{json:#}");
     assert_eq!(json["runtime"]["clean"], true, "{json:#}");
@@ -47,6 +50,18 @@ fn the_reference_gateway_is_clean_on_both_verdicts() {
     assert!(xml.contains(r#"testcase name="runtime: canary-leak""#), "{xml}");
     let suite = r#"<testsuites name="portcullis" tests="6" skipped="0" failures="0""#;
     assert!(xml.contains(suite) || !traced(&out), "{xml}");
+}
+
+#[test]
+fn a_result_without_its_type_fails_the_protocol_verdict_in_2026_07_28_and_not_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let mutant = ["--", BIN, "reference-gateway", "--mutant", "untyped-result"];
+    let o = portcullis(&[&["audit", "--no-strace", "--frames", "4"][..], &mutant].concat(), dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("protocol: FAILED"), "{}", text(&o));
+    let pinned = ["audit", "--no-strace", "--frames", "4", "--revision", "2025-11-25"];
+    let o = portcullis(&[&pinned[..], &mutant].concat(), dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
 #[test]

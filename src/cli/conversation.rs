@@ -106,10 +106,11 @@ impl Conversation {
         answer
     }
 
-    /// Sends request `line` (id `id`) and waits for its answer, which is
-    /// not counted in the opening's.
-    pub fn ping(&mut self, id: i64, line: &[u8]) -> Option<Value> {
-        self.send(line);
+    /// Sends the revision's marker (`ping`, or `server/discover`) with id
+    /// `id` and waits for its answer, which is not counted in the
+    /// opening's.
+    pub fn marker(&mut self, id: i64) -> Option<Value> {
+        self.send(&self.revision.marker_with(Value::from(id)));
         self.gateway.await_answer(Id::Int(id), self.bound)
     }
 

@@ -3,15 +3,32 @@
 
 Usage: python3 strict.py --log FILE [--policy close|keep-open] [--revision R] [--bug NAME]...
 
-Follows RFC 8259, JSON-RPC 2.0 and the MCP stdio transport (revisions
-2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25). One tool, "record", appends
-one JSON line to the --log file each time it is validly called. Standard
-library only. Planted bugs (off by default): id-true, lenient-args, banner.
+Follows RFC 8259, JSON-RPC 2.0 and the MCP stdio transport in both eras:
+the handshake revisions 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25,
+and the stateless 2026-07-28, where a connection's first request decides
+(`initialize` opens the handshake era; any other request whose `_meta`
+envelope names 2026-07-28 opens a stateless one). One tool, "record",
+appends one JSON line to the --log file each time it is validly called. In
+stateless sessions a second tool, "purge", appends one only once the client
+has confirmed: its call needs the `elicitation` capability declared by that
+very request, gets an `input_required` result whose `requestState` is
+signed (HMAC) and names the target, and acts on a retry that carries that
+state, unspent, for the same target, with an accepting answer. Standard
+library only. Planted bugs (off by default): id-true, lenient-args, banner;
+and in the stateless era no-envelope (serves a call without a whole
+envelope), any-version (serves a call naming another revision),
+inherit-capability (counts a capability an earlier request declared),
+trust-state (takes any requestState for a confirmation), untyped (no
+`resultType` in results).
 """
 import argparse
+import base64
+import hashlib
+import hmac
 import json
 import math
 import os
+import secrets
 import sys
 
 REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -23,7 +40,14 @@ MAX_DEPTH = 64
 MAX_INT = 2 ** 53 - 1
 BOM = b"\xef\xbb\xbf"
 BLANK = b" \t\r"
-BUGS = ("id-true", "lenient-args", "banner")
+BUGS = ("id-true", "lenient-args", "banner",
+        "no-envelope", "any-version", "inherit-capability", "trust-state", "untyped")
+STATELESS = "2026-07-28"
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+UNSUPPORTED_VERSION = -32022
+MISSING_CAPABILITY = -32021
+STATE_KEY = secrets.token_bytes(32)   # signs the requestStates this process hands out
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -39,6 +63,17 @@ RECORD_TOOL = {
         "properties": {"note": {"type": "string"},
                        "count": {"type": "integer"}},
         "required": ["note"],
+        "additionalProperties": False,
+    },
+}
+
+PURGE_TOOL = {
+    "name": "purge",
+    "description": "Purge a target from the log's cache; asks the user to confirm first.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"target": {"type": "string"}},
+        "required": ["target"],
         "additionalProperties": False,
     },
 }
@@ -149,6 +184,14 @@ def result(rid, value):
     return {"jsonrpc": "2.0", "id": rid, "result": value}
 
 
+def whole_envelope(params):
+    """Whether a request's `_meta` names a revision (a string) and the
+    client's capabilities (an object)."""
+    meta = params.get("_meta")
+    return isinstance(meta, dict) and isinstance(meta.get(VERSION_KEY), str) \
+        and isinstance(meta.get(CAPABILITIES_KEY), dict)
+
+
 class Server:
     """Protocol state and message handling for one stdio session."""
 
@@ -156,6 +199,9 @@ class Server:
         self.log_path = log_path
         self.bugs = set(bugs)
         self.version = None         # negotiated revision, None before init
+        self.stateless = False      # whether the first request opened a 2026-07-28 session
+        self.elicited = False       # whether any request declared elicitation (for a bug)
+        self.spent = set()          # nonces of requestStates already redeemed
         self.used_ids = set()       # ids already answered (never reply twice)
         self.out = sys.stdout.buffer
         self.crlf_line = False      # whether the line being handled ended in CRLF
@@ -243,6 +289,10 @@ class Server:
 
     def handle_request(self, method, params, rid):
         """Dispatch a valid request; return (reply, fatal)."""
+        if self.version is None and method != "initialize" and whole_envelope(params):
+            self.version, self.stateless = STATELESS, True
+        if self.stateless:
+            return self.handle_stateless(method, params, rid), False
         if method == "initialize":
             if self.version is not None:
                 return error(rid, INVALID_REQUEST, "Already initialized"), True
@@ -262,6 +312,107 @@ class Server:
         if method == "tools/call":
             return self.call_tool(params, rid), False
         return error(rid, METHOD_NOT_FOUND, "Method not found"), False
+
+    def handle_stateless(self, method, params, rid):
+        """A request of a 2026-07-28 session: its envelope first, then the method."""
+        meta = params.get("_meta")
+        version = meta.get(VERSION_KEY) if isinstance(meta, dict) else None
+        capabilities = meta.get(CAPABILITIES_KEY) if isinstance(meta, dict) else None
+        lax = method == "tools/call"
+        if not (isinstance(version, str) and isinstance(capabilities, dict)):
+            if not (lax and "no-envelope" in self.bugs):
+                return error(rid, INVALID_PARAMS, "_meta needs protocolVersion and clientCapabilities")
+            capabilities = capabilities if isinstance(capabilities, dict) else {}
+        elif version != STATELESS and not (lax and "any-version" in self.bugs):
+            reply = error(rid, UNSUPPORTED_VERSION, "Unsupported protocol version")
+            reply["error"]["data"] = {"supported": [*REVISIONS, STATELESS], "requested": version}
+            return reply
+        declared = isinstance(capabilities.get("elicitation"), dict)
+        elicits = declared or (self.elicited and "inherit-capability" in self.bugs)
+        self.elicited = self.elicited or declared
+        if method == "server/discover":
+            return self.typed(rid, {"supportedVersions": [*REVISIONS, STATELESS],
+                                    "capabilities": {"tools": {}},
+                                    "_meta": {"io.modelcontextprotocol/serverInfo":
+                                              {"name": "strict", "version": "1.0"}},
+                                    "ttlMs": 0, "cacheScope": "private"})
+        if method == "tools/list":
+            return self.typed(rid, {"tools": [RECORD_TOOL, PURGE_TOOL]})
+        if method == "tools/call" and params.get("name") == PURGE_TOOL["name"]:
+            return self.purge(params, rid, elicits)
+        if method == "tools/call":
+            reply = self.call_tool(params, rid)
+            return self.typed(rid, reply["result"]) if "result" in reply else reply
+        return error(rid, METHOD_NOT_FOUND, "Method not found")
+
+    def typed(self, rid, value):
+        """A stateless result, its `resultType` "complete" unless it says
+        otherwise."""
+        if "untyped" not in self.bugs:
+            value = {"resultType": "complete", **value}
+        return result(rid, value)
+
+    def purge(self, params, rid, elicits):
+        """The confirmation step of "purge", then the purge itself."""
+        args = params.get("arguments")
+        if not isinstance(args, dict) or set(args) != {"target"} or not isinstance(args["target"], str):
+            return error(rid, INVALID_PARAMS, "purge takes one string argument, target")
+        if not elicits:
+            reply = error(rid, MISSING_CAPABILITY, "purge asks for confirmation: declare elicitation")
+            reply["error"]["data"] = {"requiredCapabilities": {"elicitation": {}}}
+            return reply
+        target, state, answers = args["target"], params.get("requestState"), params.get("inputResponses")
+        if state is None:
+            # Answers to nothing this server asked are no confirmation: ask.
+            return self.typed(rid, self.ask(target))
+        if not isinstance(state, str):
+            return error(rid, INVALID_PARAMS, "requestState must be a string")
+        if "trust-state" not in self.bugs:
+            nonce = self.redeem(state, target)
+            if nonce is None:
+                return error(rid, INVALID_PARAMS, "requestState was not handed out for this call")
+            answer = answers.get("confirm") if isinstance(answers, dict) else None
+            accepted = isinstance(answer, dict) and answer.get("action") == "accept" \
+                and isinstance(answer.get("content"), dict) and answer["content"].get("confirm") is True
+            if not accepted:
+                return self.typed(rid, {"content": [{"type": "text", "text": "not purged"}]})
+            self.spent.add(nonce)
+        if not self.append({"purge": target}):
+            return error(rid, INTERNAL_ERROR, "Cannot write log")
+        return self.typed(rid, {"content": [{"type": "text", "text": "purged"}]})
+
+    def ask(self, target):
+        """An input_required result asking to confirm a purge of `target`."""
+        body = base64.urlsafe_b64encode(json.dumps({"target": target, "nonce": secrets.token_hex(8)}).encode())
+        mac = hmac.new(STATE_KEY, body, hashlib.sha256).hexdigest()
+        schema = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+        ask = {"method": "elicitation/create",
+               "params": {"mode": "form", "message": f"Purge {target}?", "requestedSchema": schema}}
+        return {"resultType": "input_required", "inputRequests": {"confirm": ask},
+                "requestState": f"{body.decode()}.{mac}"}
+
+    def redeem(self, state, target):
+        """The nonce of a requestState this process signed for `target`
+        and has not spent, else None."""
+        body, _, mac = state.rpartition(".")
+        good = hmac.new(STATE_KEY, body.encode(), hashlib.sha256).hexdigest()
+        if not body or not hmac.compare_digest(mac.encode(), good.encode()):
+            return None
+        fields = json.loads(base64.urlsafe_b64decode(body.encode()))
+        if fields.get("target") != target or fields.get("nonce") in self.spent:
+            return None
+        return fields["nonce"]
+
+    def append(self, entry):
+        """Append one entry to the log; whether it was written."""
+        try:
+            with open(self.log_path, "a", encoding="utf-8") as log:
+                log.write(json.dumps(entry) + "\n")
+                log.flush()
+            return True
+        except OSError as exc:
+            print(f"strict: cannot write log: {exc}", file=sys.stderr)
+            return False
 
     def call_tool(self, params, rid):
         """Validate a tools/call exactly against the schema, then run it."""

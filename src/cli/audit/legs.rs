@@ -158,16 +158,12 @@ fn catalogue_for(talk: &Conversation, plan: &Plan) -> Result<Catalogue> {
     Ok(Catalogue { tools, canary_base: plan.sink.clone() })
 }
 
-fn ping_line(id: i64) -> Vec<u8> {
-    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n").into_bytes()
-}
-
 /// `count` pings, each awaited; they stop at the first left unanswered.
 /// Whether every one was answered.
 fn control_pings(talk: &mut Conversation, count: usize) -> bool {
     (0..count).all(|i| {
         let id = 800_000 + i as i64;
-        talk.ping(id, &ping_line(id)).is_some()
+        talk.marker(id).is_some()
     })
 }
 
@@ -179,7 +175,7 @@ fn send_rejected(talk: &mut Conversation, frames: &[Frame], first: usize) -> (us
         let i = first + n;
         talk.send(&frame.bytes);
         let id = 900_000 + i as i64;
-        if talk.ping(id, &ping_line(id)).is_none() {
+        if talk.marker(id).is_none() {
             let running = talk.running();
             let why = match running {
                 true => format!("it stopped answering pings after frame #{} ({} {})", i + 1, frame.family, frame.kind),

@@ -47,8 +47,9 @@ pub struct Args {
     /// Do not trace with strace, even where it can.
     #[arg(long)]
     no_strace: bool,
-    /// The protocol revision `initialize` asks for [default: the latest].
-    #[arg(long, value_parser = super::one_of(&Revision::HANDSHAKEN))]
+    /// The protocol revision sessions open in [default: 2026-07-28 where
+    /// the server's `server/discover` names it, else 2025-11-25].
+    #[arg(long, value_parser = super::one_of(&Revision::ALL))]
     revision: Option<Revision>,
     /// Write the audit as JSON here.
     #[arg(long, value_name = "FILE.json")]
@@ -84,8 +85,14 @@ pub struct Audit {
     pub restarts: Vec<serde_json::Value>,
 }
 
+/// The newest revision the server speaks, asked as a client asks:
+/// 2026-07-28 where its `server/discover` names it, else 2025-11-25.
+fn newest_spoken(target: &crate::process::ChildTarget) -> Result<Revision> {
+    let asked = crate::process::speaks_stateless(target).map_err(|e| anyhow::anyhow!("{}", super::told(&e)))?;
+    Ok(if asked.spoken { Revision::R2026_07_28 } else { Revision::LATEST_HANDSHAKEN })
+}
+
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let revision = args.revision.unwrap_or(Revision::LATEST_HANDSHAKEN);
     let (child, _) = args.child.with_profile(&[])?;
     let setup = child.setup()?;
     let template = args.args.as_deref().map(parse_args).transpose()?;
@@ -115,7 +122,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     let mut target = setup.target(vec![]);
     let shown = super::shell_line(&child.command);
-    say!("portcullis audit: `{shown}`");
+    let revision = match args.revision {
+        Some(r) => r,
+        None => newest_spoken(&target)?,
+    };
+    say!("portcullis audit: `{shown}` in {revision}");
     let plan = legs::Plan {
         planted: &planted,
         traces: strace.is_ok().then(|| traces.path()),
