@@ -50,8 +50,10 @@ pub enum Expect {
 }
 
 impl Frame {
-    /// The ids a response must carry: a valid request's, each call's, and a
-    /// refused request's. These are what a client waits for.
+    /// The ids a response must carry: a valid request's, each call's, a
+    /// refused request's, and a tolerated request's that any reader reads
+    /// whole (served or refused, its answer carries its id). These are
+    /// what a client waits for, each by its deadline.
     pub fn owed_ids(&self) -> Vec<Id> {
         match &self.expect {
             Expect::Inert { request: true } => self.id.iter().cloned().collect(),
@@ -59,6 +61,7 @@ impl Frame {
             Expect::Reject(rule) if matches!(rule.reply(), Reply::Error { .. }) && !rule.null_id_ok() => {
                 self.id.iter().cloned().collect()
             }
+            Expect::Tolerate(rule, _) if rule.class() == Class::Refused => self.id.iter().cloned().collect(),
             _ => vec![],
         }
     }
@@ -66,11 +69,13 @@ impl Frame {
     /// Whether this frame owes a response that may come with its id or, as
     /// JSON-RPC allows where the id could not be read or the request was
     /// invalid, with a null id: a malformed or invalid must-reject frame
-    /// owed an error, or a tolerated frame that carries an id.
+    /// owed an error, or a tolerated frame that carries an id and that a
+    /// reader may fail to read (a CR before the LF, a number no double
+    /// holds).
     pub fn owes_anonymous_error(&self) -> bool {
         match &self.expect {
             Expect::Reject(rule) => rule.null_id_ok(),
-            Expect::Tolerate(..) => self.id.is_some(),
+            Expect::Tolerate(rule, _) => self.id.is_some() && rule.class() != Class::Refused,
             _ => false,
         }
     }

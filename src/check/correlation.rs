@@ -139,8 +139,13 @@ fn owed(judged: &Judged, frame: &Frame) -> (Vec<Id>, bool) {
             false => (frame.id.iter().cloned().collect(), false),
             true => (vec![], true),
         },
-        // A tolerated frame is answered either way; one not judged owes nothing.
-        Judged::Either { calls: Some(_), .. } => (vec![], frame.id.is_some()),
+        // A tolerated frame is answered either way: by its id where every
+        // reader reads it whole, else maybe with a null id; one not judged
+        // owes nothing.
+        Judged::Either { calls: Some(_), .. } => match frame.owed_ids() {
+            ids if !ids.is_empty() => (ids, false),
+            _ => (vec![], frame.owes_anonymous_error()),
+        },
         _ => (vec![], false),
     }
 }
