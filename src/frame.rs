@@ -51,9 +51,9 @@ pub enum Expect {
 
 impl Frame {
     /// The ids a response must carry: a valid request's, each call's, a
-    /// refused request's, and a tolerated request's that any reader reads
-    /// whole (served or refused, its answer carries its id). These are
-    /// what a client waits for, each by its deadline.
+    /// refused request's, and a tolerated request's that every reader reads
+    /// whole ([`Rule::read_whole`]: served or refused, its answer carries
+    /// its id). These are what a client waits for, each by its deadline.
     pub fn owed_ids(&self) -> Vec<Id> {
         match &self.expect {
             Expect::Inert { request: true } => self.id.iter().cloned().collect(),
@@ -61,7 +61,7 @@ impl Frame {
             Expect::Reject(rule) if matches!(rule.reply(), Reply::Error { .. }) && !rule.null_id_ok() => {
                 self.id.iter().cloned().collect()
             }
-            Expect::Tolerate(rule, _) if rule.class() == Class::Refused => self.id.iter().cloned().collect(),
+            Expect::Tolerate(rule, _) if rule.read_whole() => self.id.iter().cloned().collect(),
             _ => vec![],
         }
     }
@@ -70,12 +70,12 @@ impl Frame {
     /// JSON-RPC allows where the id could not be read or the request was
     /// invalid, with a null id: a malformed or invalid must-reject frame
     /// owed an error, or a tolerated frame that carries an id and that a
-    /// reader may fail to read (a CR before the LF, a number no double
-    /// holds).
+    /// reader may not read whole (a CR before the LF, a number no double
+    /// holds, a call past a line limit).
     pub fn owes_anonymous_error(&self) -> bool {
         match &self.expect {
             Expect::Reject(rule) => rule.null_id_ok(),
-            Expect::Tolerate(rule, _) => self.id.is_some() && rule.class() != Class::Refused,
+            Expect::Tolerate(rule, _) => self.id.is_some() && !rule.read_whole(),
             _ => false,
         }
     }
@@ -275,6 +275,15 @@ impl Rule {
     /// other must-reject frame the gateway may end it, or go on.
     pub fn must_close(self) -> bool {
         self.class().closes() && self.level() == Level::Spec
+    }
+
+    /// Whether every reader reads a frame that breaks this tolerated rule
+    /// as a whole request, its id included: a well-formed request of
+    /// ordinary size with a member or `_meta` key some servers refuse. A
+    /// call past a line limit, a CR before the LF or a number no double
+    /// holds may instead be refused as a line, with a null id.
+    pub fn read_whole(self) -> bool {
+        matches!(self, Rule::UnknownMember | Rule::ModernEnvelope | Rule::ReservedMetaKey | Rule::MalformedMetaKey)
     }
 
     /// Whether a server may answer a frame breaking this rule by asking for

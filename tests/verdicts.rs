@@ -200,12 +200,12 @@ fn each_planted_bug_of_the_stateless_era_is_found_under_its_own_rules_alone() {
     // which each of those rules may show to more than one check (a served
     // call acts, and is answered with a success) until findings are
     // grouped by cause.
-    let bugs = [
-        ("no-envelope", "no-effect-on-reject/", ["missing_envelope", "bad_envelope"]),
-        ("any-version", "no-effect-on-reject/", ["unsupported_version", "handshake_version"]),
-        ("inherit-capability", "correlation/", ["missing_capability", "missing_capability"]),
-        ("trust-state", "no-effect-on-reject/", ["forged_state", "forged_state"]),
-        ("untyped", "stdout-clean/", ["stdout-clean/", "stdout-clean/"]),
+    let bugs: [(&str, &str, &[&str]); 5] = [
+        ("no-envelope", "no-effect-on-reject/", &["missing_envelope", "bad_envelope"]),
+        ("any-version", "no-effect-on-reject/", &["unsupported_version", "handshake_version"]),
+        ("inherit-capability", "correlation/", &["missing_capability"]),
+        ("trust-state", "no-effect-on-reject/", &["forged_state"]),
+        ("untyped", "stdout-clean/", &["stdout-clean/"]),
     ];
     for (bug, key, rules) in bugs {
         let dir = tempfile::tempdir().unwrap();

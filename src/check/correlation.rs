@@ -140,8 +140,8 @@ fn owed(judged: &Judged, frame: &Frame) -> (Vec<Id>, bool) {
             true => (vec![], true),
         },
         // A tolerated frame is answered either way: by its id where every
-        // reader reads it whole, else maybe with a null id; one not judged
-        // owes nothing.
+        // reader reads it whole (`Rule::read_whole`), else maybe with a null
+        // id; one not judged owes nothing.
         Judged::Either { calls: Some(_), .. } => match frame.owed_ids() {
             ids if !ids.is_empty() => (ids, false),
             _ => (vec![], frame.owes_anonymous_error()),
@@ -201,6 +201,40 @@ mod tests {
         use crate::protocol::Level;
         assert_eq!(refused_as_a_tool_error(Revision::R2025_06_18), [("tool_error_result", Level::Hardening)]);
         assert_eq!(refused_as_a_tool_error(Revision::R2025_11_25), []);
+    }
+
+    /// The correlation violations of a 2026-07-28 session of one call with a
+    /// reserved `_meta` key, labelled `rule`, against a server that wrote
+    /// `stdout` after the discover answer, with `awaiting` still in time.
+    fn tolerated(rule: crate::frame::Rule, stdout: &str, awaiting: Vec<crate::protocol::Id>) -> Vec<String> {
+        use crate::attack::envelope::{Envelope, Kind};
+        let revision = Revision::R2026_07_28;
+        let step = Step::Envelope(Envelope { kind: Kind::ReservedPrefix, tool: 0, pick: 0 });
+        let mut script = ScriptSpec::whole(revision, vec![step]).render(&Catalogue::reference(), 1);
+        let crate::frame::Expect::Tolerate(_, calls) = script.frames[1].expect.clone() else { panic!("tolerated") };
+        script.frames[1].expect = crate::frame::Expect::Tolerate(rule, calls);
+        let discovered =
+            r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28"]}}"#;
+        let stdout = format!("{discovered}\n{stdout}").into_bytes();
+        let obs = Observation { stdout, awaiting, ..Observation::none() };
+        let session = Session { policy: Policy::KeepOpen, revision, salt: 1 };
+        let all = check(&script, &obs, &session);
+        all.iter().filter(|v| v.check == CheckId::Correlation).map(|v| v.kind.name().to_owned()).collect()
+    }
+
+    #[test]
+    fn a_tolerated_request_read_whole_owes_its_answer_by_id_and_by_its_deadline() {
+        use crate::frame::Rule;
+        use crate::protocol::Id;
+        // Answered later than the marker, but within its deadline: nothing yet.
+        assert!(tolerated(Rule::ReservedMetaKey, "", vec![Id::Int(2)]).is_empty());
+        // Its deadline passed with no answer: missing, by its id.
+        assert_eq!(tolerated(Rule::ReservedMetaKey, "", vec![]), ["unanswered"]);
+        // A null-id error is no answer to a request every reader reads whole.
+        let null = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
+        assert_eq!(tolerated(Rule::ReservedMetaKey, &format!("{null}\n"), vec![]), ["unanswered"]);
+        // A call past a line limit may be refused as a line, with a null id.
+        assert!(tolerated(Rule::LargeMessage, &format!("{null}\n"), vec![]).is_empty());
     }
 
     #[test]

@@ -6,8 +6,10 @@ Usage: python3 strict.py --log FILE [--policy close|keep-open] [--revision R] [-
 Follows RFC 8259, JSON-RPC 2.0 and the MCP stdio transport in both eras:
 the handshake revisions 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25,
 and the stateless 2026-07-28, where a connection's first request decides
-(`initialize` opens the handshake era; any other request whose `_meta`
-envelope names 2026-07-28 opens a stateless one). One tool, "record",
+(`initialize` opens the handshake era; any other request with a whole
+`_meta` envelope opens a stateless one, which then serves only requests
+whose envelope names 2026-07-28). --revision or --handshake-only keep it
+to the handshake era. One tool, "record",
 appends one JSON line to the --log file each time it is validly called. In
 stateless sessions a second tool, "purge", appends one only once the client
 has confirmed: its call needs the `elicitation` capability declared by that
@@ -34,6 +36,7 @@ import sys
 REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST = "2025-11-25"
 ONLY_REVISION = None                 # --revision: the one revision negotiated
+STATELESS_TOO = True                 # whether it speaks 2026-07-28 (not with --revision or --handshake-only)
 BATCH_REVISION = "2025-03-26"
 MAX_LINE = 4 * 1024 * 1024          # bytes, not counting the terminating LF
 MAX_DEPTH = 64
@@ -235,7 +238,12 @@ class Server:
             print(f"strict: parse error: {exc!r}"[:500], file=sys.stderr)
             self.send(error(None, PARSE_ERROR, "Parse error"))
             return True
-        reply, fatal = self.handle_value(value)
+        try:
+            reply, fatal = self.handle_value(value)
+        except Exception as exc:    # a fault of this server's own: said, not a crash
+            print(f"strict: internal error: {exc!r}"[:500], file=sys.stderr)
+            rid = value.get("id") if isinstance(value, dict) and type(value.get("id")) in (str, int) else None
+            reply, fatal = error(rid, INTERNAL_ERROR, "Internal error"), False
         if reply is not None:
             self.send(reply)
         return fatal
@@ -289,7 +297,7 @@ class Server:
 
     def handle_request(self, method, params, rid):
         """Dispatch a valid request; return (reply, fatal)."""
-        if self.version is None and method != "initialize" and whole_envelope(params):
+        if STATELESS_TOO and self.version is None and method != "initialize" and whole_envelope(params):
             self.version, self.stateless = STATELESS, True
         if self.stateless:
             return self.handle_stateless(method, params, rid), False
@@ -325,13 +333,13 @@ class Server:
             capabilities = capabilities if isinstance(capabilities, dict) else {}
         elif version != STATELESS and not (lax and "any-version" in self.bugs):
             reply = error(rid, UNSUPPORTED_VERSION, "Unsupported protocol version")
-            reply["error"]["data"] = {"supported": [*REVISIONS, STATELESS], "requested": version}
+            reply["error"]["data"] = {"supported": [STATELESS], "requested": version}
             return reply
         declared = isinstance(capabilities.get("elicitation"), dict)
         elicits = declared or (self.elicited and "inherit-capability" in self.bugs)
         self.elicited = self.elicited or declared
         if method == "server/discover":
-            return self.typed(rid, {"supportedVersions": [*REVISIONS, STATELESS],
+            return self.typed(rid, {"supportedVersions": [STATELESS],
                                     "capabilities": {"tools": {}},
                                     "_meta": {"io.modelcontextprotocol/serverInfo":
                                               {"name": "strict", "version": "1.0"}},
@@ -395,8 +403,9 @@ class Server:
         """The nonce of a requestState this process signed for `target`
         and has not spent, else None."""
         body, _, mac = state.rpartition(".")
-        good = hmac.new(STATE_KEY, body.encode(), hashlib.sha256).hexdigest()
-        if not body or not hmac.compare_digest(mac.encode(), good.encode()):
+        raw = body.encode("utf-8", "surrogatepass")
+        good = hmac.new(STATE_KEY, raw, hashlib.sha256).hexdigest()
+        if not body or not hmac.compare_digest(mac.encode("utf-8", "surrogatepass"), good.encode()):
             return None
         fields = json.loads(base64.urlsafe_b64decode(body.encode()))
         if fields.get("target") != target or fields.get("nonce") in self.spent:
@@ -437,14 +446,9 @@ class Server:
                 count = int(count)
             elif type(count) is not int:
                 return error(rid, INVALID_PARAMS, "count must be an integer")
-        try:
-            for _ in range(2 if self.crlf_line and CRLF == "twice" else 1):
-                with open(self.log_path, "a", encoding="utf-8") as log:
-                    log.write(json.dumps({"note": note, "count": count}) + "\n")
-                    log.flush()
-        except OSError as exc:
-            print(f"strict: cannot write log: {exc}", file=sys.stderr)
-            return error(rid, INTERNAL_ERROR, "Cannot write log")
+        for _ in range(2 if self.crlf_line and CRLF == "twice" else 1):
+            if not self.append({"note": note, "count": count}):
+                return error(rid, INTERNAL_ERROR, "Cannot write log")
         return result(rid, {"content": [{"type": "text", "text": "recorded"}]})
 
 
@@ -467,10 +471,13 @@ def main(argv=None):
     parser.add_argument("--lenient", action="store_true",
                         help="parse as the specifications allow, without the hardening checks")
     parser.add_argument("--revision", choices=REVISIONS,
-                        help="negotiate this revision whatever the client asks for")
+                        help="negotiate this revision whatever the client asks for, and speak no other")
+    parser.add_argument("--handshake-only", action="store_true",
+                        help="speak the handshake era alone, as servers before 2026-07-28 do")
     args = parser.parse_args(argv)
-    global LENIENT, CRLF, ONLY_REVISION
+    global LENIENT, CRLF, ONLY_REVISION, STATELESS_TOO
     LENIENT, CRLF, ONLY_REVISION = args.lenient, args.crlf, args.revision
+    STATELESS_TOO = not (args.handshake_only or args.revision)
     server = Server(args.log, args.bug)
     close = args.policy == "close"
     if "banner" in server.bugs:
