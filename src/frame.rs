@@ -66,6 +66,34 @@ impl Frame {
         }
     }
 
+    /// Every id an answer to this frame may carry: its own, and each
+    /// integer or plain string its bytes hold as an `"id"` member, as a
+    /// reader that splits the line, or keeps another of its keys, reads
+    /// them (two calls joined by a CR, a call hidden in a string, a
+    /// duplicated id).
+    pub fn named_ids(&self) -> Vec<Id> {
+        let mut ids: Vec<Id> = self.id.iter().cloned().collect();
+        for at in memchr::memmem::find_iter(&self.bytes, b"\"id\":") {
+            let rest = &self.bytes[at + 5..];
+            let named = match rest.first() {
+                Some(b'"') => rest[1..].iter().position(|b| *b == b'"' || *b == b'\\').and_then(|end| {
+                    (rest.get(end + 1) == Some(&b'"')).then(|| std::str::from_utf8(&rest[1..end + 1]).ok())?
+                }),
+                _ => {
+                    let end = rest.iter().position(|b| !b"-0123456789".contains(b)).unwrap_or(rest.len());
+                    std::str::from_utf8(&rest[..end]).ok().filter(|t| !t.is_empty())
+                }
+            };
+            let id = match (rest.first(), named) {
+                (Some(b'"'), Some(text)) => Some(Id::Str(text.to_owned())),
+                (_, Some(text)) => text.parse().ok().map(Id::Int),
+                _ => None,
+            };
+            ids.extend(id.filter(|id| !ids.contains(id)));
+        }
+        ids
+    }
+
     /// Whether this frame owes a response that may come with its id or, as
     /// JSON-RPC allows where the id could not be read or the request was
     /// invalid, with a null id: a malformed or invalid must-reject frame
@@ -306,5 +334,31 @@ impl Rule {
             Reply::Error { codes, .. } => self.class() != Class::Refused || codes.contains(&code::INVALID_REQUEST),
             Reply::Silent => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ids_a_frame_names_are_its_own_and_each_id_member_its_bytes_hold() {
+        let frame = |bytes: &str, id: Option<Id>| Frame {
+            bytes: bytes.as_bytes().to_vec(),
+            expect: Expect::Reject(Rule::ForeignTerminator),
+            id,
+            tokens: vec![],
+            family: "terminator".into(),
+            kind: "cr_separated".into(),
+        };
+        // Two calls joined by a CR: a reader that splits the line answers both.
+        let joined = frame(
+            "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\r{\"id\":8,\"method\":\"ping\"}\n",
+            Some(Id::Int(7)),
+        );
+        assert_eq!(joined.named_ids(), [Id::Int(7), Id::Int(8)]);
+        let strings = frame("{\"id\":\"a\",\"x\":{\"id\":\"b\\\"c\"},\"id\":-3}\n", None);
+        assert_eq!(strings.named_ids(), [Id::Str("a".into()), Id::Int(-3)], "an escaped string is left out");
+        assert!(frame("{\"id\":null,\"id\":true}\n", None).named_ids().is_empty());
     }
 }

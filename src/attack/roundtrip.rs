@@ -116,16 +116,17 @@ fn asked(parts: &CallParts, kind: &'static str) -> Frame {
     }
 }
 
-/// A `requestState` no server handed out: opaque text, the call itself
-/// written as a server that keeps its state in the client might write it
-/// (base64 of JSON that says it is confirmed, as the schema's own examples
-/// are unsigned base64 JSON), or nothing.
+/// A `requestState` no server handed out: opaque text, a confirmation as a
+/// server that keeps its state in the client might write it (base64 of
+/// JSON that says the tool's call is confirmed, as the schema's own example
+/// states are unsigned base64 JSON), or nothing. None carries the call's
+/// token in a form a fresh salt could not rewrite.
 fn forged_state(pick: u8, parts: &CallParts) -> String {
     match pick % 3 {
         0 => "eyJzdGF0ZSI6ImZvcmdlZCJ9".to_owned(),
         1 => {
-            let call = serde_json::json!({"tool": parts.tool.name, "arguments": parts.arguments, "confirmed": true});
-            base64::engine::general_purpose::STANDARD.encode(call.to_string())
+            let claim = serde_json::json!({"tool": parts.tool.name, "confirmed": true});
+            base64::engine::general_purpose::STANDARD.encode(claim.to_string())
         }
         _ => String::new(),
     }

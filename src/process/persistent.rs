@@ -18,7 +18,7 @@ use super::ChildTarget;
 use super::history::History;
 use super::ledger::Ledger;
 use super::session::ChildGateway;
-use crate::frame::Expect;
+use crate::frame::{Expect, Frame};
 use crate::observation::Observation;
 use crate::protocol::{Id, Policy, Revision};
 use crate::run::owed;
@@ -143,7 +143,10 @@ impl Persistent {
         self.settle_last(ledger);
         let recorder = Recorder::new();
         self.child.rebind(recorder.clone(), salt);
-        self.ids.extend(body.frames.iter().filter_map(|f| f.id.clone()).map(|id| (id, salt)));
+        // Every id a reader may take from a frame, so that an answer to one
+        // the server read out of another request's line (a call joined by
+        // a CR) goes to its script, however late it comes.
+        self.ids.extend(body.frames.iter().flat_map(Frame::named_ids).map(|id| (id, salt)));
         let stdin = body.stdin();
         for span in body.write_spans() {
             self.child.write_stdin(&stdin[span])?;
