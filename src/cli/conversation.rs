@@ -1,8 +1,9 @@
 //! One conversation with a server as a client opens it: `initialize` and
 //! `notifications/initialized` (in 2026-07-28, `server/discover`), then
-//! `tools/list` and the revision's marker, each waited for up to a bound; then whatever the caller sends; then stdin closed,
-//! the exit grace, and the whole process group ended. Everything the
-//! server wrote, on stdout and stderr, is kept to the last byte.
+//! `tools/list` and the revision's marker, each waited for up to a bound;
+//! then whatever the caller sends; then stdin closed, the exit grace, and
+//! the whole process group ended. Everything the server wrote, on stdout
+//! and stderr, is kept to the last byte.
 
 use crate::process::{ChildGateway, ChildTarget};
 use crate::protocol::{Id, Policy, Revision};
