@@ -100,6 +100,12 @@ impl Awaited {
         Awaited { ids, ..Awaited::default() }
     }
 
+    /// The answers to `ids`, and one to each of `or_null` by its id or null.
+    #[cfg(feature = "process")]
+    pub(crate) fn or_null(ids: Vec<Id>, or_null: Vec<Option<Id>>) -> Awaited {
+        Awaited { ids, or_null, ..Awaited::default() }
+    }
+
     /// Takes in the responses among the whole lines of `lines`.
     pub(crate) fn strike(&mut self, lines: &[u8]) {
         for v in values(lines) {
@@ -125,9 +131,26 @@ impl Awaited {
     /// as are owed by id or null (null ids for any of them, ids naming
     /// nothing awaited only for those with no id readable).
     pub(crate) fn is_empty(&self) -> bool {
+        self.ids.is_empty() && self.uncovered().is_empty()
+    }
+
+    /// The answers owed by id or null (each with its id, where readable)
+    /// that nothing has answered yet. A null id answers a request whose id
+    /// could not be read first (one with an id would rather be answered by
+    /// it), then the earliest, as a server that answers in order does.
+    pub(crate) fn uncovered(&self) -> Vec<Option<Id>> {
         let unreadable = self.or_null.iter().filter(|o| o.is_none()).count();
-        let by_unnamed = self.unnamed.min(unreadable);
-        self.ids.is_empty() && self.nulls >= self.or_null.len() - by_unnamed
+        let spare = self.nulls + self.unnamed.min(unreadable);
+        let (mut unnamed, mut named) = (spare.min(unreadable), spare.saturating_sub(unreadable));
+        let mut left = Vec::new();
+        for owed in &self.or_null {
+            let spent = if owed.is_none() { &mut unnamed } else { &mut named };
+            match *spent {
+                0 => left.push(owed.clone()),
+                _ => *spent -= 1,
+            }
+        }
+        left
     }
 }
 
@@ -179,5 +202,25 @@ mod tests {
         // Outside a string it is not JSON, with or without the rewrite.
         assert_eq!(parse(br#"{"a":1}\ud800"#), None);
         assert_eq!(parse(br#"{"a":"x"} {"b":1}"#), None);
+    }
+
+    #[test]
+    #[cfg(feature = "process")]
+    fn a_null_id_answers_an_unreadable_request_first_then_the_earliest() {
+        use super::Awaited;
+        use crate::protocol::Id;
+        let or_null = vec![Some(Id::Int(5)), None, Some(Id::Int(7))];
+        let null = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#;
+        let mut a = Awaited::or_null(vec![Id::Str("mark".into())], or_null.clone());
+        // The marker's answer names what is awaited: it answers none of them.
+        a.strike(br#"{"jsonrpc":"2.0","id":"mark","result":{}}"#);
+        assert_eq!(a.uncovered(), or_null);
+        a.strike(null);
+        assert_eq!(a.uncovered(), [Some(Id::Int(5)), Some(Id::Int(7))]);
+        a.strike(br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad"}}"#);
+        assert_eq!(a.uncovered(), [Some(Id::Int(5))]);
+        assert!(!a.is_empty());
+        a.strike(null);
+        assert!(a.uncovered().is_empty() && a.is_empty());
     }
 }

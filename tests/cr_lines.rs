@@ -25,3 +25,30 @@ fn a_call_hidden_between_two_crs_and_calls_joined_by_a_cr_are_found() {
         assert!(frames.iter().any(|fr| fr["kind"] == kind), "{rule} shown by {kind}: {f}");
     }
 }
+
+#[test]
+fn a_server_that_answers_each_call_late_and_by_id_shows_no_false_finding() {
+    // The same server, each call answered 300 ms after it was read, on a
+    // thread of its own: most answers come after the marker, in a later
+    // script's window or between scripts, including the refusals of
+    // requests that may be answered with their id or a null one. Every
+    // finding must be the server's own (a fresh session repeats it), and
+    // none an answer judged as one to a request its session never sent.
+    let dir = tempfile::tempdir().unwrap();
+    let server = format!("{}/tests/servers/reads_cr_lines.py", env!("CARGO_MANIFEST_DIR"));
+    let report = dir.path().join("report.json");
+    let mut args = vec!["fuzz", "--tool", "fetch", "--check", "correlation", "--level", "spec"];
+    args.extend(["--policy", "keep-open", "--cases", "80", "--shrink-ms", "2000", "--timeout-ms", "2000"]);
+    args.extend(["--report", report.to_str().unwrap(), "--", "python3", &server, "--late-ms", "300"]);
+    let o = portcullis(&args, dir.path());
+    assert_eq!(o.status.code(), Some(1), "it refuses nothing in a batch: {}", text(&o));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let findings = json["findings"].as_array().unwrap();
+    for f in findings {
+        let key = f["distinct"].as_str().unwrap_or_default();
+        assert!(f["confirmed"] == true && f["state_dependent"] == false, "{key} was not repeated: {f}");
+        assert!(!key.contains("unknown_id"), "an answer was taken for another session's: {f}");
+    }
+    let batch = findings.iter().any(|f| f["distinct"].as_str().is_some_and(|k| k.contains("no_null_id_error")));
+    assert!(batch, "the batches it skips are found: {}", text(&o));
+}

@@ -110,7 +110,10 @@ fn owed_replies(
         }
         let (by_id, anonymous_ok) = owed(&facts.judged[i], frame);
         if anonymous_ok {
-            if !answered_frames.contains(&i) {
+            // One whose id is still within its deadline is not missing yet:
+            // its answer may come by that id, or with a null one.
+            let awaited = frame.id.as_ref().is_some_and(|id| facts.obs.awaiting.contains(id));
+            if !answered_frames.contains(&i) && !awaited {
                 anonymous.push(i);
             }
             continue;

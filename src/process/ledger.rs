@@ -270,10 +270,14 @@ impl Ledger {
         let mut entries = self.entries();
         let mut bytes = self.bytes.load(Ordering::Relaxed) + entry.len_bytes();
         entries.push_back(entry);
-        // The oldest go first, but not one whose awaited answers are not
-        // due yet: its verdict is still to come (while any other can go).
+        // The oldest go first, but not one whose answers may still come:
+        // its verdict is still to come, and an answer that found its
+        // session gone would be judged as the latest session's, to a
+        // request it never sent (while any other can go).
+        let now = Instant::now();
         while entries.len() > KEPT || (bytes > KEPT_BYTES && entries.len() > MIN_KEPT) {
-            let at = entries.iter().position(|e| e.due.is_none()).unwrap_or(0);
+            let settled = |e: &Entry| e.due.is_none() && e.answer_by.is_none_or(|by| by <= now);
+            let at = entries.iter().position(settled).unwrap_or(0);
             let Some(old) = entries.remove(at) else { break };
             bytes = bytes.saturating_sub(old.len_bytes());
         }
@@ -604,5 +608,48 @@ mod tests {
         assert!(!ledger.answered(&[2]), "still awaited");
         ledger.answer(2, line, &id, now, Duration::ZERO);
         assert!(ledger.answered(&[2]), "answered");
+    }
+
+    #[test]
+    fn an_error_with_a_null_id_answers_the_oldest_request_still_awaiting_one() {
+        use super::super::routes::Routes;
+        let (ledger, mut routes) = (Ledger::default(), Routes::default());
+        let (now, by) = (Instant::now(), Instant::now() + Duration::from_secs(5));
+        let null = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid"}}
+"#;
+        let mut awaiting = entry(1);
+        awaiting.obs.awaiting = vec![Id::Int(5)];
+        awaiting.due = Some(by);
+        ledger.record(awaiting);
+        ledger.record(entry(2));
+        routes.await_anonymous(&[Id::Int(5)], 1, by);
+        routes.await_anonymous(&[Id::Int(6)], 1, now);
+        // The open window keeps as many as it may be owed itself.
+        routes.open(1);
+        let (kept, answered) = routes.route(null.to_vec(), Some(2), &ledger, (Duration::ZERO, now));
+        assert!(kept == null && answered.is_empty(), "kept by the open window");
+        assert!(!ledger.answered(&[1]));
+        // Past that, the oldest request still awaiting one, within its
+        // deadline, gets it.
+        let (kept, answered) = routes.route(null.to_vec(), Some(2), &ledger, (Duration::ZERO, now));
+        assert!(kept.is_empty() && answered == [Id::Int(5)], "{answered:?}");
+        assert!(ledger.answered(&[1]), "its session has its answer");
+        // With none left awaiting, it stays where it came.
+        let (kept, _) = routes.route(null.to_vec(), Some(2), &ledger, (Duration::ZERO, by));
+        assert_eq!(kept, null);
+    }
+
+    #[test]
+    fn a_session_whose_answers_may_still_come_is_kept_past_the_horizon() {
+        let ledger = Ledger::default();
+        let by = Instant::now() + Duration::from_secs(60);
+        ledger.record(Entry { answer_by: Some(by), ..entry(1) });
+        for salt in 2..=KEPT as u32 + 1 {
+            ledger.record(entry(salt));
+        }
+        let entries = ledger.entries();
+        assert_eq!(entries.len(), KEPT);
+        assert_eq!(entries.front().map(|e| e.session.salt), Some(1), "an answer to it finds it");
+        assert!(entries.iter().all(|e| e.session.salt != 2), "the oldest settled one went");
     }
 }

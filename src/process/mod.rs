@@ -29,6 +29,7 @@ mod group;
 mod history;
 mod ledger;
 mod persistent;
+mod routes;
 mod session;
 mod spawn;
 mod waits;

@@ -17,15 +17,16 @@
 use super::ChildTarget;
 use super::history::History;
 use super::ledger::Ledger;
+use super::routes::Routes;
 use super::session::ChildGateway;
-use crate::frame::{Expect, Frame};
+use crate::frame::Expect;
+use crate::json_line::Awaited;
 use crate::observation::Observation;
 use crate::protocol::{Id, Policy, Revision};
-use crate::run::owed;
+use crate::run::{owed, owed_or_null};
 use crate::script::Script;
 use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Target};
 use serde_json::Value;
-use std::collections::HashMap;
 use std::time::Instant;
 
 /// What one script in the persistent process showed.
@@ -66,9 +67,8 @@ pub(crate) struct Persistent {
     early: (Vec<u8>, Vec<u8>),
     /// The bytes of the scripts it ran.
     bytes: usize,
-    /// The salt of the script each request id it was sent belongs to: an
-    /// answer is its request's, whenever it comes.
-    ids: HashMap<Id, u32>,
+    /// Whose each answer is, whenever it comes.
+    routes: Routes,
     /// The answers its scripts still await, each with when it is due: a
     /// client waits for them before it closes stdin.
     pending: Vec<(Id, Instant)>,
@@ -107,7 +107,7 @@ impl Persistent {
             last: None,
             early,
             bytes: 0,
-            ids: HashMap::new(),
+            routes: Routes::default(),
             pending: Vec::new(),
             held: Vec::new(),
         })))
@@ -124,7 +124,8 @@ impl Persistent {
     /// server has read past it) and its answered calls have acted: answers
     /// still owed are awaited as late evidence until their deadline
     /// ([`Ran::due`]), while the next script runs. Without it, the window
-    /// waits for them, as a shrinking step must.
+    /// waits for them (those that may come with a null id too), as a
+    /// shrinking step must.
     pub(crate) fn run(&mut self, body: &Script, salt: u32, ledger: &Ledger, defer: bool) -> Result<Ran, Fault> {
         let late_out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
         let late_err = self.child.take_stderr();
@@ -143,10 +144,7 @@ impl Persistent {
         self.settle_last(ledger);
         let recorder = Recorder::new();
         self.child.rebind(recorder.clone(), salt);
-        // Every id a reader may take from a frame, so that an answer to one
-        // the server read out of another request's line (a call joined by
-        // a CR) goes to its script, however late it comes.
-        self.ids.extend(body.frames.iter().flat_map(Frame::named_ids).map(|id| (id, salt)));
+        self.routes.sent(&body.frames, salt);
         let stdin = body.stdin();
         for span in body.write_spans() {
             self.child.write_stdin(&stdin[span])?;
@@ -156,10 +154,16 @@ impl Persistent {
         self.child.write_stdin(&self.revision.marker(&mark))?;
         let session = Session { policy: Policy::KeepOpen, revision: self.revision, salt };
         let owed_ids = owed(body, &session);
+        // Answers that may come with the request's id or a null one.
+        let or_null = owed_or_null(body, &session);
+        self.routes.open(or_null.len());
         // A marker that waits behind no owed answer measures the server.
-        let measures = defer && owed_ids.is_empty() && body.len_bytes() < 64 << 10;
-        let mut awaited = if defer { Vec::new() } else { owed_ids.clone() };
-        awaited.push(Id::Str(mark.clone()));
+        let measures = defer && owed_ids.is_empty() && or_null.is_empty() && body.len_bytes() < 64 << 10;
+        let marker = Id::Str(mark.clone());
+        let awaited = match defer {
+            true => Awaited::ids(vec![marker]),
+            false => Awaited::or_null([owed_ids.clone(), vec![marker]].concat(), or_null.clone()),
+        };
         let waits = self.child.waits().answer;
         let written = Instant::now();
         let deadline = written + waits;
@@ -179,23 +183,33 @@ impl Persistent {
         // The server read past the script: it can serve the next one, even
         // where an answer it owed never came.
         let marked = answered || answers_in(&out, &Id::Str(mark.clone()));
-        let awaiting: Vec<Id> = match defer {
-            true => owed_ids.into_iter().filter(|id| !answers_in(&out, id)).collect(),
-            false => Vec::new(),
+        // Deferred, the answers still owed are awaited as late evidence
+        // (with those among them that may come with a null id, where they
+        // have an id: a server that runs requests concurrently may refuse
+        // one after it answered the marker).
+        let still_owed = |out: &[u8]| -> (Vec<Id>, Vec<Id>) {
+            if !defer {
+                return (Vec::new(), Vec::new());
+            }
+            let anonymous = uncovered(&owed_ids, &mark, &or_null, out);
+            let by_id = owed_ids.iter().filter(|id| !answers_in(out, id)).cloned();
+            (by_id.chain(anonymous.iter().cloned()).collect(), anonymous)
         };
+        let (awaiting, _) = still_owed(&out);
         let acted_by = if answered { Instant::now() + waits } else { deadline };
         let tokens = awaited_tokens(body, &out, &awaiting);
         self.child.await_tokens(&tokens, acted_by);
         let more = self.child.take_stdout();
         out.extend(self.route(more, Some(salt), ledger));
-        stdout.extend(without_answer(&out, &Value::from(mark)));
+        stdout.extend(without_answer(&out, &Value::from(mark.as_str())));
         stderr.extend(self.child.take_stderr());
         let exit = self.child.exit();
         // An answer still awaited may come until its deadline, unless the
         // process has ended.
-        let awaiting: Vec<Id> = awaiting.into_iter().filter(|id| !answers_in(&out, id)).collect();
+        let (awaiting, anonymous) = still_owed(&out);
         let due = (!awaiting.is_empty()).then_some(deadline);
         self.pending.extend(awaiting.iter().map(|id| (id.clone(), deadline)));
+        self.routes.await_anonymous(&anonymous, salt, deadline);
         let obs = Observation {
             stdout,
             stderr,
@@ -226,8 +240,7 @@ impl Persistent {
         self.drain(ledger);
         self.settle_last(ledger);
         if over {
-            let salts: Vec<u32> = self.ids.values().copied().collect();
-            ledger.expire(&salts);
+            ledger.expire(&self.routes.salts());
         }
         over
     }
@@ -249,7 +262,7 @@ impl Persistent {
 
     fn route(&mut self, out: Vec<u8>, current: Option<u32>, ledger: &Ledger) -> Vec<u8> {
         let grace = self.child.waits().answer;
-        let (kept, answered) = route(&self.ids, out, current, ledger, (grace, self.child.output_at(false)));
+        let (kept, answered) = self.routes.route(out, current, ledger, (grace, self.child.output_at(false)));
         self.pending.retain(|(id, _)| !answered.contains(id));
         kept
     }
@@ -274,13 +287,13 @@ impl Persistent {
         // closes stdin (a server may cancel calls in flight at EOF).
         if let Some(until) = self.pending.iter().map(|(_, due)| *due).max() {
             let ids = self.pending.iter().map(|(id, _)| id.clone()).collect();
-            self.child.await_owed(ids, until);
+            self.child.await_owed(Awaited::ids(ids), until);
         }
         self.settle_last(ledger);
         let out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
         let err = self.child.take_stderr();
         let grace = self.child.waits().answer;
-        let Persistent { child, last, ids, .. } = self;
+        let Persistent { child, last, mut routes, .. } = self;
         let at = child.output_at(true);
         let (tail_out, tail_err) = child.finish();
         if let Some((salt, recorder, seen)) = last {
@@ -288,15 +301,14 @@ impl Persistent {
             // last words by now); effects are stamped as they are taken, as
             // the window's are: a stamp never earlier than the evidence.
             let at = if tail_out.is_empty() && tail_err.is_empty() { at } else { Instant::now() };
-            let (out, _) = route(&ids, [out, tail_out].concat(), None, ledger, (grace, at));
+            let (out, _) = routes.route([out, tail_out].concat(), None, ledger, (grace, at));
             ledger.late_output(salt, &out, &[err, tail_err].concat(), at);
             let taken = Instant::now();
             for a in &recorder.actions()[seen..] {
                 ledger.late_effect(Some(salt), a.clone(), taken);
             }
             // Nothing more can come: what its scripts still awaited is missing.
-            let salts: Vec<u32> = ids.values().copied().collect();
-            ledger.expire(&salts);
+            ledger.expire(&routes.salts());
         }
     }
 }
@@ -331,40 +343,14 @@ fn awaited_tokens(script: &Script, out: &[u8], awaiting: &[Id]) -> Vec<String> {
     calls.flatten().filter(|c| !awaiting.contains(&c.id)).map(|c| c.token.clone()).collect()
 }
 
-/// `out` without its whole lines that answer a request (one of `ids`) of
-/// another script than the one with salt `current` (of any, with none):
-/// each goes to its own script's session in the ledger. Also the ids so
-/// answered.
-fn route(
-    ids: &HashMap<Id, u32>,
-    out: Vec<u8>,
-    current: Option<u32>,
-    ledger: &Ledger,
-    (grace, at): (std::time::Duration, Instant),
-) -> (Vec<u8>, Vec<Id>) {
-    // A response (not a request the server sends) whose id one of the
-    // scripts sent.
-    let owner = |line: &[u8]| {
-        let v = crate::json_line::parse(line.strip_suffix(b"\n")?)?;
-        let response = v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some());
-        let id = v.get("id").filter(|_| response).and_then(Id::from_value)?;
-        ids.get(&id).filter(|s| Some(**s) != current).map(|s| (*s, id))
-    };
-    let lines: Vec<_> = out.split_inclusive(|b| *b == b'\n').map(|l| (l, owner(l))).collect();
-    if lines.iter().all(|(_, o)| o.is_none()) {
-        return (out, Vec::new());
-    }
-    let (mut kept, mut answered) = (Vec::with_capacity(out.len()), Vec::new());
-    for (line, owner) in lines {
-        match owner {
-            Some((salt, id)) => {
-                ledger.answer(salt, line, &id, at, grace);
-                answered.push(id);
-            }
-            None => kept.extend_from_slice(line),
-        }
-    }
-    (kept, answered)
+/// The ids of `or_null` (answers that may come with their request's id
+/// or a null one) that nothing in `out` answered, by id or with a null id.
+/// The answers to `owed` and to the marker `mark` answer none of them.
+fn uncovered(owed: &[Id], mark: &str, or_null: &[Option<Id>], out: &[u8]) -> Vec<Id> {
+    let owed = [owed, &[Id::Str(mark.to_owned())]].concat();
+    let mut awaited = Awaited::or_null(owed, or_null.to_vec());
+    awaited.strike(out);
+    awaited.uncovered().into_iter().flatten().collect()
 }
 
 /// Whether a whole line of `out` answers `id`, as the window's wait reads

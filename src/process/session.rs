@@ -291,7 +291,7 @@ impl ChildGateway {
     /// returns it; stdout stays to be taken.
     pub(crate) fn await_answer(&mut self, id: Id, bound: Duration) -> Option<Value> {
         let from = Instant::now();
-        if !self.await_until(vec![id.clone()], |me| me.answers_due(from, bound)) {
+        if !self.await_until(Awaited::ids(vec![id.clone()]), |me| me.answers_due(from, bound)) {
             return None;
         }
         let out = self.stdout.since(self.out_taken);
@@ -300,13 +300,12 @@ impl ChildGateway {
 
     /// Waits until every `owed` answer has come, the server has exited, or
     /// `deadline` passes, taking effects meanwhile; whether all came.
-    pub(crate) fn await_owed(&mut self, owed: Vec<Id>, deadline: Instant) -> bool {
+    pub(crate) fn await_owed(&mut self, owed: Awaited, deadline: Instant) -> bool {
         self.await_until(owed, |_| deadline)
     }
 
     /// [`ChildGateway::await_owed`] until the deadline `due` gives now.
-    fn await_until(&mut self, owed: Vec<Id>, due: impl Fn(&mut ChildGateway) -> Instant) -> bool {
-        let mut owed = Awaited::ids(owed);
+    fn await_until(&mut self, mut owed: Awaited, due: impl Fn(&mut ChildGateway) -> Instant) -> bool {
         loop {
             self.collect_effects();
             self.read_answers(&mut owed);
@@ -503,8 +502,10 @@ impl Gateway for ChildGateway {
         let from = Instant::now();
         // Under keep-open, what may come with a null id is left to the
         // quiet wait and to late output: a server that never sends it would
-        // hold every such session to its deadline.
-        let mut owed = match settle.or_null_later {
+        // hold every such session to its deadline. A confirming session
+        // (longer waits) awaits it too: what it confirms missing was
+        // missing at its deadline, not only through a quiet wait.
+        let mut owed = match settle.or_null_later && self.patience == 1 {
             true => Awaited::ids(settle.owed.clone()),
             false => Awaited::of(settle),
         };
