@@ -1,7 +1,9 @@
 //! A server that reads stdin as the Python SDK's stdio transport does
 //! (universal newlines: a lone CR ends a line) runs a call hidden between
 //! two raw CRs inside a `ping`'s string, and two calls joined by a CR: both
-//! are found, each under its own rule, by one default-length campaign.
+//! are found, each under its own rule, by one default-length campaign. The
+//! same server answering every call late, after the marker, shows no
+//! finding that is not its own.
 
 use crate::cli::{portcullis, text};
 
@@ -27,6 +29,7 @@ fn a_call_hidden_between_two_crs_and_calls_joined_by_a_cr_are_found() {
 }
 
 #[test]
+#[ignore = "a long campaign: .ci/run runs it with `cargo test -- --ignored`"]
 fn a_server_that_answers_each_call_late_and_by_id_shows_no_false_finding() {
     // The same server, each call answered 300 ms after it was read, on a
     // thread of its own: most answers come after the marker, in a later
@@ -38,7 +41,7 @@ fn a_server_that_answers_each_call_late_and_by_id_shows_no_false_finding() {
     let server = format!("{}/tests/servers/reads_cr_lines.py", env!("CARGO_MANIFEST_DIR"));
     let report = dir.path().join("report.json");
     let mut args = vec!["fuzz", "--tool", "fetch", "--check", "correlation", "--level", "spec"];
-    args.extend(["--policy", "keep-open", "--cases", "80", "--shrink-ms", "2000", "--timeout-ms", "2000"]);
+    args.extend(["--policy", "keep-open", "--cases", "160", "--shrink-ms", "2000", "--timeout-ms", "2000"]);
     args.extend(["--report", report.to_str().unwrap(), "--", "python3", &server, "--late-ms", "300"]);
     let o = portcullis(&args, dir.path());
     assert_eq!(o.status.code(), Some(1), "it refuses nothing in a batch: {}", text(&o));

@@ -246,8 +246,12 @@ impl<'a> Job<'a> {
         // awaited until the session's deadline, where it is on time). A
         // process that ended meanwhile showed its end, not the answers: the
         // window's verdict stands, and the session is run again fresh.
+        // Answers that may come with a null id are not waited for here (an
+        // SDK never sends them): they are judged when they come or are due,
+        // as late evidence is.
         let quick = salt ^ QUICK;
-        if healthy && *lane == Lane::Search && !new_in(&run, self.known).is_empty() && !run.1.awaiting.is_empty() {
+        let by_id = run.1.awaiting.iter().any(|id| !ran.anonymous.contains(id));
+        if healthy && *lane == Lane::Search && !new_in(&run, self.known).is_empty() && by_id {
             self.tend_until(&[quick], &|ledger| ledger.answered(&[quick]));
             self.judge_late_but(&[quick])?;
             healthy = self.live.iter().any(|p| p.serial == serial) && !self.died.contains(&serial);

@@ -42,6 +42,9 @@ pub(crate) struct Ran {
     pub(crate) due: Option<Instant>,
     /// The deadline of every answer its requests may get.
     pub(crate) answer_by: Instant,
+    /// Those of the answers it awaits that may come with a null id: a
+    /// server may never send them, as the SDKs do not.
+    pub(crate) anonymous: Vec<Id>,
 }
 
 /// What starting a persistent process came to.
@@ -225,7 +228,7 @@ impl Persistent {
         self.bytes += body.len_bytes();
         self.history.push(body.clone());
         self.last = Some((salt, recorder, obs.effects.len()));
-        Ok(Ran { obs, history, healthy: marked && exit == Exit::Running, due, answer_by: deadline })
+        Ok(Ran { obs, history, healthy: marked && exit == Exit::Running, due, answer_by: deadline, anonymous })
     }
 
     /// Between scripts: takes the effects that came (the latest script's
