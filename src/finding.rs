@@ -168,8 +168,19 @@ impl Distinct {
     /// repeats it.
     pub(crate) fn rests_on_time(&self, violations: &[Violation], script: &Script, obs: &Observation) -> bool {
         let exited = obs.exit.ended();
-        violations.iter().any(|v| distinct(v, script, obs) == *self && v.kind.rests_on_time(exited))
+        let timed = |v: &Violation| v.kind.rests_on_time(exited) || (!exited && null_at_a_deadline(v, script));
+        violations.iter().any(|v| distinct(v, script, obs) == *self && timed(v))
     }
+}
+
+/// Whether `v` is a missing error that may carry a null id, in a script
+/// where such an error is owed to a request whose id is readable: that
+/// request is awaited by its id until its deadline (a server that runs
+/// requests concurrently may refuse it after a later marker), so the
+/// verdict shows only at the deadline and rests on time.
+pub(crate) fn null_at_a_deadline(v: &Violation, script: &Script) -> bool {
+    matches!(v.kind, Kind::NoNullIdError { .. })
+        && script.frames.iter().any(|f| f.owes_anonymous_error() && f.id.is_some())
 }
 
 impl Finding {

@@ -86,6 +86,10 @@ pub(crate) struct Awaited {
     /// Responses with a null id, and with an id that named nothing awaited.
     nulls: usize,
     unnamed: usize,
+    /// Whether those of `or_null` with no id readable are left out of the
+    /// wait (a marker after them is awaited, or what they get is left to
+    /// the quiet wait).
+    readable_only: bool,
 }
 
 impl Awaited {
@@ -100,10 +104,12 @@ impl Awaited {
         Awaited { ids, ..Awaited::default() }
     }
 
-    /// The answers to `ids`, and one to each of `or_null` by its id or null.
+    /// The answers to `ids`, and one to each of `or_null` by its id or
+    /// null; those of `or_null` with no id readable count for what covers
+    /// the rest, and are not waited for themselves.
     #[cfg(feature = "process")]
     pub(crate) fn or_null(ids: Vec<Id>, or_null: Vec<Option<Id>>) -> Awaited {
-        Awaited { ids, or_null, ..Awaited::default() }
+        Awaited { ids, or_null, readable_only: true, ..Awaited::default() }
     }
 
     /// Takes in the responses among the whole lines of `lines`.
@@ -131,7 +137,7 @@ impl Awaited {
     /// as are owed by id or null (null ids for any of them, ids naming
     /// nothing awaited only for those with no id readable).
     pub(crate) fn is_empty(&self) -> bool {
-        self.ids.is_empty() && self.uncovered().is_empty()
+        self.ids.is_empty() && self.uncovered().iter().all(|o| self.readable_only && o.is_none())
     }
 
     /// The answers owed by id or null (each with its id, where readable)
@@ -222,5 +228,13 @@ mod tests {
         assert!(!a.is_empty());
         a.strike(null);
         assert!(a.uncovered().is_empty() && a.is_empty());
+        // What has no id readable is not waited for, but counts first.
+        let mut a = Awaited::or_null(Vec::new(), vec![None, Some(Id::Int(5))]);
+        assert!(!a.is_empty(), "5 is awaited");
+        a.strike(null);
+        assert_eq!(a.uncovered(), [Some(Id::Int(5))]);
+        assert!(!a.is_empty(), "the null answered the unreadable one");
+        a.strike(br#"{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"bad"}}"#);
+        assert!(a.is_empty());
     }
 }

@@ -26,7 +26,7 @@
 use super::confirmer::{Confirmed, Confirmer, Task, Teller, confirm, finding};
 use super::verdict::{self, record};
 use super::{Finding, Known, Lane, SessionRun};
-use crate::check::Kind;
+use crate::check::{CheckId, Kind};
 use crate::finding::{Distinct, distinct};
 use crate::process::{ChildTarget, Entry, History, Ledger, Persistent, Started};
 use crate::protocol::{Id, Policy, Revision};
@@ -221,7 +221,10 @@ impl<'a> Job<'a> {
             },
         };
         let ledger = self.target.ledger();
-        let ran = self.live[at].run(&body, salt ^ QUICK, ledger, defer)?;
+        // A shrinking step of a correlation finding waits for the answers
+        // that may come with a null id: its verdict may rest on them.
+        let null_answers = matches!(lane, Lane::Shrink(d) if d.check == CheckId::Correlation);
+        let ran = self.live[at].run(&body, salt ^ QUICK, ledger, (defer, null_answers))?;
         // Kept for a round of shrinking in flight only (cleared as it begins).
         if ran.obs.exit.ended() && matches!(lane, Lane::Shrink(_)) {
             self.died.push(self.live[at].serial);
@@ -252,7 +255,7 @@ impl<'a> Job<'a> {
         let quick = salt ^ QUICK;
         let by_id = run.1.awaiting.iter().any(|id| !ran.anonymous.contains(id));
         if healthy && *lane == Lane::Search && !new_in(&run, self.known).is_empty() && by_id {
-            self.tend_until(&[quick], &|ledger| ledger.answered(&[quick]));
+            self.tend_until(&[quick], &|ledger| ledger.answered(&[quick], &ran.anonymous));
             self.judge_late_but(&[quick])?;
             healthy = self.live.iter().any(|p| p.serial == serial) && !self.died.contains(&serial);
             if let Some((whole, _)) = verdict::now(ledger, &[quick], &run.0).filter(|_| healthy) {

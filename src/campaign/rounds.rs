@@ -286,7 +286,9 @@ fn judged(cfg: &HuntConfig, (script, obs, violations): &SessionRun) -> Vec<Disti
 /// Whether the finding `d` that `run` showed shows only once a deadline
 /// has passed, so that each of its shrinking steps waits it out.
 fn at_a_deadline(d: &Distinct, (script, obs, violations): &SessionRun) -> bool {
-    violations.iter().any(|v| v.kind.shows_at_a_deadline() && distinct(v, script, obs) == *d)
+    let late =
+        |v: &crate::check::Violation| v.kind.shows_at_a_deadline() || crate::finding::null_at_a_deadline(v, script);
+    violations.iter().any(|v| late(v) && distinct(v, script, obs) == *d)
 }
 
 /// `f`, reported as a shared process showed it, after `history` and with

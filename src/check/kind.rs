@@ -261,7 +261,9 @@ impl Kind {
     /// on its own, after which nothing more can come). Such a verdict is
     /// confirmed with longer waits before it is reported. A missing error
     /// for a line with no id rests on evidence: the marker after it was
-    /// answered, or the server ended.
+    /// answered, or the server ended. One that may carry a null id, owed to
+    /// a request whose id is readable, is awaited by that id until its
+    /// deadline: the script decides ([`Distinct::rests_on_time`](crate::finding::Distinct::rests_on_time)).
     pub fn rests_on_time(&self, exited: bool) -> bool {
         match self {
             Kind::RunningAfterEof | Kind::RunningAfterClose { .. } => true,

@@ -75,6 +75,8 @@ pub(crate) struct Persistent {
     /// The answers its scripts still await, each with when it is due: a
     /// client waits for them before it closes stdin.
     pending: Vec<(Id, Instant)>,
+    /// Those of them that may come with a null id.
+    anonymous: Vec<Id>,
     /// Output taken between scripts and not routed by id (a partial line,
     /// a line of no request's): the next script's late output, by position.
     held: Vec<u8>,
@@ -112,6 +114,7 @@ impl Persistent {
             bytes: 0,
             routes: Routes::default(),
             pending: Vec::new(),
+            anonymous: Vec::new(),
             held: Vec::new(),
         })))
     }
@@ -127,9 +130,17 @@ impl Persistent {
     /// server has read past it) and its answered calls have acted: answers
     /// still owed are awaited as late evidence until their deadline
     /// ([`Ran::due`]), while the next script runs. Without it, the window
-    /// waits for them (those that may come with a null id too), as a
-    /// shrinking step must.
-    pub(crate) fn run(&mut self, body: &Script, salt: u32, ledger: &Ledger, defer: bool) -> Result<Ran, Fault> {
+    /// waits for them, as a shrinking step must; with `null_answers` too,
+    /// for those that may come with a null id where the request's id was
+    /// readable (a step of a finding that rests on them: an SDK never
+    /// sends them, and each such step waits them out).
+    pub(crate) fn run(
+        &mut self,
+        body: &Script,
+        salt: u32,
+        ledger: &Ledger,
+        (defer, null_answers): (bool, bool),
+    ) -> Result<Ran, Fault> {
         let late_out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
         let late_err = self.child.take_stderr();
         let (mut stdout, mut stderr) = std::mem::take(&mut self.early);
@@ -159,13 +170,13 @@ impl Persistent {
         let owed_ids = owed(body, &session);
         // Answers that may come with the request's id or a null one.
         let or_null = owed_or_null(body, &session);
-        self.routes.open(or_null.len());
         // A marker that waits behind no owed answer measures the server.
         let measures = defer && owed_ids.is_empty() && or_null.is_empty() && body.len_bytes() < 64 << 10;
         let marker = Id::Str(mark.clone());
-        let awaited = match defer {
-            true => Awaited::ids(vec![marker]),
-            false => Awaited::or_null([owed_ids.clone(), vec![marker]].concat(), or_null.clone()),
+        let awaited = match (defer, null_answers) {
+            (true, _) => Awaited::ids(vec![marker]),
+            (false, false) => Awaited::ids([owed_ids.clone(), vec![marker]].concat()),
+            (false, true) => Awaited::or_null([owed_ids.clone(), vec![marker]].concat(), or_null.clone()),
         };
         let waits = self.child.waits().answer;
         let written = Instant::now();
@@ -212,7 +223,7 @@ impl Persistent {
         let (awaiting, anonymous) = still_owed(&out);
         let due = (!awaiting.is_empty()).then_some(deadline);
         self.pending.extend(awaiting.iter().map(|id| (id.clone(), deadline)));
-        self.routes.await_anonymous(&anonymous, salt, deadline);
+        self.anonymous.extend(anonymous.iter().cloned());
         let obs = Observation {
             stdout,
             stderr,
@@ -267,6 +278,7 @@ impl Persistent {
         let grace = self.child.waits().answer;
         let (kept, answered) = self.routes.route(out, current, ledger, (grace, self.child.output_at(false)));
         self.pending.retain(|(id, _)| !answered.contains(id));
+        self.anonymous.retain(|id| !answered.contains(id));
         kept
     }
 
@@ -289,14 +301,16 @@ impl Persistent {
         // As a client does, it waits for the answers still due before it
         // closes stdin (a server may cancel calls in flight at EOF).
         if let Some(until) = self.pending.iter().map(|(_, due)| *due).max() {
-            let ids = self.pending.iter().map(|(id, _)| id.clone()).collect();
-            self.child.await_owed(Awaited::ids(ids), until);
+            let anonymous = |id: &Id| self.anonymous.contains(id);
+            let ids = self.pending.iter().map(|(id, _)| id.clone()).filter(|id| !anonymous(id)).collect();
+            let or_null = self.anonymous.iter().cloned().map(Some).collect();
+            self.child.await_owed(Awaited::or_null(ids, or_null), until);
         }
         self.settle_last(ledger);
         let out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
         let err = self.child.take_stderr();
         let grace = self.child.waits().answer;
-        let Persistent { child, last, mut routes, .. } = self;
+        let Persistent { child, last, routes, .. } = self;
         let at = child.output_at(true);
         let (tail_out, tail_err) = child.finish();
         if let Some((salt, recorder, seen)) = last {

@@ -503,11 +503,13 @@ impl Gateway for ChildGateway {
         // Under keep-open, what may come with a null id is left to the
         // quiet wait and to late output: a server that never sends it would
         // hold every such session to its deadline. A confirming session
-        // (longer waits) awaits it too: what it confirms missing was
-        // missing at its deadline, not only through a quiet wait.
-        let mut owed = match settle.or_null_later && self.patience == 1 {
-            true => Awaited::ids(settle.owed.clone()),
-            false => Awaited::of(settle),
+        // (longer waits) awaits it where the request's id was readable:
+        // what it confirms missing was missing at its deadline, not only
+        // through a quiet wait.
+        let mut owed = match (settle.or_null_later, self.patience) {
+            (false, _) => Awaited::of(settle),
+            (true, 1) => Awaited::ids(settle.owed.clone()),
+            (true, _) => Awaited::or_null(settle.owed.clone(), settle.owed_or_null.clone()),
         };
         let mut caught_up = Instant::now();
         loop {
