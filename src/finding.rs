@@ -168,19 +168,22 @@ impl Distinct {
     /// repeats it.
     pub(crate) fn rests_on_time(&self, violations: &[Violation], script: &Script, obs: &Observation) -> bool {
         let exited = obs.exit.ended();
-        let timed = |v: &Violation| v.kind.rests_on_time(exited) || (!exited && null_at_a_deadline(v, script));
+        let timed = |v: &Violation| v.kind.rests_on_time(exited) || null_at_a_deadline(v, script);
         violations.iter().any(|v| distinct(v, script, obs) == *self && timed(v))
     }
 }
 
-/// Whether `v` is a missing error that may carry a null id, in a script
-/// where such an error is owed to a request whose id is readable: that
-/// request is awaited by its id until its deadline (a server that runs
-/// requests concurrently may refuse it after a later marker), so the
-/// verdict shows only at the deadline and rests on time.
+/// Whether `v` is a missing error that may carry a null id, no more of
+/// them missing than `script` has requests owed one with a readable id:
+/// such a request is awaited by its id until its deadline (a server that
+/// runs requests concurrently may refuse it after a later marker, or
+/// cancel it at EOF before a client that did not wait), so the verdict
+/// shows only at the deadline and rests on time. More missing than that
+/// is shown by the lines with no id readable, on evidence.
 pub(crate) fn null_at_a_deadline(v: &Violation, script: &Script) -> bool {
-    matches!(v.kind, Kind::NoNullIdError { .. })
-        && script.frames.iter().any(|f| f.owes_anonymous_error() && f.id.is_some())
+    let Kind::NoNullIdError { needed, came } = v.kind else { return false };
+    let readable = script.frames.iter().filter(|f| f.owes_anonymous_error() && f.id.is_some()).count();
+    needed.saturating_sub(came) <= readable && readable > 0
 }
 
 impl Finding {

@@ -261,17 +261,21 @@ impl Persistent {
 
     /// Routes the answers that came since the last script's window to
     /// their requests, before the answers still awaited are judged due: an
-    /// answer already written is never judged missing. The rest of the
-    /// output (a partial line too) waits for the next script.
+    /// answer already written is never judged missing. The other whole
+    /// lines (an error with a null id, say) are the latest script's, by
+    /// position, at once; a partial line waits for the rest of it.
     pub(crate) fn drain(&mut self, ledger: &Ledger) {
         if self.pending.is_empty() {
             return;
         }
         let out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
         let whole = crate::json_line::whole(&out);
-        let mut kept = self.route(out[..whole].to_vec(), None, ledger);
-        kept.extend_from_slice(&out[whole..]);
-        self.held = kept;
+        let kept = self.route(out[..whole].to_vec(), None, ledger);
+        match &self.last {
+            Some((last, ..)) if !kept.is_empty() => ledger.late_output(*last, &kept, &[], self.child.output_at(true)),
+            _ => self.held.extend_from_slice(&kept),
+        }
+        self.held.extend_from_slice(&out[whole..]);
     }
 
     fn route(&mut self, out: Vec<u8>, current: Option<u32>, ledger: &Ledger) -> Vec<u8> {
@@ -300,11 +304,14 @@ impl Persistent {
     pub(crate) fn end(mut self, ledger: &Ledger) {
         // As a client does, it waits for the answers still due before it
         // closes stdin (a server may cancel calls in flight at EOF).
+        // Only those not yet due: one answered with a null id, or past its
+        // deadline, is not waited for.
+        let now = Instant::now();
+        self.pending.retain(|(_, due)| *due > now);
         if let Some(until) = self.pending.iter().map(|(_, due)| *due).max() {
             let anonymous = |id: &Id| self.anonymous.contains(id);
-            let ids = self.pending.iter().map(|(id, _)| id.clone()).filter(|id| !anonymous(id)).collect();
-            let or_null = self.anonymous.iter().cloned().map(Some).collect();
-            self.child.await_owed(Awaited::or_null(ids, or_null), until);
+            let (or_null, ids): (Vec<Id>, Vec<Id>) = self.pending.iter().map(|(id, _)| id.clone()).partition(anonymous);
+            self.child.await_owed(Awaited::or_null(ids, or_null.into_iter().map(Some).collect()), until);
         }
         self.settle_last(ledger);
         let out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
