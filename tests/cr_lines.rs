@@ -41,7 +41,7 @@ fn a_server_that_answers_each_call_late_and_by_id_shows_no_false_finding() {
     let server = format!("{}/tests/servers/reads_cr_lines.py", env!("CARGO_MANIFEST_DIR"));
     let report = dir.path().join("report.json");
     let mut args = vec!["fuzz", "--tool", "fetch", "--check", "correlation", "--level", "spec"];
-    args.extend(["--policy", "keep-open", "--cases", "160", "--shrink-ms", "2000", "--timeout-ms", "2000"]);
+    args.extend(["--policy", "keep-open", "--cases", "80", "--shrink-ms", "2000", "--timeout-ms", "2000"]);
     args.extend(["--report", report.to_str().unwrap(), "--", "python3", &server, "--late-ms", "300"]);
     let o = portcullis(&args, dir.path());
     assert_eq!(o.status.code(), Some(1), "it refuses nothing in a batch: {}", text(&o));

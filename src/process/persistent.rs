@@ -77,8 +77,8 @@ pub(crate) struct Persistent {
     pending: Vec<(Id, Instant)>,
     /// Those of them that may come with a null id.
     anonymous: Vec<Id>,
-    /// Output taken between scripts and not routed by id (a partial line,
-    /// a line of no request's): the next script's late output, by position.
+    /// Output taken between scripts and not routed: a partial line, which
+    /// goes with the rest of it (and what came before any script ran).
     held: Vec<u8>,
 }
 
