@@ -6,19 +6,30 @@
 //! finding that is not its own.
 
 use crate::cli::{portcullis, text};
+use serde_json::Value;
+use std::process::Output;
 
-#[test]
-fn a_call_hidden_between_two_crs_and_calls_joined_by_a_cr_are_found() {
+/// A keep-open campaign of `cases` sessions, focused on `check` at spec
+/// level, against the server run with `server_args`: its output and the
+/// findings of its JSON report.
+fn campaign(check: &str, cases: &str, server_args: &[&str]) -> (Output, Vec<Value>) {
     let dir = tempfile::tempdir().unwrap();
     let server = format!("{}/tests/servers/reads_cr_lines.py", env!("CARGO_MANIFEST_DIR"));
     let report = dir.path().join("report.json");
-    let mut args = vec!["fuzz", "--tool", "fetch", "--check", "no-effect-on-reject", "--level", "spec"];
-    args.extend(["--policy", "keep-open", "--cases", "160", "--shrink-ms", "2000", "--timeout-ms", "2000"]);
+    let mut args = vec!["fuzz", "--tool", "fetch", "--check", check, "--level", "spec"];
+    args.extend(["--policy", "keep-open", "--cases", cases, "--shrink-ms", "2000", "--timeout-ms", "2000"]);
     args.extend(["--report", report.to_str().unwrap(), "--", "python3", &server]);
+    args.extend(server_args);
     let o = portcullis(&args, dir.path());
+    let json: Value = serde_json::from_slice(&std::fs::read(&report).unwrap_or_default()).unwrap_or_default();
+    let findings = json["findings"].as_array().cloned().unwrap_or_default();
+    (o, findings)
+}
+
+#[test]
+fn a_call_hidden_between_two_crs_and_calls_joined_by_a_cr_are_found() {
+    let (o, findings) = campaign("no-effect-on-reject", "160", &[]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    let findings = json["findings"].as_array().unwrap();
     let keys: Vec<&str> = findings.iter().filter_map(|f| f["distinct"].as_str()).collect();
     for (rule, kind) in [("(raw_control)", "cr_hidden_call"), ("(foreign_terminator)", "cr_separated")] {
         let f = findings.iter().find(|f| f["distinct"].as_str().is_some_and(|k| k.ends_with(rule)));
@@ -37,17 +48,9 @@ fn a_server_that_answers_each_call_late_and_by_id_shows_no_false_finding() {
     // requests that may be answered with their id or a null one. Every
     // finding must be the server's own (a fresh session repeats it), and
     // none an answer judged as one to a request its session never sent.
-    let dir = tempfile::tempdir().unwrap();
-    let server = format!("{}/tests/servers/reads_cr_lines.py", env!("CARGO_MANIFEST_DIR"));
-    let report = dir.path().join("report.json");
-    let mut args = vec!["fuzz", "--tool", "fetch", "--check", "correlation", "--level", "spec"];
-    args.extend(["--policy", "keep-open", "--cases", "80", "--shrink-ms", "2000", "--timeout-ms", "2000"]);
-    args.extend(["--report", report.to_str().unwrap(), "--", "python3", &server, "--late-ms", "300"]);
-    let o = portcullis(&args, dir.path());
+    let (o, findings) = campaign("correlation", "80", &["--late-ms", "300"]);
     assert_eq!(o.status.code(), Some(1), "it refuses nothing in a batch: {}", text(&o));
-    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    let findings = json["findings"].as_array().unwrap();
-    for f in findings {
+    for f in &findings {
         let key = f["distinct"].as_str().unwrap_or_default();
         assert!(f["confirmed"] == true && f["state_dependent"] == false, "{key} was not repeated: {f}");
         assert!(!key.contains("unknown_id"), "an answer was taken for another session's: {f}");

@@ -74,9 +74,8 @@ pub(crate) struct Persistent {
     routes: Routes,
     /// The answers its scripts still await, each with when it is due: a
     /// client waits for them before it closes stdin.
-    pending: Vec<(Id, Instant)>,
-    /// Those of them that may come with a null id.
-    anonymous: Vec<Id>,
+    /// Each flagged where it may come with a null id.
+    pending: Vec<(Id, Instant, bool)>,
     /// Output taken between scripts and not routed: a partial line, which
     /// goes with the rest of it (and what came before any script ran).
     held: Vec<u8>,
@@ -114,7 +113,6 @@ impl Persistent {
             bytes: 0,
             routes: Routes::default(),
             pending: Vec::new(),
-            anonymous: Vec::new(),
             held: Vec::new(),
         })))
     }
@@ -222,8 +220,7 @@ impl Persistent {
         // process has ended.
         let (awaiting, anonymous) = still_owed(&out);
         let due = (!awaiting.is_empty()).then_some(deadline);
-        self.pending.extend(awaiting.iter().map(|id| (id.clone(), deadline)));
-        self.anonymous.extend(anonymous.iter().cloned());
+        self.pending.extend(awaiting.iter().map(|id| (id.clone(), deadline, anonymous.contains(id))));
         let obs = Observation {
             stdout,
             stderr,
@@ -281,8 +278,7 @@ impl Persistent {
     fn route(&mut self, out: Vec<u8>, current: Option<u32>, ledger: &Ledger) -> Vec<u8> {
         let grace = self.child.waits().answer;
         let (kept, answered) = self.routes.route(out, current, ledger, (grace, self.child.output_at(false)));
-        self.pending.retain(|(id, _)| !answered.contains(id));
-        self.anonymous.retain(|id| !answered.contains(id));
+        self.pending.retain(|(id, ..)| !answered.contains(id));
         kept
     }
 
@@ -307,11 +303,12 @@ impl Persistent {
         // Only those not yet due: one answered with a null id, or past its
         // deadline, is not waited for.
         let now = Instant::now();
-        self.pending.retain(|(_, due)| *due > now);
-        if let Some(until) = self.pending.iter().map(|(_, due)| *due).max() {
-            let anonymous = |id: &Id| self.anonymous.contains(id);
-            let (or_null, ids): (Vec<Id>, Vec<Id>) = self.pending.iter().map(|(id, _)| id.clone()).partition(anonymous);
-            self.child.await_owed(Awaited::or_null(ids, or_null.into_iter().map(Some).collect()), until);
+        self.pending.retain(|(_, due, _)| *due > now);
+        if let Some(until) = self.pending.iter().map(|(_, due, _)| *due).max() {
+            let (or_null, ids): (Vec<_>, Vec<_>) = self.pending.iter().partition(|(.., anonymous)| *anonymous);
+            let ids = ids.into_iter().map(|(id, ..)| id.clone()).collect();
+            let or_null = or_null.into_iter().map(|(id, ..)| Some(id.clone())).collect();
+            self.child.await_owed(Awaited::or_null(ids, or_null), until);
         }
         self.settle_last(ledger);
         let out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
