@@ -28,7 +28,7 @@ fn server(name: &str) -> String {
 fn against_server(extra: &[&str], dir: &Path) -> Output {
     let server = server("reads_robots.py");
     let mut args = vec!["fuzz", "--policy", "keep-open", "--revision", "2025-06-18", "--cases", "12"];
-    args.extend(["--check", "exactly-once", "--timeout-ms", "3000", "--exit-grace-ms", "300"]);
+    args.extend(["--check", "exactly-once", "--timeout-ms", "1000", "--exit-grace-ms", "300"]);
     args.extend(["--report", "report.json"]);
     args.extend(extra);
     args.extend(["--", "python3", &server]);

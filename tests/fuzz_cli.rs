@@ -27,7 +27,7 @@ fn write_note_args(notes: &str) -> Vec<&str> {
 fn fuzz_args<'a>(policy: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut a = vec!["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--forbidden-tool", "rotate_keys"];
     a.extend(["--confirm-tool", "purge_cache"]);
-    a.extend(["--policy", policy, "--timeout-ms", "3000", "--exit-grace-ms", "300", "--max-findings", "1"]);
+    a.extend(["--policy", policy, "--timeout-ms", "1000", "--exit-grace-ms", "300", "--max-findings", "1"]);
     a.extend(extra);
     a
 }
@@ -115,7 +115,7 @@ fn caught(m: Mutant) {
     // and FIXED against the reference (the same line without `--mutant`).
     let reproduce = json["findings"][0]["reproduce"].as_str().unwrap().to_owned();
     assert!(out.contains(&format!("Reproduce with:\n  {reproduce}\n")), "{reproduce}\n{}", text(&o));
-    assert!(reproduce.contains(" --timeout-ms 3000 --exit-grace-ms 300 -- "), "{reproduce}");
+    assert!(reproduce.contains(" --timeout-ms 1000 --exit-grace-ms 300 -- "), "{reproduce}");
     let words = shlex::split(&reproduce).expect("a shell line");
     assert!(words[2].starts_with('/'), "the artifact's path is absolute: {reproduce}");
     // Run from another folder: every path in it is absolute.

@@ -78,11 +78,16 @@ where
 {
     fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
         self.pending.extend_from_slice(bytes);
+        // Lines are cut from the front once, after the loop: a write of
+        // many lines is not moved down a line at a time.
+        let mut at = 0;
         while self.exit == Exit::Running {
-            let Some(lf) = memchr::memchr(b'\n', &self.pending) else { break };
-            let line: Vec<u8> = self.pending.drain(..=lf).collect();
+            let Some(lf) = memchr::memchr(b'\n', &self.pending[at..]) else { break };
+            let line = self.pending[at..=at + lf].to_vec();
+            at += lf + 1;
             self.handle(&line);
         }
+        self.pending.drain(..at);
         Ok(())
     }
 

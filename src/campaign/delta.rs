@@ -247,7 +247,7 @@ fn search<T: Target>(
         // script onto it by the sink's address, and a cut one (127.0.1 still
         // reaches 127.0.0.1) would keep the old sink.
         let sink = target.catalogue().canary_base;
-        let holds = |b: &[u8], part: &[u8]| b.windows(part.len()).any(|w| w == part);
+        let holds = |b: &[u8], part: &[u8]| memchr::memmem::find(b, part).is_some();
         for i in order {
             let base = best.clone();
             let tokens = base.frames[i].tokens.clone();

@@ -28,15 +28,21 @@ impl ReferenceGateway {
     pub(super) fn read_chunks(&mut self, bytes: &[u8]) {
         const CHUNK: usize = 4096;
         self.buf.extend_from_slice(bytes);
+        // Read up to `at`, cut from the buffer once: a 32 MiB frame is
+        // not moved down a chunk at a time.
+        let mut at = 0;
         while self.running() {
-            let window = &self.buf[..self.buf.len().min(CHUNK)];
-            let line = match memchr::memchr(b'\n', window) {
-                Some(n) => self.buf.drain(..=n).take(n).collect::<Vec<u8>>(),
-                None if self.buf.len() >= CHUNK => self.buf.drain(..CHUNK).collect(),
+            let rest = &self.buf[at..];
+            let window = &rest[..rest.len().min(CHUNK)];
+            let (line, used) = match memchr::memchr(b'\n', window) {
+                Some(n) => (window[..n].to_vec(), n + 1),
+                None if rest.len() >= CHUNK => (window.to_vec(), CHUNK),
                 None => break,
             };
+            at += used;
             self.line(&line);
         }
+        self.buf.drain(..at.min(self.buf.len()));
     }
 
     /// Handles one complete line (LF removed).
