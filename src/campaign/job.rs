@@ -24,6 +24,7 @@
 //! seen (with its process's history, if it had one).
 
 use super::confirmer::{Confirmed, Confirmer, Task, Teller, confirm, finding};
+use super::scope::Scope;
 use super::verdict::{self, record};
 use super::{Finding, Known, Lane, SessionRun};
 use crate::check::{CheckId, Kind};
@@ -50,6 +51,9 @@ pub struct Job<'a> {
     /// The findings the run has made: a search session in the persistent
     /// process that shows only these is not tended for its answers.
     known: Option<&'a Known>,
+    /// What the run reports: late evidence outside it is no finding to
+    /// confirm.
+    scope: Scope,
     /// The keys of the late findings this job has made.
     made: Vec<Distinct>,
     /// Where late findings are confirmed beside the search, when the
@@ -90,6 +94,7 @@ impl<'a> Job<'a> {
             seed,
             found: Vec::new(),
             known: None,
+            scope: Scope::default(),
             made: Vec::new(),
             confirmer: target.ahead().then(|| Confirmer::start(target, Teller { policy, seed })),
             died: Vec::new(),
@@ -106,6 +111,13 @@ impl<'a> Job<'a> {
     /// show a new finding is run again in a process of its own.
     pub(crate) fn knowing(mut self, known: &'a Known) -> Job<'a> {
         self.known = Some(known);
+        self
+    }
+
+    /// This job, judging late evidence within `scope` (every check at
+    /// every level where not told).
+    pub(crate) fn judging(mut self, scope: Scope) -> Job<'a> {
+        self.scope = scope;
         self
     }
 
@@ -428,7 +440,7 @@ impl<'a> Job<'a> {
         for p in &mut self.live {
             p.drain(self.target.ledger());
         }
-        for (entry, violations, key) in verdict::rejudge(self.target.ledger()) {
+        for (entry, violations, key) in verdict::rejudge(self.target.ledger(), self.scope) {
             let made = |k: &Distinct| self.known.is_some_and(|known| known.contains(k)) || self.made.contains(k);
             if made(&key) {
                 continue;

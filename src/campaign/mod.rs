@@ -14,6 +14,7 @@ mod lane;
 mod parallel;
 mod policy_probe;
 mod rounds;
+mod scope;
 #[cfg(all(feature = "cli", target_os = "linux"))]
 mod shares;
 #[cfg(all(feature = "process", target_os = "linux"))]

@@ -5,6 +5,7 @@
 //! prints and saves; everything judged is judged here.
 
 use super::delta::minimize;
+use super::scope::Scope;
 use super::shares::revision_share;
 use super::worker::{Campaign, Onlooker, Worker};
 use super::{Finding, Handed, HuntConfig, Known, Progress, Shrinker, fresh_salt, hunt_among, strategy};
@@ -191,7 +192,13 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
         record(&f, &base, waits);
         kept(f, base, waits);
     };
-    let campaign = Campaign { onlooker, known: &known, record: &record, focus: plan.focus, gone: &gone };
+    let campaign = Campaign {
+        onlooker,
+        known: &known,
+        record: &record,
+        scope: Scope { focus: plan.focus, level: plan.level },
+        gone: &gone,
+    };
     let running = AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for (j, Lanes { search: target, shrink }) in lanes.iter().enumerate() {

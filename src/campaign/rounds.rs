@@ -9,8 +9,7 @@ use super::handed::{Caught, Handed};
 use super::lane::SessionRun;
 use super::{Finding, HuntConfig, Lane, seeded_runner};
 use crate::check::CheckId;
-use crate::finding::{Distinct, beside_crash, distinct};
-use crate::protocol::Level;
+use crate::finding::{Distinct, distinct};
 use crate::script::{Script, ScriptSpec};
 use crate::seam::Fault;
 use proptest::strategy::BoxedStrategy;
@@ -271,16 +270,9 @@ fn rests_on_time(d: &Distinct, (script, obs, violations): &SessionRun) -> bool {
     d.rests_on_time(violations, script, obs)
 }
 
-/// The findings `run` shows, in the order checks are reported: those of
-/// the focused check, at the level asked for (an `isError` refusal before
-/// 2025-11-25 is only hardening). A session that crashed shows the crash,
-/// and what the crash does not explain; the answers and effects that did
-/// not come after it are no finding each.
-fn judged(cfg: &HuntConfig, (script, obs, violations): &SessionRun) -> Vec<Distinct> {
-    let level = cfg.level.max(Level::Spec);
-    let focused = beside_crash(violations, obs).filter(|v| cfg.focus.is_none_or(|c| c == v.check));
-    let focused = focused.filter(|v| v.level(script) <= level);
-    focused.map(|v| distinct(v, script, obs)).collect()
+/// The findings `run` shows within `cfg`'s scope.
+fn judged(cfg: &HuntConfig, run: &SessionRun) -> Vec<Distinct> {
+    super::scope::Scope::from(cfg).judged(run)
 }
 
 /// Whether the finding `d` that `run` showed shows only once a deadline

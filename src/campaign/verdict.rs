@@ -5,8 +5,9 @@
 //! from what it showed before.
 
 use super::SessionRun;
+use super::scope::Scope;
 use crate::check::{Violation, check};
-use crate::finding::{Distinct, distinct};
+use crate::finding::{Distinct, beside_crash, distinct};
 use crate::observation::Observation;
 use crate::process::{ChildTarget, Entry, Ledger};
 use crate::script::Script;
@@ -52,13 +53,16 @@ pub(crate) fn now(ledger: &Ledger, salts: &[u32], script: &Script) -> Option<(Se
 }
 
 /// Judges again every session whose evidence grew since it was last
-/// judged, and returns those that now break something they did not: each
-/// with its violations now and the finding key of the first new one.
-pub(crate) fn rejudge(ledger: &Ledger) -> Vec<(Entry, Vec<Violation>, Distinct)> {
+/// judged, and returns those that now break something within `scope`
+/// they did not: each with its violations now and the finding key of the
+/// first new one.
+pub(crate) fn rejudge(ledger: &Ledger, scope: Scope) -> Vec<(Entry, Vec<Violation>, Distinct)> {
     let judged = ledger.rejudge(|entry| {
         let now = violations(entry);
         let shown = fingerprints(&now);
-        let new = now.iter().zip(&shown).find(|(_, f)| !entry.shown.contains(f));
+        let reported: Vec<&Violation> = beside_crash(&now, &entry.obs).collect();
+        let new = now.iter().zip(&shown).filter(|(v, _)| reported.contains(v) && scope.reports(v, &entry.script));
+        let new = new.into_iter().find(|(_, f)| !entry.shown.contains(f));
         let key = new.map(|(v, _)| distinct(v, &entry.script, &entry.obs));
         (shown, key.map(|key| (now, key)))
     });
@@ -80,4 +84,44 @@ pub(crate) fn whole(
     obs.effects.extend(late);
     let violations = check(script, &obs, session);
     Ok((obs, violations, came_late))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attack::Step;
+    use crate::catalogue::Catalogue;
+    use crate::check::CheckId;
+    use crate::frame::Expect;
+    use crate::protocol::{Policy, Revision};
+    use crate::script::ScriptSpec;
+    use crate::seam::{Action, Session};
+    use std::time::Instant;
+
+    #[test]
+    fn late_evidence_outside_the_runs_scope_is_no_finding_to_confirm() {
+        // A valid call that acted once in its window acts again late: a
+        // new exactly-once violation, which a run hunting another check
+        // neither confirms nor shrinks.
+        let spec = ScriptSpec::whole(Revision::LATEST, vec![Step::Control(0)]);
+        let script = spec.render(&Catalogue::reference(), 1);
+        let acting = |e: &Expect| match e {
+            Expect::Act(calls) => calls.first().cloned(),
+            _ => None,
+        };
+        let call = script.frames.iter().find_map(|f| acting(&f.expect)).expect("a call");
+        let acted = Action { tool: call.tool.clone(), arguments: call.arguments.clone() };
+        let session = Session { policy: Policy::KeepOpen, revision: Revision::LATEST, salt: 1 };
+        let judged = |scope: Scope| {
+            let ledger = Ledger::default();
+            let mut obs = Observation::none();
+            obs.effects.push(acted.clone());
+            record(&ledger, Entry::new(session, &spec, script.clone(), obs));
+            ledger.late_effect(Some(1), acted.clone(), Instant::now());
+            rejudge(&ledger, scope).into_iter().map(|(_, _, key)| key.check).collect::<Vec<_>>()
+        };
+        assert_eq!(judged(Scope::default()), [CheckId::ExactlyOnce]);
+        let elsewhere = Scope { focus: Some(CheckId::NoEffectOnReject), ..Scope::default() };
+        assert_eq!(judged(elsewhere), []);
+    }
 }

@@ -3,8 +3,8 @@
 //! state-dependent ones), and the runner and flight the hunt (or the lane
 //! that shrinks and confirms beside it) runs its sessions through.
 
+use super::scope::Scope;
 use super::{Finding, Flight, Handed, Job, Known, Lane, Progress, Runner};
-use crate::check::CheckId;
 use crate::finding::Distinct;
 use crate::process::{ChildTarget, Waits};
 use crate::seam::Fault;
@@ -45,7 +45,7 @@ pub(super) struct Campaign<'a> {
     pub(super) onlooker: &'a dyn Onlooker,
     pub(super) known: &'a Known,
     pub(super) record: &'a Record<'a>,
-    pub(super) focus: Option<CheckId>,
+    pub(super) scope: Scope,
     /// Whether the servers are gone (a signal, or past --duration).
     pub(super) gone: &'a (dyn Fn() -> bool + Sync),
 }
@@ -92,7 +92,7 @@ impl<'a> Worker<'a> {
         base: String,
         campaign: Campaign<'a>,
     ) -> Worker<'a> {
-        let job = Job::new(target, policy, !no_share, seed).knowing(campaign.known);
+        let job = Job::new(target, policy, !no_share, seed).knowing(campaign.known).judging(campaign.scope);
         let (job, apart, shown) = (RefCell::new(job), RefCell::default(), RefCell::default());
         Worker { target, job, base, apart, shown, campaign }
     }
@@ -133,7 +133,7 @@ impl<'a> Worker<'a> {
     }
 
     fn focused(&self, f: &Finding) -> bool {
-        self.campaign.focus.is_none_or(|c| c == f.check)
+        self.campaign.scope.focus.is_none_or(|c| c == f.check)
     }
 
     fn tell_unconfirmed(&self) {
