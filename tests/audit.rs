@@ -3,7 +3,7 @@
 //! runtime verdict alone; one that reads a file outside its folder at
 //! startup is named, with the phase, where strace can trace.
 
-use crate::cli::{BIN, portcullis, text};
+use crate::cli::{BIN, portcullis, python3, text};
 use std::path::Path;
 
 fn server(name: &str) -> String {
@@ -67,7 +67,7 @@ fn a_result_without_its_type_fails_the_protocol_verdict_in_2026_07_28_and_not_be
 #[test]
 fn a_credential_logged_to_stderr_fails_the_runtime_verdict_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let o = portcullis(&["audit", "--frames", "12", "--", "python3", &server("echoes_secret.py")], dir.path());
+    let o = portcullis(&["audit", "--frames", "12", "--", python3(), &server("echoes_secret.py")], dir.path());
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("protocol: clean"), "stdout stayed clean: {}", text(&o));
@@ -86,7 +86,7 @@ fn a_file_read_outside_its_folder_at_startup_is_named_with_its_phase() {
     // As a README launches a server: a file named relative to the folder it
     // runs in, which is the server's folder.
     let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers");
-    let o = portcullis(&["audit", "--frames", "4", "--env", &env, "--", "python3", "reads_outside.py"], &here);
+    let o = portcullis(&["audit", "--frames", "4", "--env", &env, "--", python3(), "reads_outside.py"], &here);
     let out = String::from_utf8_lossy(&o.stdout);
     if !traced(&out) {
         assert_eq!(o.status.code(), Some(0), "nothing else is wrong with it: {}", text(&o));
@@ -99,11 +99,11 @@ fn a_file_read_outside_its_folder_at_startup_is_named_with_its_phase() {
     assert!(out.contains("environment: PATH, LANG, HOME, and PEEK; no canary variable"), "{}", text(&o));
     // Allowed, it is clean.
     let allow = elsewhere.path().display().to_string();
-    let args = ["audit", "--frames", "4", "--allow-path", &allow, "--env", &env, "--", "python3"];
+    let args = ["audit", "--frames", "4", "--allow-path", &allow, "--env", &env, "--", python3()];
     let o = portcullis(&[&args[..], &["reads_outside.py"]].concat(), &here);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     // From another folder, named by its path, it is caught the same.
-    let args = ["audit", "--frames", "4", "--env", &env, "--", "python3", &server("reads_outside.py")];
+    let args = ["audit", "--frames", "4", "--env", &env, "--", python3(), &server("reads_outside.py")];
     let o = portcullis(&args, dir.path());
     assert!(String::from_utf8_lossy(&o.stdout).contains(&named), "{}", text(&o));
 }
@@ -111,7 +111,7 @@ fn a_file_read_outside_its_folder_at_startup_is_named_with_its_phase() {
 #[test]
 fn a_program_run_for_a_rejected_frame_is_named_and_pings_alone_run_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let o = portcullis(&["audit", "--frames", "6", "--", "python3", &server("runs_on_bad_line.py")], dir.path());
+    let o = portcullis(&["audit", "--frames", "6", "--", python3(), &server("runs_on_bad_line.py")], dir.path());
     let out = String::from_utf8_lossy(&o.stdout);
     if !traced(&out) {
         return;

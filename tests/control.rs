@@ -17,7 +17,7 @@
 
 use crate::cli;
 
-use cli::{portcullis, text};
+use cli::{portcullis, python3, text};
 use std::path::Path;
 use std::process::Output;
 
@@ -31,7 +31,7 @@ fn against_server(extra: &[&str], dir: &Path) -> Output {
     args.extend(["--check", "exactly-once", "--timeout-ms", "1000", "--exit-grace-ms", "300"]);
     args.extend(["--report", "report.json"]);
     args.extend(extra);
-    args.extend(["--", "python3", &server]);
+    args.extend(["--", python3(), &server]);
     portcullis(&args, dir)
 }
 
@@ -89,7 +89,7 @@ fn a_server_ended_before_it_acted_is_told_to_raise_the_exit_grace() {
     let run = |grace: &str| {
         let args = ["fuzz", "--policy", "keep-open", "--revision", "2025-06-18", "--cases", "1", "--shrink-ms", "1"];
         let flags = ["--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--exit-grace-ms", grace];
-        let command = ["--", "python3", &server, "0.8"];
+        let command = ["--", python3(), &server, "0.8"];
         portcullis(&[&args[..], &flags, &command].concat(), dir.path())
     };
     let o = run("300");

@@ -5,7 +5,7 @@
 //! same server answering every call late, after the marker, shows no
 //! finding that is not its own.
 
-use crate::cli::{portcullis, text};
+use crate::cli::{portcullis, python3, text};
 use serde_json::Value;
 use std::process::Output;
 
@@ -18,7 +18,7 @@ fn campaign(check: &str, cases: &str, server_args: &[&str]) -> (Output, Vec<Valu
     let report = dir.path().join("report.json");
     let mut args = vec!["fuzz", "--tool", "fetch", "--check", check, "--level", "spec"];
     args.extend(["--policy", "keep-open", "--cases", cases, "--shrink-ms", "2000", "--timeout-ms", "2000"]);
-    args.extend(["--report", report.to_str().unwrap(), "--", "python3", &server]);
+    args.extend(["--report", report.to_str().unwrap(), "--", python3(), &server]);
     args.extend(server_args);
     let o = portcullis(&args, dir.path());
     let json: Value = serde_json::from_slice(&std::fs::read(&report).unwrap_or_default()).unwrap_or_default();

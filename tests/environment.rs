@@ -3,6 +3,7 @@
 //! or `uvx PKG` downloads the server once per run, not at every start), and
 //! what the user passes; nothing else of the harness's.
 
+use crate::cli::python3;
 use portcullis::campaign::run_script;
 use portcullis::probe::{ProbeConfig, Probes};
 use portcullis::process::{ChildTarget, Command, Waits};
@@ -29,16 +30,9 @@ for line in sys.stdin:
         print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {}}), flush=True)
 "#;
 
-/// The interpreter itself, not a wrapper (a version manager's shim) that
-/// would add variables of its own.
-fn python() -> String {
-    let out = std::process::Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output();
-    String::from_utf8(out.expect("python3 runs").stdout).unwrap().trim().to_owned()
-}
-
 fn target(env: Vec<(String, Option<String>)>) -> ChildTarget {
     let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
-    let command = Command::new(python(), ["-c", SHOW_ENV]).with_env(env);
+    let command = Command::new(python3().to_owned(), ["-c", SHOW_ENV]).with_env(env);
     ChildTarget::new(command, Waits::default(), Catalogue::reference().tools, probes)
 }
 

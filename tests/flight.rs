@@ -4,7 +4,7 @@
 //! finding that shows only at a deadline is shrunk in flight, each round's
 //! candidates run together, to its smallest script.
 
-use crate::cli::{portcullis, text};
+use crate::cli::{portcullis, python3, text};
 use portcullis::attack::Step;
 use portcullis::campaign::Job;
 use portcullis::campaign::Lane;
@@ -19,7 +19,7 @@ fn clock(args: &[&str]) -> (String, ChildTarget) {
     let args = [server.clone()].into_iter().chain(args.iter().map(|a| a.to_string()));
     let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
     let tool = ToolSpec::new("get_time", vec![ArgSpec::required("timezone", ArgKind::Text)]);
-    let target = ChildTarget::new(Command::new("python3".to_owned(), args), Waits::default(), vec![tool], probes);
+    let target = ChildTarget::new(Command::new(python3().to_owned(), args), Waits::default(), vec![tool], probes);
     (server, target.effects_from_answers(true))
 }
 
@@ -73,7 +73,7 @@ fn a_batch_never_executed_is_shrunk_in_flight_to_the_batch_alone() {
         "--report",
         "report.json",
         "--",
-        "python3",
+        python3(),
         &server,
     ];
     let run = portcullis(&args, dir.path());

@@ -4,7 +4,7 @@
 //! where the server fetches it, so the gateway that runs the tool for
 //! anyone is caught.
 
-use crate::cli::{portcullis, text};
+use crate::cli::{portcullis, python3, text};
 use std::path::Path;
 
 fn server() -> String {
@@ -18,7 +18,7 @@ fn fuzz(extra: &[&str], dir: &Path) -> std::process::Output {
     let mut args = vec!["fuzz", "--tool", "fetch", "--check", "no-effect-on-reject", "--max-findings", "1"];
     args.extend(["--level", "spec", "--policy", "keep-open", "--timeout-ms", "3000"]);
     args.extend(extra);
-    args.extend(["--", "python3", &server]);
+    args.extend(["--", python3(), &server]);
     portcullis(&args, dir)
 }
 

@@ -6,7 +6,7 @@
 
 use crate::cli;
 
-use cli::{BIN, portcullis, saved, text};
+use cli::{BIN, portcullis, python3, saved, text};
 use portcullis::reference::{Mutant, Reference};
 use std::path::Path;
 use std::process::{Command, Output};
@@ -53,7 +53,7 @@ fn a_server_of_the_handshake_era_alone_is_fuzzed_in_that_era_and_the_run_says_wh
     let strict = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/strict.py");
     let mut args = vec!["fuzz", "--tool", "record", "--args", r#"{"note":"{token}"}"#, "--cases", "8"];
     args.extend(["--policy", "keep-open", "--watch-file", log.to_str().unwrap(), "--"]);
-    args.extend(["python3", strict, "--log", log.to_str().unwrap(), "--policy", "keep-open", "--handshake-only"]);
+    args.extend([python3(), strict, "--log", log.to_str().unwrap(), "--policy", "keep-open", "--handshake-only"]);
     let o = portcullis(&args, dir.path());
     let said = String::from_utf8_lossy(&o.stderr);
     assert!(

@@ -3,6 +3,7 @@
 //! position after the script's marker. And a violation only a persistent
 //! process shows is reported as state-dependent, with its history.
 
+use crate::cli::python3;
 use crate::common;
 
 use common::python_server;
@@ -93,7 +94,7 @@ fn a_violation_only_a_worn_process_shows_is_state_dependent_with_its_history() {
     let report = format!("{path}/report.json");
     let args: Vec<&str> =
         fuzz.iter().chain(&rest).copied().chain(["--artifacts", &path, "--report", &report]).collect();
-    let found = cli(&[args.as_slice(), &["--", "python3", &server, "15"]].concat(), dir.path());
+    let found = cli(&[args.as_slice(), &["--", python3(), &server, "15"]].concat(), dir.path());
     assert_eq!(found.0, Some(1), "{}", found.1);
     assert!(found.1.contains("state-dependent: a process shared between sessions showed it after"), "{}", found.1);
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
@@ -107,13 +108,13 @@ fn a_violation_only_a_worn_process_shows_is_state_dependent_with_its_history() {
 
     // Saved, it replays with its history and still fails; minimized, it
     // keeps the scripts it needs and still fails.
-    let replay = cli(&["replay", &saved, "--", "python3", &server, "15"], dir.path());
+    let replay = cli(&["replay", &saved, "--", python3(), &server, "15"], dir.path());
     assert_eq!(replay.0, Some(1), "{}", replay.1);
     assert!(replay.1.contains("scripts its process ran before go first"), "{}", replay.1);
-    let minimized = cli(&["minimize", &saved, "--budget-ms", "8000", "--", "python3", &server, "15"], dir.path());
+    let minimized = cli(&["minimize", &saved, "--budget-ms", "8000", "--", python3(), &server, "15"], dir.path());
     assert_eq!(minimized.0, Some(0), "{}", minimized.1);
     let smaller = minimized.1.lines().find_map(|l| l.strip_prefix("Saved: ")).expect("saved").to_owned();
-    let again = cli(&["replay", &smaller, "--", "python3", &server, "15"], dir.path());
+    let again = cli(&["replay", &smaller, "--", python3(), &server, "15"], dir.path());
     assert_eq!(again.0, Some(1), "the minimized session still fails: {}", again.1);
 }
 
@@ -132,7 +133,7 @@ fn a_campaign_reports_the_late_effect_and_exits_1() {
         .args(["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--policy", "keep-open"])
         .args(["--cases", "64", "--seed", "3", "--check", "no-effect-on-reject", "--max-findings", "1", "--artifacts"])
         .arg(dir.path())
-        .args(["--", "python3", &server])
+        .args(["--", python3(), &server])
         .output()
         .unwrap();
     let text = format!("{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
@@ -174,10 +175,10 @@ fn a_late_effect_after_the_server_exited_is_found_and_replays() {
     let dir = tempfile::tempdir().unwrap();
     let server = format!("{}/tests/servers/acts_after_error.py", env!("CARGO_MANIFEST_DIR"));
     let catalogue = target.catalogue();
-    let command = vec!["python3".into(), server.clone(), "--detach".into()];
+    let command = vec![python3().into(), server.clone(), "--detach".into()];
     let artifact = Artifact::new(f, catalogue.tools, &catalogue.canary_base, command);
     let saved = artifact.save(dir.path()).expect("saved");
-    let replay = cli(&["replay", saved.to_str().unwrap(), "--", "python3", &server, "--detach"], dir.path());
+    let replay = cli(&["replay", saved.to_str().unwrap(), "--", python3(), &server, "--detach"], dir.path());
     assert_eq!(replay.0, Some(1), "its delay grows the replay's waits: {}", replay.1);
 }
 
@@ -192,7 +193,7 @@ fn a_success_result_is_the_action_under_effect_answer() {
         let args = [server.clone()].into_iter().chain(lax.then(|| "--lax-ids".to_owned()));
         let probes = std::sync::Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
         let tool = ToolSpec::new("get_time", vec![ArgSpec::required("timezone", ArgKind::Text)]);
-        ChildTarget::new(Command::new("python3".to_owned(), args), Waits::default(), vec![tool], probes)
+        ChildTarget::new(Command::new(python3().to_owned(), args), Waits::default(), vec![tool], probes)
             .effects_from_answers(true)
     };
     let bad = ScriptSpec::whole(REVISION, vec![Step::JsonRpc(JsonRpc { kind: Kind::IdBool, tool: 0 })]);
@@ -208,7 +209,7 @@ fn a_success_result_is_the_action_under_effect_answer() {
     }
     // Without --effect answer the positive control sees no effect.
     let dir = tempfile::tempdir().unwrap();
-    let args = ["fuzz", "--tool", "get_time", "--args", r#"{"timezone":"{token}"}"#, "--", "python3", &server];
+    let args = ["fuzz", "--tool", "get_time", "--args", r#"{"timezone":"{token}"}"#, "--", python3(), &server];
     let without = cli(&args, dir.path());
     assert_eq!(without.0, Some(2), "{}", without.1);
     assert!(without.1.contains("caused no observed effect"), "{}", without.1);

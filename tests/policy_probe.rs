@@ -4,7 +4,7 @@
 //! the calls still in flight at EOF without a word (as the Python SDK does)
 //! is held to keep-open, never to close for want of an answer in time.
 
-use crate::cli::{portcullis, text};
+use crate::cli::{portcullis, python3, text};
 
 #[test]
 fn a_slow_keep_open_server_is_held_to_keep_open() {
@@ -25,7 +25,7 @@ fn a_slow_keep_open_server_is_held_to_keep_open() {
         "--check",
         "no-effect-on-reject",
         "--",
-        "python3",
+        python3(),
         &server,
         "0.4",
         "0:0",

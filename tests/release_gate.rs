@@ -3,7 +3,7 @@
 //! under a verbose variable, or whose early failure prints to stdout, is
 //! caught in that variant alone, with its bytes, launch and stderr.
 
-use crate::cli::{BIN, portcullis, text};
+use crate::cli::{BIN, portcullis, python3, text};
 use std::path::Path;
 
 fn server(name: &str) -> String {
@@ -54,7 +54,7 @@ fn a_banner_under_a_verbose_variable_and_an_early_failure_are_caught_in_their_va
     let junit = dir.path().join("gate.xml");
     let banner = server("verbose_banner.py");
     let args = ["check-stdout", "--fail-flag", "--config=/nonexistent", "--junit", junit.to_str().unwrap()];
-    let o = portcullis(&[&args[..], &["--", "python3", &banner]].concat(), dir.path());
+    let o = portcullis(&[&args[..], &["--", python3(), &banner]].concat(), dir.path());
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("variant: verbose"), "{}", text(&o));

@@ -9,7 +9,7 @@
 
 use crate::cli;
 
-use cli::{portcullis, saved, text};
+use cli::{portcullis, python3, saved, text};
 use std::path::Path;
 use std::process::Output;
 
@@ -22,7 +22,7 @@ fn against_server(subcommand: &[&str], extra: &[&str], dir: &Path) -> Output {
     let mut args = subcommand.to_vec();
     args.extend(["--timeout-ms", "3000", "--exit-grace-ms", "300"]);
     args.extend(extra);
-    args.extend(["--", "python3", &server, &state]);
+    args.extend(["--", python3(), &server, &state]);
     portcullis(&args, dir)
 }
 

@@ -2,7 +2,7 @@
 //! and every later answer within `--timeout-ms` of it, so a short answer
 //! wait judges a slow starter correctly instead of as silent.
 
-use crate::cli::{portcullis, text};
+use crate::cli::{portcullis, python3, text};
 
 fn fuzz(sleep: &str, flags: &[&str]) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
@@ -10,7 +10,7 @@ fn fuzz(sleep: &str, flags: &[&str]) -> std::process::Output {
     let mut args = vec!["fuzz", "--tool", "fetch", "--check", "exactly-once", "--level", "spec"];
     args.extend(["--policy", "keep-open", "--no-ahead"]);
     args.extend(flags);
-    args.extend(["--", "python3", &server, sleep]);
+    args.extend(["--", python3(), &server, sleep]);
     portcullis(&args, dir.path())
 }
 

@@ -8,7 +8,7 @@
 //! same server speaks the stateless 2026-07-28 too: clean at the spec level
 //! in each era, and each planted bug of that era caught by its check.
 
-use crate::cli::{portcullis, text};
+use crate::cli::{portcullis, python3, text};
 use std::process::Output;
 
 fn strict() -> String {
@@ -25,7 +25,7 @@ fn fuzz(flags: &[&str], server: &[&str]) -> Output {
     let mut args = vec!["fuzz", "--tool", "record", "--args", r#"{"note":"{token}"}"#, "--watch-file", &log];
     args.extend(["--jobs", "2", "--shrink-ms", "3000"]);
     args.extend(flags);
-    args.extend(["--", "python3", &strict, "--log", &log]);
+    args.extend(["--", python3(), &strict, "--log", &log]);
     args.extend(server);
     portcullis(&args, dir.path())
 }
@@ -71,7 +71,7 @@ impl Busy {
     fn every_core() -> Busy {
         let cores = std::thread::available_parallelism().map_or(2, usize::from);
         let spin =
-            || std::process::Command::new("python3").args(["-c", "while True: pass"]).spawn().expect("python3 runs");
+            || std::process::Command::new(python3()).args(["-c", "while True: pass"]).spawn().expect("python3 runs");
         Busy((0..cores).map(|_| spin()).collect())
     }
 }

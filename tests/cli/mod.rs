@@ -7,6 +7,19 @@ use std::process::{Command, Output};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
 
+/// The Python interpreter `python3` names, resolved once: a version
+/// manager's shim in front of it (a shell script) would double the cost of
+/// every server process a campaign starts.
+pub fn python3() -> &'static str {
+    static RESOLVED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    RESOLVED.get_or_init(|| {
+        let asked = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output();
+        let named =
+            asked.ok().filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+        named.filter(|p| !p.is_empty()).unwrap_or_else(|| "python3".to_owned())
+    })
+}
+
 /// `portcullis ARGS` run in `dir`.
 pub fn portcullis(args: &[&str], dir: &Path) -> Output {
     Command::new(BIN).args(args).current_dir(dir).output().expect("portcullis runs")

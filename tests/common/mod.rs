@@ -1,5 +1,6 @@
 //! What several test binaries share.
 
+use crate::cli::python3;
 use portcullis::catalogue::Catalogue;
 use portcullis::probe::{ProbeConfig, Probes};
 use portcullis::process::{ChildTarget, Command, Waits};
@@ -23,7 +24,8 @@ pub fn python_server_launched(name: &str, args: &[&str], waits: Waits) -> ChildT
 fn launched(launcher: &[&str], name: &str, args: &[&str], waits: Waits) -> ChildTarget {
     let probes = Arc::new(Probes::start(&ProbeConfig::default()).unwrap());
     let server = format!("{}/tests/servers/{name}", env!("CARGO_MANIFEST_DIR"));
-    let (program, before) = launcher.split_first().unwrap_or((&"python3", &[]));
+    let python = python3();
+    let (program, before) = launcher.split_first().unwrap_or((&python, &[]));
     let args = before.iter().map(|a| a.to_string()).chain([server]).chain(args.iter().map(|a| a.to_string()));
     let command = Command::new(program.to_string(), args);
     let fetch = Catalogue::reference().tools.into_iter().filter(|t| t.name == "fetch").collect();
