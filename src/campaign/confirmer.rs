@@ -7,7 +7,7 @@ use super::verdict::{record, run_of};
 use super::{SessionRun, fresh_salt};
 use crate::check::Violation;
 use crate::finding::{Distinct, Finding};
-use crate::process::{ChildTarget, Entry};
+use crate::process::{ChildTarget, Cover, Entry};
 use crate::protocol::Policy;
 use crate::seam::{Fault, Session};
 use std::sync::Arc;
@@ -43,7 +43,8 @@ pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Resul
     let salt = fresh_salt();
     let script = entry.spec.render(&target.catalogue, salt);
     let session = Session { policy: teller.policy, revision: entry.spec.revision, salt };
-    let cover = entry.late.max(entry.came_after).unwrap_or_default();
+    let late = entry.late.unwrap_or_default();
+    let cover = Cover { running: late.max(entry.came_after.unwrap_or_default()), exited: late };
     let obs = target.run_patiently(&session, &script, patience, cover)?;
     let fresh = record(target.ledger(), Entry::new(session, &entry.spec, script, obs));
     if key.shown_beside_crash(&fresh.2, &fresh.0, &fresh.1) {

@@ -29,7 +29,7 @@ use super::verdict::{self, record};
 use super::{Finding, Known, Lane, SessionRun};
 use crate::check::{CheckId, Kind};
 use crate::finding::{Distinct, distinct};
-use crate::process::{ChildTarget, Entry, History, Ledger, Persistent, Started};
+use crate::process::{ChildTarget, Cover, Entry, History, Ledger, Persistent, Started};
 use crate::protocol::{Id, Policy, Revision};
 use crate::script::ScriptSpec;
 use crate::seam::{Fault, Session};
@@ -193,6 +193,7 @@ impl<'a> Job<'a> {
         }
         let script = spec.render(&self.target.catalogue, salt);
         let session = Session { policy: self.policy, revision: spec.revision, salt };
+        let cover = Cover { running: cover, exited: Duration::ZERO };
         let obs = self.target.run_patiently(&session, &script, patience, cover)?;
         Ok(record(self.target.ledger(), Entry::new(session, spec, script, obs)))
     }

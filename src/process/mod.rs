@@ -55,6 +55,7 @@ pub(crate) use spawn::Home;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+pub(crate) use waits::Cover;
 use waits::Grown;
 
 /// What every process of a target shares.
@@ -155,19 +156,19 @@ impl ChildTarget {
     /// end: what the server writes and does while the session ends (its
     /// stdin closed, the exit grace, the group ended) is the session's.
     pub(crate) fn run_whole(&self, session: &Session, script: &Script) -> Result<Observation, Fault> {
-        self.run_patiently(session, script, 1, Duration::ZERO)
+        self.run_patiently(session, script, 1, Cover::default())
     }
 
     /// [`ChildTarget::run_whole`] with every wait `patience` times as long
     /// (a verdict that rests on time alone is confirmed so), and the quiet
-    /// wait long enough to cover evidence that came `cover` after a
-    /// session was judged (a session that showed it is confirmed so).
+    /// waits long enough to cover evidence as late as `cover` says (a
+    /// session that showed it is confirmed so).
     pub(crate) fn run_patiently(
         &self,
         session: &Session,
         script: &Script,
         patience: u32,
-        cover: Duration,
+        cover: Cover,
     ) -> Result<Observation, Fault> {
         let recorder = Recorder::new();
         let mut gateway = self.start(session, recorder.clone())?;

@@ -91,9 +91,8 @@ pub struct ChildGateway {
     quiet_since_exit: Option<Instant>,
     /// How many times as long as the target's its waits are.
     patience: u32,
-    /// Evidence came this long after a session of this script was judged:
-    /// its quiet wait covers it.
-    cover: Duration,
+    /// How late evidence came that its quiet waits cover.
+    cover: super::waits::Cover,
     /// When the process was started, and when it was first seen to have
     /// written: the start bound runs until then ([`super::Waits::start`]).
     started: Instant,
@@ -151,7 +150,7 @@ impl ChildGateway {
             answered: target.answers.then(Answered::default),
             quiet_since_exit: None,
             patience: 1,
-            cover: Duration::ZERO,
+            cover: Default::default(),
             started: Instant::now(),
             spoke_at: None,
             first_write: None,
@@ -184,15 +183,25 @@ impl ChildGateway {
 
     /// The waits now, for what this session sent.
     pub(crate) fn waits(&self) -> super::Waits {
-        let waits = self.shared.grown.now().scaled(self.patience).for_bytes(self.sent);
-        let quiet = waits.quiet.max(super::waits::covering(self.cover)).min(waits.answer.max(waits.quiet));
-        super::Waits { quiet, ..waits }
+        let waits = self.uncovered_waits();
+        super::Waits { quiet: self.covering(waits, self.cover.running), ..waits }
     }
 
-    /// Makes the quiet wait of this session long enough to cover evidence
-    /// that came `after` a session of the same script was judged.
-    pub(crate) fn cover(&mut self, after: Duration) {
-        self.cover = after;
+    /// The quiet of `waits` grown to cover evidence that came `late`,
+    /// never past the answer wait.
+    fn covering(&self, waits: super::Waits, late: Duration) -> Duration {
+        waits.quiet.max(super::waits::covering(late)).min(waits.answer.max(waits.quiet))
+    }
+
+    /// [`ChildGateway::waits`] without this session's cover.
+    fn uncovered_waits(&self) -> super::Waits {
+        self.shared.grown.now().scaled(self.patience).for_bytes(self.sent)
+    }
+
+    /// Makes the quiet waits of this session long enough to cover
+    /// evidence that came as late as `cover` says.
+    pub(crate) fn cover(&mut self, cover: super::waits::Cover) {
+        self.cover = cover;
     }
 
     /// Makes every wait of this session `times` as long as the target's.
@@ -421,9 +430,16 @@ impl ChildGateway {
         self.status = self.status.or_else(|| group::wait_for(&mut self.child, own));
         self.outlived_grace = self.status.is_none();
         // Effects still in delivery, or of processes the server left running;
-        // a process that served no session has none to wait for.
+        // a process that served no session has none to wait for. Once the
+        // server has exited, what it was seen to do late while it ran is
+        // no longer to be waited for (what comes later still is late
+        // evidence, judged again); what came after a session was judged is.
         if self.served {
-            self.effects_until_quiet(waits.quiet, started + waits.answer);
+            let quiet = match self.status {
+                Some(_) => self.covering(self.uncovered_waits(), self.cover.exited),
+                None => waits.quiet,
+            };
+            self.effects_until_quiet(quiet, started + waits.answer);
         }
         let grace = waits.quiet.max(Duration::from_millis(100)).min(waits.answer);
         self.status = end_group(&mut self.child, Duration::ZERO, grace).or(self.status);
