@@ -18,7 +18,8 @@
 //! processes ended before a fresh session starts.
 //!
 //! After every session the ledger's late evidence is judged: a session
-//! that now breaks a check is a finding marked late, with the delay. It is
+//! that now breaks a check the run reports is a finding marked late, with
+//! the delay. It is
 //! run again in a fresh process with waits grown to cover the delay, and
 //! is reported as that fresh session where it repeats, else as it was
 //! seen (with its process's history, if it had one).
@@ -178,7 +179,8 @@ impl<'a> Job<'a> {
     }
 
     /// [`Job::fresh`] with every wait `patience` times as long, and the
-    /// quiet wait covering evidence that came `cover` after a window.
+    /// quiet wait, while the server runs, covering evidence that came
+    /// `cover` after a window.
     fn fresh_patiently(
         &mut self,
         spec: &ScriptSpec,
@@ -250,8 +252,9 @@ impl<'a> Job<'a> {
         let serial = self.live[at].serial;
         entry.process = Some(serial);
         let mut run = record(ledger, entry.clone());
+        let scope = self.scope;
         let new_in = |run: &SessionRun, known: Option<&Known>| {
-            let keys = run.2.iter().map(|v| distinct(v, &run.0, &run.1));
+            let keys = scope.judged(run).into_iter();
             keys.filter(|k| known.is_none_or(|known| !known.contains(k))).collect::<Vec<Distinct>>()
         };
         let mut healthy = ran.healthy;
@@ -426,11 +429,12 @@ impl<'a> Job<'a> {
 
     /// Judges the sessions that gained late evidence, or whose awaited
     /// answers came due; each that breaks a check it did not before, with a
-    /// finding neither the run nor this job has made, is confirmed in a
-    /// fresh session (with doubled waits where it rests on time alone) and
-    /// kept: on the confirming thread where the server may run twice at
-    /// once, else here. Only evidence that came late grows the quiet wait:
-    /// an answer that never came is no evidence of a slow server.
+    /// finding within the job's scope that neither the run nor this job has
+    /// made, is confirmed in a fresh session (with doubled waits where it
+    /// rests on time alone) and kept: on the confirming thread where the
+    /// server may run twice at once, else here. Only evidence that came late
+    /// grows the quiet wait, whatever check it breaks: an answer that never
+    /// came is no evidence of a slow server.
     fn judge_late(&mut self) -> Result<(), Fault> {
         self.judge_late_but(&[])
     }
@@ -441,25 +445,28 @@ impl<'a> Job<'a> {
         for p in &mut self.live {
             p.drain(self.target.ledger());
         }
-        for (entry, violations, key) in verdict::rejudge(self.target.ledger(), self.scope) {
+        for (entry, violations, first, reported) in verdict::rejudge(self.target.ledger(), self.scope) {
             let made = |k: &Distinct| self.known.is_some_and(|known| known.contains(k)) || self.made.contains(k);
-            if made(&key) {
+            if made(&first) && reported.as_ref().is_none_or(made) {
                 continue;
             }
+            // Evidence of a server acting late grows the waits whatever it
+            // breaks; only what the run reports is confirmed.
             self.cover = self.cover.max(entry.came_after.unwrap_or_default());
-            let on_time = key.rests_on_time(&violations, &entry.script, &entry.obs);
-            if let Some(idle) = entry.idle_late.filter(|idle| !on_time && !idle.is_zero()) {
+            let timed = first.rests_on_time(&violations, &entry.script, &entry.obs);
+            if let Some(idle) = entry.idle_late.filter(|idle| !timed && !idle.is_zero()) {
                 let late = entry.late.unwrap_or(idle).as_millis();
                 let why = format!(
-                    "{key} came {late} ms after its session was judged, {} ms after its process's latest",
+                    "{first} came {late} ms after its session was judged, {} ms after its process's latest",
                     idle.as_millis()
                 );
                 self.target.grow_quiet(idle, &why);
             }
             // What the caller judges as a whole is its to hand on.
-            if own.contains(&entry.session.salt) {
+            let Some(key) = reported.filter(|k| !made(k) && !own.contains(&entry.session.salt)) else {
                 continue;
-            }
+            };
+            let on_time = key.rests_on_time(&violations, &entry.script, &entry.obs);
             self.made.push(key.clone());
             let task = Task { entry, violations, key, patience: if on_time { 2 } else { 1 }, sessions: self.sessions };
             match &self.confirmer {

@@ -1,9 +1,11 @@
-//! What a run reports, applied wherever a session is judged: when it is
-//! first recorded, and again when late evidence comes.
+//! What a run reports, applied wherever a session is judged for a
+//! finding: when it is first recorded, when late evidence judges it again,
+//! and when a fresh session tells whether a shared one's finding repeats.
 
 use super::{HuntConfig, SessionRun};
 use crate::check::{CheckId, Violation};
 use crate::finding::{Distinct, beside_crash, distinct};
+use crate::observation::Observation;
 use crate::protocol::Level;
 use crate::script::Script;
 
@@ -19,17 +21,27 @@ pub(crate) struct Scope {
 
 impl Scope {
     /// Whether `v`, broken by a session of `script`, is reported.
-    pub(crate) fn reports(&self, v: &Violation, script: &Script) -> bool {
+    fn reports(&self, v: &Violation, script: &Script) -> bool {
         self.focus.is_none_or(|c| c == v.check) && v.level(script) <= self.level.max(Level::Spec)
     }
 
-    /// The findings `run` shows, in the order checks are reported, within
-    /// this scope. A session that crashed shows the crash, and what the
-    /// crash does not explain; the answers and effects that did not come
-    /// after it are no finding each.
+    /// The `violations` of a session of `script` that showed `obs` which
+    /// this scope reports, in order. A session that crashed shows the
+    /// crash, and what the crash does not explain; the answers and effects
+    /// that did not come after it are no finding each.
+    pub(crate) fn reported<'a>(
+        &self,
+        violations: &'a [Violation],
+        script: &'a Script,
+        obs: &Observation,
+    ) -> impl Iterator<Item = &'a Violation> {
+        beside_crash(violations, obs).filter(move |v| self.reports(v, script))
+    }
+
+    /// The findings `run` shows within this scope, in the order checks are
+    /// reported.
     pub(crate) fn judged(&self, (script, obs, violations): &SessionRun) -> Vec<Distinct> {
-        let reported = beside_crash(violations, obs).filter(|v| self.reports(v, script));
-        reported.map(|v| distinct(v, script, obs)).collect()
+        self.reported(violations, script, obs).map(|v| distinct(v, script, obs)).collect()
     }
 }
 

@@ -7,7 +7,7 @@
 use super::SessionRun;
 use super::scope::Scope;
 use crate::check::{Violation, check};
-use crate::finding::{Distinct, beside_crash, distinct};
+use crate::finding::{Distinct, distinct};
 use crate::observation::Observation;
 use crate::process::{ChildTarget, Entry, Ledger};
 use crate::script::Script;
@@ -28,8 +28,11 @@ pub(crate) fn run_of(entry: &Entry, violations: Vec<Violation>) -> SessionRun {
 /// verdict can be told apart from this one. Stable within a process: the
 /// hasher has no random keys.
 fn fingerprints(violations: &[Violation]) -> Vec<u64> {
-    let hasher = BuildHasherDefault::<DefaultHasher>::default();
-    violations.iter().map(|v| hasher.hash_one(v)).collect()
+    violations.iter().map(fingerprint).collect()
+}
+
+fn fingerprint(v: &Violation) -> u64 {
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(v)
 }
 
 /// Judges `entry`, keeps it in `ledger` with its verdict's fingerprints
@@ -53,20 +56,22 @@ pub(crate) fn now(ledger: &Ledger, salts: &[u32], script: &Script) -> Option<(Se
 }
 
 /// Judges again every session whose evidence grew since it was last
-/// judged, and returns those that now break something within `scope`
-/// they did not: each with its violations now and the finding key of the
-/// first new one.
-pub(crate) fn rejudge(ledger: &Ledger, scope: Scope) -> Vec<(Entry, Vec<Violation>, Distinct)> {
+/// judged, and returns those that now break something they did not: each
+/// with its violations now, the finding key of the first new one, and
+/// that of the first new one `scope` reports, if any. What a session has
+/// shown is kept whatever the scope (a violation outside it is never
+/// reported later): a ledger serves one run, which has one scope.
+pub(crate) fn rejudge(ledger: &Ledger, scope: Scope) -> Vec<(Entry, Vec<Violation>, Distinct, Option<Distinct>)> {
     let judged = ledger.rejudge(|entry| {
         let now = violations(entry);
         let shown = fingerprints(&now);
-        let reported: Vec<&Violation> = beside_crash(&now, &entry.obs).collect();
-        let new = now.iter().zip(&shown).filter(|(v, _)| reported.contains(v) && scope.reports(v, &entry.script));
-        let new = new.into_iter().find(|(_, f)| !entry.shown.contains(f));
-        let key = new.map(|(v, _)| distinct(v, &entry.script, &entry.obs));
-        (shown, key.map(|key| (now, key)))
+        let is_new = |v: &Violation| !entry.shown.contains(&fingerprint(v));
+        let key = |v: &Violation| distinct(v, &entry.script, &entry.obs);
+        let first = now.iter().find(|v| is_new(v)).map(key);
+        let reported = scope.reported(&now, &entry.script, &entry.obs).find(|v| is_new(v)).map(key);
+        (shown, first.map(|first| (now.clone(), first, reported)))
     });
-    judged.into_iter().map(|(entry, (now, key))| (entry, now, key)).collect()
+    judged.into_iter().map(|(entry, (now, first, reported))| (entry, now, first, reported)).collect()
 }
 
 /// A saved session run again (a replay) in a process of its own, to its
@@ -118,7 +123,10 @@ mod tests {
             obs.effects.push(acted.clone());
             record(&ledger, Entry::new(session, &spec, script.clone(), obs));
             ledger.late_effect(Some(1), acted.clone(), Instant::now());
-            rejudge(&ledger, scope).into_iter().map(|(_, _, key)| key.check).collect::<Vec<_>>()
+            rejudge(&ledger, scope)
+                .into_iter()
+                .filter_map(|(.., reported)| reported.map(|k| k.check))
+                .collect::<Vec<_>>()
         };
         assert_eq!(judged(Scope::default()), [CheckId::ExactlyOnce]);
         let elsewhere = Scope { focus: Some(CheckId::NoEffectOnReject), ..Scope::default() };

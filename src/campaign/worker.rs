@@ -132,8 +132,10 @@ impl<'a> Worker<'a> {
         self.job.borrow_mut().covering(late);
     }
 
+    /// Whether the run reports `f`: of its check, at its level.
     fn focused(&self, f: &Finding) -> bool {
-        self.campaign.scope.focus.is_none_or(|c| c == f.check)
+        let scope = self.campaign.scope;
+        scope.focus.is_none_or(|c| c == f.check) && f.level() <= scope.level.max(crate::protocol::Level::Spec)
     }
 
     fn tell_unconfirmed(&self) {

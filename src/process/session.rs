@@ -193,6 +193,14 @@ impl ChildGateway {
         waits.quiet.max(super::waits::covering(late)).min(waits.answer.max(waits.quiet))
     }
 
+    /// The quiet wait once the server has exited: what it was seen to do
+    /// late while it ran is no longer to be waited for (what comes later
+    /// still is late evidence, judged again); what came after a session
+    /// was judged is ([`super::waits::Cover`]).
+    fn quiet_after_exit(&self) -> Duration {
+        self.covering(self.uncovered_waits(), self.cover.exited)
+    }
+
     /// [`ChildGateway::waits`] without this session's cover.
     fn uncovered_waits(&self) -> super::Waits {
         self.shared.grown.now().scaled(self.patience).for_bytes(self.sent)
@@ -430,13 +438,10 @@ impl ChildGateway {
         self.status = self.status.or_else(|| group::wait_for(&mut self.child, own));
         self.outlived_grace = self.status.is_none();
         // Effects still in delivery, or of processes the server left running;
-        // a process that served no session has none to wait for. Once the
-        // server has exited, what it was seen to do late while it ran is
-        // no longer to be waited for (what comes later still is late
-        // evidence, judged again); what came after a session was judged is.
+        // a process that served no session has none to wait for.
         if self.served {
             let quiet = match self.status {
-                Some(_) => self.covering(self.uncovered_waits(), self.cover.exited),
+                Some(_) => self.quiet_after_exit(),
                 None => waits.quiet,
             };
             self.effects_until_quiet(quiet, started + waits.answer);
@@ -538,7 +543,7 @@ impl Gateway for ChildGateway {
                 let drained = deadline.min(Instant::now() + waits.exit_grace);
                 self.stdout.wait_closed(drained);
                 self.stderr.wait_closed(drained);
-                self.effects_until_quiet(waits.quiet, deadline);
+                self.effects_until_quiet(self.quiet_after_exit(), deadline);
                 return Ok(());
             }
             self.read_answers(&mut owed);

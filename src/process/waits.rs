@@ -209,10 +209,10 @@ impl Grown {
 
 /// How late evidence came that a fresh session's quiet waits cover: a
 /// server seen to act `running` after a window may still act when its
-/// stdin closes, so the session waits that long before it closes it and
-/// until the server has exited; evidence that came `exited` after its
-/// session was judged may have come once the server had exited (of a job
-/// it left running), so the session waits that long after the exit too.
+/// stdin closes, so the session's quiet waits cover that while the server
+/// runs; evidence that came `exited` after its session was judged may have
+/// come once the server had exited (of a job it left running), so the
+/// quiet wait after the exit covers that.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Cover {
     pub(crate) running: Duration,
