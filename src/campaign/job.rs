@@ -252,10 +252,16 @@ impl<'a> Job<'a> {
         let serial = self.live[at].serial;
         entry.process = Some(serial);
         let mut run = record(ledger, entry.clone());
+        // The findings `run` shows that the run has not made: of every
+        // check (what may grow into a reported one once its answers are
+        // in), or those it reports.
         let scope = self.scope;
-        let new_in = |run: &SessionRun, known: Option<&Known>| {
-            let keys = scope.judged(run).into_iter();
-            keys.filter(|k| known.is_none_or(|known| !known.contains(k))).collect::<Vec<Distinct>>()
+        let new_in = |run: &SessionRun, known: Option<&Known>, reported: bool| {
+            let keys: Vec<Distinct> = match reported {
+                true => scope.judged(run),
+                false => run.2.iter().map(|v| distinct(v, &run.0, &run.1)).collect(),
+            };
+            keys.into_iter().filter(|k| known.is_none_or(|known| !known.contains(k))).collect::<Vec<Distinct>>()
         };
         let mut healthy = ran.healthy;
         // A search session that may show a new finding and still awaits
@@ -270,7 +276,7 @@ impl<'a> Job<'a> {
         // as late evidence is.
         let quick = salt ^ QUICK;
         let by_id = run.1.awaiting.iter().any(|id| !ran.anonymous.contains(id));
-        if healthy && *lane == Lane::Search && !new_in(&run, self.known).is_empty() && by_id {
+        if healthy && *lane == Lane::Search && !new_in(&run, self.known, false).is_empty() && by_id {
             self.tend_until(&[quick], &|ledger| ledger.answered(&[quick], &ran.anonymous));
             self.judge_late_but(&[quick])?;
             healthy = self.live.iter().any(|p| p.serial == serial) && !self.died.contains(&serial);
@@ -284,7 +290,7 @@ impl<'a> Job<'a> {
         let at = self.live.iter().position(|p| p.serial == serial);
         let healthy = healthy && at.is_some();
         let clean = run.2.is_empty();
-        let new = new_in(&run, self.known);
+        let new = new_in(&run, self.known, true);
         // A search session in violation is handed to the hunt as it is: the
         // hunt confirms in a fresh session whatever it reports, and reports
         // one no fresh session repeats with the scripts this process ran
