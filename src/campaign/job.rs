@@ -72,9 +72,10 @@ pub struct Job<'a> {
     /// the process ran before each.
     caught: std::collections::VecDeque<(u32, u32, History)>,
     /// How long after its window evidence has come, by its deadline, to a
-    /// session of this job that it showed a finding: every fresh session's
-    /// quiet wait covers it (the server was seen to act that late, and may
-    /// cancel what it has not done when stdin closes).
+    /// session of this job that it showed a new violation: every fresh
+    /// session's quiet wait covers it while the server runs (the server was
+    /// seen to act that late, and may cancel what it has not done when
+    /// stdin closes).
     cover: Duration,
 }
 
@@ -123,8 +124,8 @@ impl<'a> Job<'a> {
     }
 
     /// How long after its window evidence has come to a session of this
-    /// job that it showed a finding: every fresh session's quiet wait
-    /// covers it.
+    /// job that it showed a new violation: every fresh session's quiet
+    /// wait covers it while the server runs.
     pub(crate) fn cover(&self) -> Duration {
         self.cover
     }
@@ -252,9 +253,10 @@ impl<'a> Job<'a> {
         let serial = self.live[at].serial;
         entry.process = Some(serial);
         let mut run = record(ledger, entry.clone());
-        // The findings `run` shows that the run has not made: of every
-        // check (what may grow into a reported one once its answers are
-        // in), or those it reports.
+        // The findings `run` shows that the run has not made: those it
+        // reports, or those of every check. A session that shows any is
+        // tended for its answers, as one of the run's findings may show in
+        // it only at their deadline (a batch never executed).
         let scope = self.scope;
         let new_in = |run: &SessionRun, known: Option<&Known>, reported: bool| {
             let keys: Vec<Distinct> = match reported {
@@ -459,7 +461,10 @@ impl<'a> Job<'a> {
             // Evidence of a server acting late grows the waits whatever it
             // breaks; only what the run reports is confirmed.
             self.cover = self.cover.max(entry.came_after.unwrap_or_default());
-            let timed = first.rests_on_time(&violations, &entry.script, &entry.obs);
+            // Answers that came due are no evidence of a slow server; any
+            // other new violation is.
+            let rests = |k: &Distinct| k.rests_on_time(&violations, &entry.script, &entry.obs);
+            let timed = rests(&first) && reported.as_ref().is_none_or(rests);
             if let Some(idle) = entry.idle_late.filter(|idle| !timed && !idle.is_zero()) {
                 let late = entry.late.unwrap_or(idle).as_millis();
                 let why = format!(

@@ -22,7 +22,12 @@ pub(crate) struct Scope {
 impl Scope {
     /// Whether `v`, broken by a session of `script`, is reported.
     fn reports(&self, v: &Violation, script: &Script) -> bool {
-        self.focus.is_none_or(|c| c == v.check) && v.level(script) <= self.level.max(Level::Spec)
+        self.admits(v.check, v.level(script))
+    }
+
+    /// Whether a finding of `check` at `level` is reported.
+    pub(crate) fn admits(&self, check: CheckId, level: Level) -> bool {
+        self.focus.is_none_or(|c| c == check) && level <= self.level.max(Level::Spec)
     }
 
     /// The `violations` of a session of `script` that showed `obs` which

@@ -104,10 +104,10 @@ mod tests {
     use std::time::Instant;
 
     #[test]
-    fn late_evidence_outside_the_runs_scope_is_no_finding_to_confirm() {
+    fn late_evidence_outside_the_runs_scope_grows_the_waits_but_is_no_finding_to_confirm() {
         // A valid call that acted once in its window acts again late: a
         // new exactly-once violation, which a run hunting another check
-        // neither confirms nor shrinks.
+        // neither confirms nor shrinks, though it is new evidence still.
         let spec = ScriptSpec::whole(Revision::LATEST, vec![Step::Control(0)]);
         let script = spec.render(&Catalogue::reference(), 1);
         let acting = |e: &Expect| match e {
@@ -123,13 +123,14 @@ mod tests {
             obs.effects.push(acted.clone());
             record(&ledger, Entry::new(session, &spec, script.clone(), obs));
             ledger.late_effect(Some(1), acted.clone(), Instant::now());
-            rejudge(&ledger, scope)
-                .into_iter()
-                .filter_map(|(.., reported)| reported.map(|k| k.check))
-                .collect::<Vec<_>>()
+            let judged = rejudge(&ledger, scope).into_iter();
+            judged.map(|(_, _, first, reported)| (first.check, reported.map(|k| k.check))).collect::<Vec<_>>()
         };
-        assert_eq!(judged(Scope::default()), [CheckId::ExactlyOnce]);
+        let twice = (CheckId::ExactlyOnce, Some(CheckId::ExactlyOnce));
+        assert_eq!(judged(Scope::default()), [twice]);
+        // Still told as new evidence, which grows the waits, but nothing
+        // to report.
         let elsewhere = Scope { focus: Some(CheckId::NoEffectOnReject), ..Scope::default() };
-        assert_eq!(judged(elsewhere), []);
+        assert_eq!(judged(elsewhere), [(CheckId::ExactlyOnce, None)]);
     }
 }

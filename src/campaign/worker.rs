@@ -134,8 +134,7 @@ impl<'a> Worker<'a> {
 
     /// Whether the run reports `f`: of its check, at its level.
     fn focused(&self, f: &Finding) -> bool {
-        let scope = self.campaign.scope;
-        scope.focus.is_none_or(|c| c == f.check) && f.level() <= scope.level.max(crate::protocol::Level::Spec)
+        self.campaign.scope.admits(f.check, f.level())
     }
 
     fn tell_unconfirmed(&self) {

@@ -195,9 +195,13 @@ impl ChildGateway {
 
     /// The quiet wait once the server has exited: what it was seen to do
     /// late while it ran is no longer to be waited for (what comes later
-    /// still is late evidence, judged again); what came after a session
-    /// was judged is ([`super::waits::Cover`]).
+    /// still is late evidence, judged again), unless processes it left in
+    /// its group may still do it; the late evidence of a finding this
+    /// session confirms is ([`super::waits::Cover`]).
     fn quiet_after_exit(&self) -> Duration {
+        if group::group_alive(self.child.id()) {
+            return self.waits().quiet;
+        }
         self.covering(self.uncovered_waits(), self.cover.exited)
     }
 
