@@ -19,10 +19,9 @@
 //!
 //! After every session the ledger's late evidence is judged: a session
 //! that now breaks a check the run reports is a finding marked late, with
-//! the delay. It is
-//! run again in a fresh process with waits grown to cover the delay, and
-//! is reported as that fresh session where it repeats, else as it was
-//! seen (with its process's history, if it had one).
+//! the delay. It is run again in a fresh process with waits grown to cover
+//! the delay, and is reported as that fresh session where it repeats, else
+//! as it was seen (with its process's history, if it had one).
 
 use super::confirmer::{Confirmed, Confirmer, Task, Teller, confirm, finding};
 use super::scope::Scope;
