@@ -75,15 +75,16 @@ pub(crate) fn rejudge(ledger: &Ledger, scope: Scope) -> Vec<(Entry, Vec<Violatio
 }
 
 /// A saved session run again (a replay) in a process of its own, to its
-/// end and past it: effects that carry its tokens and come once the probes
-/// are quiet still count. Judged as the hunt judges; also how many effects
-/// came late.
+/// end and past it, with every wait `patience` times as long: effects that
+/// carry its tokens and come once the probes are quiet still count. Judged
+/// as the hunt judges; also how many effects came late.
 pub(crate) fn whole(
     target: &ChildTarget,
     session: &Session,
     script: &Script,
+    patience: u32,
 ) -> Result<(Observation, Vec<Violation>, usize), Fault> {
-    let mut obs = target.run_whole(session, script)?;
+    let mut obs = target.run_patiently(session, script, patience, Default::default())?;
     let late = target.late_effects(&script.salts());
     let came_late = late.len();
     obs.effects.extend(late);

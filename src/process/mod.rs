@@ -155,14 +155,10 @@ impl ChildTarget {
     /// Runs `script` in a process of its own, as a client does, to its
     /// end: what the server writes and does while the session ends (its
     /// stdin closed, the exit grace, the group ended) is the session's.
-    pub(crate) fn run_whole(&self, session: &Session, script: &Script) -> Result<Observation, Fault> {
-        self.run_patiently(session, script, 1, Cover::default())
-    }
-
-    /// [`ChildTarget::run_whole`] with every wait `patience` times as long
-    /// (a verdict that rests on time alone is confirmed so), and the quiet
-    /// waits long enough to cover evidence as late as `cover` says (a
-    /// session that showed it is confirmed so).
+    /// Every wait is `patience` times as long (a verdict that rests on time
+    /// alone is confirmed so), and the quiet waits long enough to cover
+    /// evidence as late as `cover` says (a session that showed it is
+    /// confirmed so).
     pub(crate) fn run_patiently(
         &self,
         session: &Session,
