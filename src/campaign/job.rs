@@ -476,7 +476,7 @@ impl<'a> Job<'a> {
             let Some(key) = reported.filter(|k| !made(k) && !own.contains(&entry.session.salt)) else {
                 continue;
             };
-            let on_time = key.rests_on_time(&violations, &entry.script, &entry.obs);
+            let on_time = rests(&key);
             self.made.push(key.clone());
             let task = Task { entry, violations, key, patience: if on_time { 2 } else { 1 }, sessions: self.sessions };
             match &self.confirmer {
