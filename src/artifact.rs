@@ -123,7 +123,11 @@ impl Artifact {
             canary_base: tools_base.to_owned(),
             command,
             violations: f.violations.iter().map(|v| v.to_string()).collect(),
-            frames: f.script.frames.iter().map(|fr| escape(&fr.bytes, SHOWN)).collect(),
+            frames: crate::fill::written(&f.script, &f.observation.filled)
+                .frames
+                .iter()
+                .map(|fr| escape(&fr.bytes, SHOWN))
+                .collect(),
             stderr: escape(&f.observation.stderr, SHOWN),
             history: f.history.clone(),
             late_ms: f.late.map(|d| d.as_millis() as u64),

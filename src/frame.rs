@@ -24,6 +24,40 @@ pub struct Frame {
     pub family: Cow<'static, str>,
     /// The sub-kind within the family, stable and snake_case.
     pub kind: Cow<'static, str>,
+    /// Where the bytes hold placeholders the driver fills from an earlier
+    /// answer before it writes the frame (a multi round-trip retry).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<Fill>,
+}
+
+/// What a frame's placeholders are filled from ([`crate::fill`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fill {
+    /// The request whose `input_required` result hands out the state.
+    pub from: Id,
+    /// What is done to the state before it is sent back.
+    pub state: Reuse,
+}
+
+/// What a retry does with the state it was handed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reuse {
+    /// Sends it back as it came.
+    Verbatim,
+    /// Changes the character at this position (modulo its length) to
+    /// another of its kind.
+    Altered {
+        /// Which character.
+        at: u8,
+    },
+}
+
+impl Fill {
+    /// Where the `requestState` goes: a JSON string the fill replaces whole.
+    pub const STATE: &str = r#""portcullis:fill:requestState""#;
+    /// Where the answers go: a JSON string the fill replaces with an object.
+    pub const ANSWERS: &str = r#""portcullis:fill:inputResponses""#;
 }
 
 /// What a frame must cause, known when it is built.
@@ -279,6 +313,9 @@ rules! {
     MissingCapability => "missing_capability", Refused, Spec, ANY, true, "MCP 2026-07-28 schema (capabilities are declared per request; servers MUST NOT infer capabilities from prior requests; a missing one is signalled by -32021)", "a request that needs a client capability its own envelope does not declare, though an earlier request did";
     ForgedState => "forged_state", Refused, Hardening, ANY, true, MCP_ROUND_TRIP, "a retry of a call that must be confirmed, carrying a `requestState` no `input_required` result handed out (asking again answers it)";
     UnrequestedInput => "unrequested_input", Refused, Hardening, ANY, true, MCP_ROUND_TRIP, "a call that must be confirmed, carrying answers (`inputResponses`) to input no `input_required` result asked for (asking again answers it)";
+    ReplayedState => "replayed_state", Refused, Hardening, ANY, true, MCP_ROUND_TRIP, "a retry carrying a `requestState` another retry of the same call already redeemed (asking again answers it)";
+    AlteredState => "altered_state", Refused, Hardening, ANY, true, MCP_ROUND_TRIP, "a retry carrying the `requestState` it was handed with one character changed (asking again answers it)";
+    ForeignState => "foreign_state", Refused, Hardening, ANY, true, MCP_ROUND_TRIP, "a call carrying the `requestState` and answers handed out for a call with other arguments (asking again answers it)";
     ReservedMetaKey => "reserved_meta_key", Refused, Tolerated, ANY, true, MCP_META_KEYS, "a `_meta` key under a prefix MCP reserves that no revision defines: a server may ignore it or refuse the call, and must not act twice";
     MalformedMetaKey => "malformed_meta_key", Refused, Tolerated, ANY, true, MCP_META_KEYS, "a `_meta` key whose name breaks the schema's naming rules: a server may ignore it or refuse the call";
     UnknownMethod => "unknown_method", Refused, Spec, Some(&[code::METHOD_NOT_FOUND]), false, "JSON-RPC 2.0 §5.1 (-32601 Method not found)", "a method the server does not have";
@@ -317,7 +354,10 @@ impl Rule {
     /// Whether a server may answer a frame breaking this rule by asking for
     /// the input again (an `input_required` result), which acts on nothing.
     pub fn may_ask_again(self) -> bool {
-        matches!(self, Rule::ForgedState | Rule::UnrequestedInput)
+        matches!(
+            self,
+            Rule::ForgedState | Rule::UnrequestedInput | Rule::ReplayedState | Rule::AlteredState | Rule::ForeignState
+        )
     }
 
     /// Whether a tool may refuse a frame breaking this rule with an
@@ -350,6 +390,7 @@ mod tests {
             tokens: vec![],
             family: "terminator".into(),
             kind: "cr_separated".into(),
+            fill: None,
         };
         // Two calls joined by a CR: a reader that splits the line answers both.
         let joined = frame(

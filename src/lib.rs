@@ -77,6 +77,7 @@ pub mod check;
 pub mod cli;
 mod counted;
 mod escape;
+pub mod fill;
 mod finding;
 pub mod frame;
 mod json_line;

@@ -73,6 +73,7 @@ fn with_raw_frame(mut script: Script, bytes: &[u8]) -> Script {
         tokens: vec![],
         family: "raw".into(),
         kind: "raw".into(),
+        fill: None,
     });
     script.eof = true;
     script
@@ -280,6 +281,7 @@ pub fn check_oracle(data: &[u8]) {
             eof_sent: bool::arbitrary(&mut u)?,
             cut: (0, 0),
             awaiting: Vec::new(),
+            filled: Vec::new(),
         })
     })();
     let Ok(obs) = obs else { return };

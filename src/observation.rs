@@ -1,6 +1,7 @@
 //! What one session showed from outside the gateway: the evidence every
 //! check reads.
 
+use crate::fill::Filled;
 use crate::protocol::Id;
 use crate::seam::{Action, Exit};
 
@@ -31,6 +32,9 @@ pub struct Observation {
     /// one among them failed to act. Judged again once the deadline has
     /// passed, with this empty.
     pub awaiting: Vec<Id>,
+    /// What was written for each frame that waited on an earlier answer
+    /// (a multi round-trip retry): the frames are judged as written.
+    pub filled: Vec<Filled>,
 }
 
 impl Observation {
@@ -47,6 +51,7 @@ impl Observation {
             eof_sent: false,
             cut: (0, 0),
             awaiting: Vec::new(),
+            filled: Vec::new(),
         }
     }
 }

@@ -1,10 +1,12 @@
 //! The driver: writes a script through the seam and records what came back.
 
+use crate::fill::{self, Filled};
 use crate::frame::{Frame, Rule};
 pub use crate::observation::Observation;
 use crate::protocol::{Id, Policy};
 use crate::script::Script;
 use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Settle, Target};
+use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// The panic message of a caught panic.
@@ -40,21 +42,36 @@ pub(crate) fn drive<G: Gateway>(
     let mut obs = Observation::none();
     let stdin = script.stdin();
     let mut crashed = None;
-    for span in script.write_spans() {
-        let chunk = &stdin[span.clone()];
-        match catch_unwind(AssertUnwindSafe(|| gateway.write_stdin(chunk))) {
+    // How much longer what was written is than the script's own bytes,
+    // where a filled frame took the place of its placeholders.
+    let mut longer = 0isize;
+    let waiting = fill::waiting(script);
+    for span in fill::write_spans(script) {
+        let chunk = match waiting.iter().find(|(_, r)| *r == span) {
+            Some((i, _)) => match fill_frame(gateway, &mut obs, script, *i)? {
+                Some(bytes) => Cow::Owned(bytes),
+                None => {
+                    longer -= span.len() as isize;
+                    continue;
+                }
+            },
+            None => Cow::Borrowed(&stdin[span.clone()]),
+        };
+        longer += chunk.len() as isize - span.len() as isize;
+        match catch_unwind(AssertUnwindSafe(|| gateway.write_stdin(&chunk))) {
             Ok(r) => r?,
             Err(p) => crashed = Some(panic_text(p)),
         }
         collect(gateway, &mut obs);
         let exit = crashed.clone().map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
         if exit.ended() {
-            obs.ended_at.get_or_insert(span.end);
+            obs.ended_at.get_or_insert(span.end.saturating_add_signed(longer));
         }
         if crashed.is_some() {
             break;
         }
     }
+    let script = &*fill::written(script, &obs.filled);
     if crashed.is_none() {
         let settle = Settle::new(owed(script, session), must_close(script, session));
         let settle = settle.or_null(owed_or_null(script, session));
@@ -63,7 +80,7 @@ pub(crate) fn drive<G: Gateway>(
     }
     obs.exit_before_eof = crashed.clone().map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
     if obs.exit_before_eof.ended() {
-        obs.ended_at.get_or_insert(stdin.len());
+        obs.ended_at.get_or_insert(stdin.len().saturating_add_signed(longer));
     }
     if script.eof && crashed.is_none() {
         obs.eof_sent = true;
@@ -79,6 +96,29 @@ pub(crate) fn drive<G: Gateway>(
     obs.exit = crashed.map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
     obs.effects = recorder.actions();
     Ok(obs)
+}
+
+/// Waits for the answer the fill of frame `i` names, as a client awaits a
+/// result before it retries, and returns the frame's bytes filled from it;
+/// `None`, recorded as not written, where that answer handed no state.
+fn fill_frame<G: Gateway>(
+    gateway: &mut G,
+    obs: &mut Observation,
+    script: &Script,
+    i: usize,
+) -> Result<Option<Vec<u8>>, Fault> {
+    let frame = &script.frames[i];
+    let how = frame.fill.as_ref().expect("a frame that waits on a fill");
+    // A request no earlier frame sent (a shrinking step dropped it) gets
+    // no answer to wait for.
+    let sent = script.frames[..i].iter().any(|f| f.id.as_ref() == Some(&how.from));
+    if sent && !fill::answered(&obs.stdout, &how.from) && !gateway.exit().ended() {
+        gateway.settle(&Settle::new(vec![how.from.clone()], false))?;
+        collect(gateway, obs);
+    }
+    let bytes = fill::fill(frame, how, &obs.stdout).filter(|_| sent);
+    obs.filled.push(Filled { frame: i, bytes: bytes.clone() });
+    Ok(bytes)
 }
 
 /// Whether the policy requires the gateway to have ended before EOF: under

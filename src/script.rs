@@ -55,12 +55,14 @@ impl ScriptSpec {
     }
 
     /// Whether the script cannot share a process with others: it calls
-    /// before the handshake, so it must begin one, or its last frame is cut
-    /// at EOF, so it must end one.
+    /// before the handshake, so it must begin one; its last frame is cut
+    /// at EOF, so it must end one; or a retry waits on what an answer
+    /// handed out, which only the driver of a session of its own fills.
     pub fn needs_own_process(&self) -> bool {
         let cut = |s: &Step| matches!(s, Step::Truncate(t) if t.kind == attack::truncate::Kind::AtEof);
         let early = self.steps.iter().any(Step::before_handshake);
-        early || self.steps.iter().rev().find(|s| !s.before_handshake()).is_some_and(cut)
+        let adapts = self.steps.iter().any(|s| matches!(s, Step::RoundTrip(r) if r.kind.adapts()));
+        early || adapts || self.steps.iter().rev().find(|s| !s.before_handshake()).is_some_and(cut)
     }
 
     /// Renders the script against a target's tools. `salt` keeps the tokens
@@ -143,6 +145,7 @@ fn handshake_frames(id: i64, revision: Revision) -> Vec<Frame> {
             tokens: vec![],
             family: "handshake".into(),
             kind: "discover".into(),
+            fill: None,
         }];
     }
     let init = Frame {
@@ -152,6 +155,7 @@ fn handshake_frames(id: i64, revision: Revision) -> Vec<Frame> {
         tokens: vec![],
         family: "handshake".into(),
         kind: "initialize".into(),
+        fill: None,
     };
     let initialized = Frame {
         bytes: line(attack::lifecycle::INITIALIZED),
@@ -160,6 +164,7 @@ fn handshake_frames(id: i64, revision: Revision) -> Vec<Frame> {
         tokens: vec![],
         family: "handshake".into(),
         kind: "initialized".into(),
+        fill: None,
     };
     vec![init, initialized]
 }
@@ -291,6 +296,7 @@ impl Script {
                 tokens: vec![],
                 family: "marker".into(),
                 kind: self.revision.marker_method().into(),
+                fill: None,
             };
             let at = whole.write_ends.last().copied().unwrap_or(0);
             whole.write_ends.extend(part.write_ends.iter().map(|e| e + at));

@@ -473,6 +473,26 @@ fn reject_oracle(script: &Script, index: usize, frame: &Frame, rule: Rule) -> Re
                         && params.get("requestState").is_none()
                         && params["inputResponses"].is_object()
                 }
+                // A retry whose state the driver fills from the answer to
+                // an earlier call: spent by a retry of the same call before
+                // it, altered, or handed out for other arguments.
+                Rule::ReplayedState | Rule::AlteredState | Rule::ForeignState => {
+                    let Some(fill) = &frame.fill else { return Err("no fill".into()) };
+                    let call_of = |f: &Frame| one_strict_line(&f.bytes).map(|v| v["params"]["arguments"].clone());
+                    let asked = script.frames[..index].iter().find(|f| f.id.as_ref() == Some(&fill.from));
+                    let same_call = asked.and_then(call_of) == Some(params["arguments"].clone());
+                    let spent = script.frames[..index]
+                        .iter()
+                        .any(|f| f.fill.as_ref().is_some_and(|g| g.from == fill.from) && call_of(f) == call_of(frame));
+                    let altered = matches!(fill.state, portcullis::frame::Reuse::Altered { .. });
+                    tool.is_some_and(|t| t.confirms)
+                        && params["requestState"] == portcullis::frame::Fill::STATE.trim_matches('"')
+                        && match rule {
+                            Rule::ReplayedState => same_call && spent && !altered,
+                            Rule::AlteredState => same_call && !spent && altered,
+                            _ => asked.is_some() && !same_call && !altered,
+                        }
+                }
                 _ => false,
             }
         }

@@ -76,6 +76,11 @@ fn caught(m: Mutant) {
     // answer waits out its deadline, and what is tested here is the catch
     // and its reports (tests/delta.rs tests shrinking).
     let mut extra = vec!["--cases", "256", "--check", check, "--shrink-ms", "5000"];
+    // A bug that bites in one revision alone is hunted in it, as the
+    // catalogue's own hunt does (`Mutant::revisions`).
+    let only = m.revisions();
+    let pinned = only.first().map(|r| r.to_string()).filter(|_| only.len() == 1);
+    extra.extend(pinned.iter().flat_map(|r| ["--revision", r.as_str()]));
     extra.extend(["--report", report_s, "--junit", junit_s, "--sarif", sarif_s, "--"]);
     let mut args = fuzz_args(policy, &extra);
     args.extend([BIN, "reference-gateway", "--policy", policy, "--mutant", m.name()]);
@@ -174,6 +179,8 @@ every_mutant! {
     untyped_result => UntypedResult,
     inherit_capability => InheritCapability,
     trust_request_state => TrustRequestState,
+    replay_request_state => ReplayRequestState,
+    unbound_request_state => UnboundRequestState,
 }
 
 fn one_line_error(args: &[&str]) -> String {

@@ -25,6 +25,7 @@ fn script_with(bytes: Vec<u8>, rule: Rule, chunk: usize) -> Script {
         tokens: vec![],
         family: "hostile".into(),
         kind: "hostile".into(),
+        fill: None,
     });
     script.write_ends.extend((start + chunk..end).step_by(chunk));
     script.write_ends.push(end);

@@ -106,3 +106,44 @@ fn the_reference_speaks_the_stateless_era_strictly() {
     assert_eq!(legacy[0].0["result"]["protocolVersion"], "2025-11-25");
     assert!(legacy[1].0["result"].get("resultType").is_none() && legacy[1].1 == 1, "{}", legacy[1].0);
 }
+
+/// A round trip's retry is written only once the call asked about has been
+/// answered, filled with what that answer handed out: the confirmed retry
+/// acts once, a spent, altered or foreign state acts on nothing, and each
+/// planted bug that honours one is caught at that retry, under
+/// `no-effect-on-reject`.
+#[test]
+fn a_retry_is_filled_from_the_answer_and_acts_only_on_the_state_of_its_own_call() {
+    use portcullis::attack::Step;
+    use portcullis::attack::roundtrip::{Kind, RoundTrip};
+    use portcullis::reference::Mutant;
+    use portcullis::{CheckId, ScriptSpec};
+    let spec = |kind| {
+        let step = Step::RoundTrip(RoundTrip { kind, tool: 0, pick: 3 });
+        ScriptSpec::whole(Revision::R2026_07_28, vec![step])
+    };
+    let strict = Reference::strict;
+    let planted = Reference::mutant;
+    let runs = [
+        (Kind::Confirmed, strict(), 1, None),
+        (Kind::ReplayedState, strict(), 1, None),
+        (Kind::AlteredState, strict(), 0, None),
+        (Kind::ForeignState, strict(), 0, None),
+        (Kind::ReplayedState, planted(Mutant::ReplayRequestState), 2, Some(CheckId::NoEffectOnReject)),
+        (Kind::ForeignState, planted(Mutant::UnboundRequestState), 1, Some(CheckId::NoEffectOnReject)),
+        (Kind::AlteredState, planted(Mutant::TrustRequestState), 1, Some(CheckId::NoEffectOnReject)),
+    ];
+    for (kind, target, effects, caught) in runs {
+        let (script, obs, violations) = session(&target, Policy::KeepOpen, &spec(kind), 0).expect("the harness runs");
+        let shown = report::session(&script, &obs, &violations);
+        let retries = script.frames.iter().filter(|f| f.fill.is_some()).count();
+        assert!(retries > 0 && obs.filled.len() == retries, "{kind:?}: every retry waits on a fill\n{shown}");
+        assert!(obs.filled.iter().all(|f| f.bytes.is_some()), "{kind:?}: every retry was filled and written\n{shown}");
+        assert!(!shown.contains("portcullis:fill:"), "{kind:?}: the report shows the bytes written\n{shown}");
+        assert_eq!(obs.effects.len(), effects, "{kind:?}\n{shown}");
+        assert_eq!(violations.first().map(|v| v.check), caught, "{kind:?}\n{shown}");
+        if caught.is_some() {
+            assert_eq!(violations[0].frame, Some(script.frames.len() - 1), "at the last retry\n{shown}");
+        }
+    }
+}

@@ -200,11 +200,15 @@ fn each_planted_bug_of_the_stateless_era_is_found_under_its_own_rules_alone() {
     // which each of those rules may show to more than one check (a served
     // call acts, and is answered with a success) until findings are
     // grouped by cause.
-    let bugs: [(&str, &str, &[&str]); 5] = [
+    let bugs: [(&str, &str, &[&str]); 7] = [
         ("no-envelope", "no-effect-on-reject/", &["missing_envelope", "bad_envelope"]),
         ("any-version", "no-effect-on-reject/", &["unsupported_version", "handshake_version"]),
         ("inherit-capability", "correlation/", &["missing_capability"]),
-        ("trust-state", "no-effect-on-reject/", &["forged_state"]),
+        // Any state confirms: a forged, an altered, a spent or another
+        // target's.
+        ("trust-state", "no-effect-on-reject/", &["forged_state", "altered_state", "replayed_state", "foreign_state"]),
+        ("replay-state", "no-effect-on-reject/", &["replayed_state"]),
+        ("unbound-state", "no-effect-on-reject/", &["foreign_state"]),
         ("untyped", "stdout-clean/", &["stdout-clean/"]),
     ];
     for (bug, key, rules) in bugs {

@@ -256,7 +256,7 @@ impl<'a> Ctx<'a> {
             Phase::BeforeInit if self.revision.has_handshake() => Expect::Reject(Rule::BeforeInitialize),
             _ => Expect::Act(calls),
         };
-        Frame { bytes, expect, id, tokens, family: family.into(), kind: kind.into() }
+        Frame { bytes, expect, id, tokens, family: family.into(), kind: kind.into(), fill: None }
     }
 
     /// A frame that is valid but for a tolerated rule: each reading either
@@ -290,7 +290,7 @@ impl<'a> Ctx<'a> {
         // A token that did not survive the attack (a dropped argument) is
         // not the frame's: only tokens in its bytes attribute effects to it.
         let tokens = tokens.into_iter().filter(|t| contains(&bytes, t.as_bytes())).collect();
-        Frame { bytes, expect: Expect::Reject(rule), id, tokens, family: family.into(), kind: kind.into() }
+        Frame { bytes, expect: Expect::Reject(rule), id, tokens, family: family.into(), kind: kind.into(), fill: None }
     }
 
     /// A must-reject frame built from call parts whose id is still valid.

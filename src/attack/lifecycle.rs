@@ -76,6 +76,7 @@ impl Lifecycle {
                 tokens: vec![],
                 family: FAMILY.into(),
                 kind: kind.into(),
+                fill: None,
             }
         };
         match self.kind {

@@ -245,7 +245,7 @@ impl Placed {
             Verdict::Reject(rule) => Expect::Reject(rule),
             Verdict::Tolerate(rule) => Expect::Tolerate(rule, vec![]),
         };
-        vec![Frame { bytes, expect, id, tokens: vec![], family: FAMILY.into(), kind: kind.into() }]
+        vec![Frame { bytes, expect, id, tokens: vec![], family: FAMILY.into(), kind: kind.into(), fill: None }]
     }
 
     /// A call whose id is an integer on a precision boundary: 2^53 - 1 (or

@@ -9,7 +9,8 @@
 //! sends a plain valid call.
 
 use super::{CallParts, Ctx, json_str, kinds, line};
-use crate::frame::{Expect, Frame, Rule};
+use crate::catalogue::ToolSpec;
+use crate::frame::{Expect, Fill, Frame, Reuse, Rule};
 use crate::protocol::{Id, Revision};
 use base64::Engine as _;
 use proptest::prelude::*;
@@ -30,6 +31,26 @@ kinds! {
         /// A call carrying accepting answers to input no result asked for,
         /// and no state.
         UnrequestedInput => "unrequested_input",
+        /// The call asked about, then retried with the state its result
+        /// handed out and accepting answers: it acts, once.
+        Confirmed => "confirmed",
+        /// The confirmed retry, then the same retry again with the same,
+        /// spent state: only the first acts.
+        ReplayedState => "replayed_state",
+        /// The call asked about, then retried with its state altered by
+        /// one character.
+        AlteredState => "altered_state",
+        /// The call asked about, then a call with other arguments retried
+        /// with the state handed out for the first.
+        ForeignState => "foreign_state",
+    }
+}
+
+impl Kind {
+    /// Whether its retries carry what a server handed out, so the driver
+    /// writes them only once that answer has come ([`crate::fill`]).
+    pub fn adapts(self) -> bool {
+        matches!(self, Kind::Confirmed | Kind::ReplayedState | Kind::AlteredState | Kind::ForeignState)
     }
 }
 
@@ -71,6 +92,9 @@ impl RoundTrip {
         let (Some(tool), false, false) = (tool, ctx.revision.has_handshake(), self.kind == Kind::Valid) else {
             return vec![ctx.valid_call(self.tool, FAMILY)];
         };
+        if self.kind.adapts() {
+            return self.retried(ctx, &tool, &confirming_other(ctx, self.tool));
+        }
         let kind = self.kind.name();
         // A call of the confirming tool declaring `capabilities`.
         let declaring = |ctx: &mut Ctx, capabilities: &str| CallParts {
@@ -83,6 +107,7 @@ impl RoundTrip {
         }
         let (parts, member, rule) = match self.kind {
             Kind::Valid | Kind::Asked => return frames,
+            Kind::Confirmed | Kind::ReplayedState | Kind::AlteredState | Kind::ForeignState => return frames,
             Kind::InheritedCapability => (declaring(ctx, "{}"), None, Rule::MissingCapability),
             Kind::ForgedState => {
                 let parts = declaring(ctx, ELICITATION);
@@ -103,6 +128,62 @@ impl RoundTrip {
     }
 }
 
+impl RoundTrip {
+    /// A call of `tool` asked about, then retried with what its result
+    /// handed out, as the kind says; `other` is the tool a foreign retry
+    /// calls.
+    fn retried(&self, ctx: &mut Ctx, tool: &ToolSpec, other: &ToolSpec) -> Vec<Frame> {
+        let kind = self.kind.name();
+        let declaring = |ctx: &mut Ctx, tool: &ToolSpec| CallParts {
+            meta: Revision::R2026_07_28.envelope_declaring(ELICITATION),
+            ..ctx.parts_for(tool.clone())
+        };
+        let first = declaring(ctx, tool);
+        let from = Id::Int(first.id);
+        let mut frames = vec![asked(&first, kind)];
+        // The same call again, under a request id of its own.
+        let again = |ctx: &mut Ctx| CallParts { id: ctx.id(), ..first.clone() };
+        let verbatim = Fill { from: from.clone(), state: Reuse::Verbatim };
+        let (parts, rule, fill) = match self.kind {
+            Kind::AlteredState => {
+                (again(ctx), Rule::AlteredState, Fill { from, state: Reuse::Altered { at: self.pick } })
+            }
+            Kind::ForeignState => (declaring(ctx, other), Rule::ForeignState, verbatim),
+            _ => {
+                let parts = again(ctx);
+                let mut confirmed = ctx.acting(line(retry(&parts)), vec![parts.call()], FAMILY, kind);
+                confirmed.fill = Some(verbatim.clone());
+                frames.push(confirmed);
+                if self.kind == Kind::Confirmed {
+                    return frames;
+                }
+                (again(ctx), Rule::ReplayedState, verbatim)
+            }
+        };
+        let mut frame = ctx.rejected_call(retry(&parts), rule, &parts, FAMILY, kind);
+        frame.fill = Some(fill);
+        frames.push(frame);
+        frames
+    }
+}
+
+/// A retry of the call `parts`: its request carrying the state and the
+/// answers a result handed out, as placeholders the driver fills.
+fn retry(parts: &CallParts) -> String {
+    parts.request_with(&parts.params_adding(&format!(
+        r#""requestState":{},"inputResponses":{}"#,
+        Fill::STATE,
+        Fill::ANSWERS
+    )))
+}
+
+/// The confirming tool after the one `pick` aims at (itself, where it is
+/// the only one): what a foreign retry calls, with arguments of its own.
+fn confirming_other(ctx: &Ctx, pick: u8) -> ToolSpec {
+    let confirming = ctx.catalogue.confirming();
+    (*confirming[(pick as usize + 1) % confirming.len()]).clone()
+}
+
 /// The call asked about: owed a result (`input_required`), and no effect
 /// until a retry confirms it.
 fn asked(parts: &CallParts, kind: &'static str) -> Frame {
@@ -113,6 +194,7 @@ fn asked(parts: &CallParts, kind: &'static str) -> Frame {
         tokens: vec![parts.token.clone()],
         family: FAMILY.into(),
         kind: kind.into(),
+        fill: None,
     }
 }
 

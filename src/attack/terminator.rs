@@ -74,6 +74,7 @@ impl Terminator {
             tokens: vec![],
             family: FAMILY.into(),
             kind: kind.into(),
+            fill: None,
         };
         match self.kind {
             Kind::Valid => return vec![ctx.valid_call(self.tool, FAMILY)],

@@ -18,8 +18,9 @@ use std::collections::{BTreeSet, HashMap};
 pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     let answered_error = answered(facts, true);
     let mut counts: HashMap<(usize, String), usize> = HashMap::new();
+    let mut taken = HashMap::new();
     for (n, effect) in facts.obs.effects.iter().enumerate() {
-        let frames = owners(facts, effect);
+        let frames = owners(facts, effect, &mut taken);
         let effect_text = format!("effect #{n} `{}` {}", effect.tool, effect.arguments_text());
         let describe = || effect_text.clone();
         let rejected: Vec<usize> = frames.iter().copied().filter(|i| !acts(facts, *i)).collect();
@@ -115,8 +116,11 @@ fn acts(facts: &Facts, i: usize) -> bool {
     facts.judged[i].may_act()
 }
 
-/// The frames whose tokens the effect carries, ascending.
-fn owners(facts: &Facts, effect: &Action) -> Vec<usize> {
+/// The frames whose tokens the effect carries, ascending. A token several
+/// frames carry (a call asked about, retried, and retried again) goes to
+/// the frames that may act first, one effect each in order, and past them
+/// to the last that may not: `taken` counts the effects seen with each.
+fn owners(facts: &Facts, effect: &Action, taken: &mut HashMap<String, usize>) -> Vec<usize> {
     let mut found = BTreeSet::new();
     let mut strings = vec![effect.tool.as_str()];
     let mut stack: Vec<&Value> = effect.arguments.values().collect();
@@ -132,8 +136,18 @@ fn owners(facts: &Facts, effect: &Action) -> Vec<usize> {
             _ => {}
         }
     }
-    for s in strings {
-        found.extend(tokens_in(s).filter_map(|t| facts.owner.get(t).copied()));
+    let mut tokens: Vec<&str> = strings.into_iter().flat_map(tokens_in).collect();
+    tokens.sort_unstable();
+    tokens.dedup();
+    for t in tokens {
+        let Some(carriers) = facts.carriers.get(t) else {
+            found.extend(facts.owner.get(t).copied());
+            continue;
+        };
+        let n = taken.entry(t.to_owned()).or_insert(0);
+        let (acting, inert): (Vec<usize>, Vec<usize>) = carriers.iter().partition(|i| acts(facts, **i));
+        found.extend(acting.get(*n).or(inert.last()).or(acting.last()).copied());
+        *n += 1;
     }
     found.into_iter().collect()
 }

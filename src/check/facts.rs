@@ -132,8 +132,11 @@ pub struct Facts<'a> {
     pub closing: Option<usize>,
     /// How many frames were wholly written before the gateway ended.
     pub delivered: usize,
-    /// Which frame each token belongs to.
+    /// Which frame each token belongs to: the last that carries it.
     pub owner: HashMap<String, usize>,
+    /// The frames, in order, of each token that several frames carry (a
+    /// call asked about, then retried with the same arguments).
+    pub carriers: HashMap<String, Vec<usize>>,
     /// Which frame each request id belongs to.
     pub id_owner: HashMap<Id, usize>,
     /// The stdout lines.
@@ -152,9 +155,14 @@ impl<'a> Facts<'a> {
         };
         let mut owner = HashMap::new();
         let mut id_owner = HashMap::new();
+        let mut carriers: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, f) in script.frames.iter().enumerate() {
             for t in &f.tokens {
-                owner.insert(t.clone(), i);
+                if let Some(before) = owner.insert(t.clone(), i)
+                    && before != i
+                {
+                    carriers.entry(t.clone()).or_insert_with(|| vec![before]).push(i);
+                }
             }
             if let Some(id) = &f.id {
                 id_owner.insert(id.clone(), i);
@@ -177,6 +185,7 @@ impl<'a> Facts<'a> {
             closing: None,
             delivered,
             owner,
+            carriers,
             id_owner,
             lines,
             replies,

@@ -25,7 +25,8 @@ pub(crate) use stdout::line_problem;
 /// The policy a gateway showed in one session run under [`Policy::Auto`],
 /// and the frame it showed it on: see [`facts::seen_policy`].
 pub(crate) fn seen_policy(script: &Script, obs: &Observation, session: &Session) -> Option<(Policy, usize)> {
-    facts::seen_policy(&Facts::new(script, obs, session))
+    let script = crate::fill::written(script, &obs.filled);
+    facts::seen_policy(&Facts::new(&script, obs, session))
 }
 
 use crate::frame::Rule;
@@ -149,7 +150,8 @@ impl fmt::Display for Violation {
 /// Runs every check over one session. Violations come ordered by check (in
 /// [`CheckId::ALL`] order), then by position.
 pub fn check(script: &Script, obs: &Observation, session: &Session) -> Vec<Violation> {
-    let facts = Facts::new(script, obs, session);
+    let script = crate::fill::written(script, &obs.filled);
+    let facts = Facts::new(&script, obs, session);
     let mut out = Vec::new();
     stdout::check(&facts, &mut out);
     effects::check(&facts, &mut out);

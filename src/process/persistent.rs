@@ -231,6 +231,7 @@ impl Persistent {
             eof_sent: false,
             cut: self.child.cut(),
             awaiting,
+            filled: Vec::new(),
         };
         let history = self.history.clone();
         self.bytes += body.len_bytes();

@@ -22,6 +22,17 @@ pub(super) struct Handed {
     next: u64,
 }
 
+/// Which checks of a `requestState` a planted bug leaves out.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Lax {
+    /// A state never handed out confirms the call the retry names.
+    pub(super) trusting: bool,
+    /// A state is not spent when it is redeemed.
+    pub(super) replaying: bool,
+    /// A state redeems whatever call the retry names.
+    pub(super) unbound: bool,
+}
+
 /// What a call of a confirming tool comes to.
 #[derive(Debug, PartialEq)]
 pub(super) enum Step {
@@ -42,15 +53,14 @@ pub(super) fn declares_elicitation(params: Option<&Value>) -> bool {
 }
 
 impl Handed {
-    /// The step for a call of `tool` with `arguments` and `params`. With
-    /// `trusting` (a planted bug), a `requestState` never handed out
-    /// confirms the call the retry names, answered or not.
+    /// The step for a call of `tool` with `arguments` and `params`, with
+    /// the checks `lax` leaves out (planted bugs).
     pub(super) fn step(
         &mut self,
         tool: &str,
         arguments: &Map<String, Value>,
         params: &Map<String, Value>,
-        trusting: bool,
+        lax: Lax,
     ) -> Step {
         let answers = params.get("inputResponses");
         let state = match params.get("requestState") {
@@ -59,12 +69,16 @@ impl Handed {
             Some(Value::String(s)) => s,
             Some(_) => return Step::Refused(text!("Invalid params: requestState must be a string")),
         };
-        match self.calls.remove(state) {
-            Some((t, a)) if t != tool || &a != arguments => {
+        let handed = match lax.replaying {
+            true => self.calls.get(state).cloned(),
+            false => self.calls.remove(state),
+        };
+        match handed {
+            Some((t, a)) if !lax.unbound && (t != tool || &a != arguments) => {
                 return Step::Refused(text!("Invalid params: requestState was handed out for another call"));
             }
             // The planted bug takes the state for a confirmation given.
-            None if trusting => return Step::Confirmed,
+            None if lax.trusting => return Step::Confirmed,
             None => return Step::Refused(text!("Invalid params: requestState was not handed out")),
             Some(_) => {}
         }
@@ -100,6 +114,9 @@ impl Handed {
 mod tests {
     use super::*;
 
+    const STRICT: Lax = Lax { trusting: false, replaying: false, unbound: false };
+    const TRUSTING: Lax = Lax { trusting: true, ..STRICT };
+
     fn params(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap()
     }
@@ -108,29 +125,29 @@ mod tests {
     fn only_the_handed_state_with_an_accepting_answer_redeems_the_call_it_was_handed_for() {
         let mut handed = Handed::default();
         let args = params(json!({"url": "http://x/a"}));
-        let Step::Ask(asked) = handed.step("purge_cache", &args, &Map::new(), false) else { panic!("asks first") };
+        let Step::Ask(asked) = handed.step("purge_cache", &args, &Map::new(), STRICT) else { panic!("asks first") };
         let state = asked["requestState"].as_str().unwrap().to_owned();
         assert_eq!(asked["resultType"], "input_required");
         let yes = json!({ASKED: {"action": "accept", "content": {ASKED: true}}});
         let retry = |state: &str, answers: &Value| params(json!({"requestState": state, "inputResponses": answers}));
         let refused = |s: &Step| matches!(s, Step::Refused(_));
         let other = params(json!({"url": "http://x/b"}));
-        assert!(refused(&handed.step("purge_cache", &args, &retry("rs-forged", &yes), false)));
-        assert!(refused(&handed.step("purge_cache", &args, &params(json!({"inputResponses": yes})), false)));
-        assert!(refused(&handed.step("purge_cache", &other, &retry(&state, &yes), false)), "another call's");
-        assert!(refused(&handed.step("purge_cache", &args, &retry(&state, &yes), false)), "a state redeems once");
-        let Step::Ask(asked) = handed.step("purge_cache", &args, &Map::new(), false) else { panic!() };
+        assert!(refused(&handed.step("purge_cache", &args, &retry("rs-forged", &yes), STRICT)));
+        assert!(refused(&handed.step("purge_cache", &args, &params(json!({"inputResponses": yes})), STRICT)));
+        assert!(refused(&handed.step("purge_cache", &other, &retry(&state, &yes), STRICT)), "another call's");
+        assert!(refused(&handed.step("purge_cache", &args, &retry(&state, &yes), STRICT)), "a state redeems once");
+        let Step::Ask(asked) = handed.step("purge_cache", &args, &Map::new(), STRICT) else { panic!() };
         let state = asked["requestState"].as_str().unwrap().to_owned();
         let no = json!({ASKED: {"action": "decline"}});
-        assert_eq!(handed.step("purge_cache", &args, &retry(&state, &no), false), Step::Declined);
-        let Step::Ask(asked) = handed.step("purge_cache", &args, &Map::new(), false) else { panic!() };
+        assert_eq!(handed.step("purge_cache", &args, &retry(&state, &no), STRICT), Step::Declined);
+        let Step::Ask(asked) = handed.step("purge_cache", &args, &Map::new(), STRICT) else { panic!() };
         let state = asked["requestState"].as_str().unwrap().to_owned();
-        assert_eq!(handed.step("purge_cache", &args, &retry(&state, &yes), false), Step::Confirmed);
+        assert_eq!(handed.step("purge_cache", &args, &retry(&state, &yes), STRICT), Step::Confirmed);
         // The planted bug honours a state never handed out, answers or not.
-        assert_eq!(handed.step("purge_cache", &args, &retry("rs-forged", &yes), true), Step::Confirmed);
+        assert_eq!(handed.step("purge_cache", &args, &retry("rs-forged", &yes), TRUSTING), Step::Confirmed);
         let bare = params(json!({"requestState": "rs-forged"}));
-        assert_eq!(handed.step("purge_cache", &args, &bare, true), Step::Confirmed);
-        assert!(refused(&handed.step("purge_cache", &args, &bare, false)));
+        assert_eq!(handed.step("purge_cache", &args, &bare, TRUSTING), Step::Confirmed);
+        assert!(refused(&handed.step("purge_cache", &args, &bare, STRICT)));
     }
 
     #[test]
@@ -140,5 +157,24 @@ mod tests {
         assert!(!declares_elicitation(Some(&with(json!({})))));
         assert!(!declares_elicitation(Some(&with(json!({"elicitation": true})))));
         assert!(!declares_elicitation(None));
+    }
+
+    #[test]
+    fn the_planted_bugs_redeem_a_spent_state_or_one_for_another_call() {
+        let mut handed = Handed::default();
+        let (args, other) = (params(json!({"url": "http://x/a"})), params(json!({"url": "http://x/b"})));
+        let yes = json!({ASKED: {"action": "accept", "content": {ASKED: true}}});
+        let mut retry_of = |lax: Lax, arguments: &Map<String, Value>| {
+            let Step::Ask(asked) = handed.step("purge_cache", &args, &Map::new(), STRICT) else { panic!() };
+            let retry = params(json!({"requestState": asked["requestState"], "inputResponses": yes}));
+            let first = handed.step("purge_cache", arguments, &retry, lax);
+            (first, handed.step("purge_cache", arguments, &retry, lax))
+        };
+        let replaying = Lax { replaying: true, ..STRICT };
+        assert_eq!(retry_of(replaying, &args), (Step::Confirmed, Step::Confirmed), "a spent state redeems again");
+        assert!(matches!(retry_of(STRICT, &args), (Step::Confirmed, Step::Refused(_))));
+        let unbound = Lax { unbound: true, ..STRICT };
+        assert!(matches!(retry_of(unbound, &other), (Step::Confirmed, Step::Refused(_))), "another call's state");
+        assert!(matches!(retry_of(STRICT, &other), (Step::Refused(_), Step::Refused(_))));
     }
 }

@@ -1,7 +1,7 @@
 //! From JSON values to replies: batches, envelopes, the lifecycle, methods,
 //! and tools/call through schema, authorization and the executor.
 
-use super::confirm::{self, Step};
+use super::confirm::{self, Lax, Step};
 use super::reply::Reply;
 use super::rpc::{self, Msg, Refusal};
 use super::stateless::{self, Envelope};
@@ -193,7 +193,12 @@ impl ReferenceGateway {
             }
             let params = params.as_ref().and_then(Value::as_object).expect("tools::shape read an object");
             let arguments = authorized.arguments();
-            match self.handed.step(&name, arguments, params, self.is(Mutant::TrustRequestState)) {
+            let lax = Lax {
+                trusting: self.is(Mutant::TrustRequestState),
+                replaying: self.is(Mutant::ReplayRequestState),
+                unbound: self.is(Mutant::UnboundRequestState),
+            };
+            match self.handed.step(&name, arguments, params, lax) {
                 Step::Ask(result) => return self.ok(id, result),
                 Step::Declined => return self.ok(id, json!({"content": [{"type": "text", "text": "declined"}]})),
                 Step::Refused(message) => return self.refuse(Refusal::open(code::INVALID_PARAMS, message, id)),

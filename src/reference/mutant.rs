@@ -71,6 +71,8 @@ mutants! {
     UntypedResult => "untyped-result", StdoutClean, KeepOpen, "leaves `resultType` out of a stateless session's results";
     InheritCapability => "inherit-capability", Correlation, KeepOpen, "takes a capability an earlier request declared for one whose envelope does not";
     TrustRequestState => "trust-request-state", NoEffectOnReject, KeepOpen, "takes a `requestState` never handed out for a confirmation given";
+    ReplayRequestState => "replay-request-state", NoEffectOnReject, KeepOpen, "redeems a `requestState` again after it was spent";
+    UnboundRequestState => "unbound-request-state", NoEffectOnReject, KeepOpen, "redeems a `requestState` for a call other than the one it was handed out for";
 }
 
 impl Mutant {
@@ -88,7 +90,9 @@ impl Mutant {
             Mutant::ServeWithoutEnvelope
             | Mutant::AnyVersion
             | Mutant::InheritCapability
-            | Mutant::TrustRequestState => Revision::ALL.into_iter().filter(|r| r.has_envelope()).collect(),
+            | Mutant::TrustRequestState
+            | Mutant::ReplayRequestState
+            | Mutant::UnboundRequestState => Revision::ALL.into_iter().filter(|r| r.has_envelope()).collect(),
             Mutant::UntypedResult => Revision::ALL.into_iter().filter(|r| r.has_result_type()).collect(),
             _ => Revision::ALL.to_vec(),
         }

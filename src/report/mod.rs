@@ -47,7 +47,12 @@ pub(crate) fn offending<'a>(
     let v = violations.iter().find(|v| v.span.is_some())?;
     let span = v.span.as_ref()?;
     match span.stream {
-        Stream::Stdin => Some((Stream::Stdin, &script.frames[v.frame?].bytes[..])),
+        Stream::Stdin => {
+            // As written, where the frame was filled from an answer.
+            let i = v.frame?;
+            let filled = obs.filled.iter().find(|f| f.frame == i).and_then(|f| f.bytes.as_deref());
+            Some((Stream::Stdin, filled.unwrap_or(&script.frames[i].bytes[..])))
+        }
         Stream::Stdout => Some((Stream::Stdout, &obs.stdout[span.range.clone()])),
     }
 }
@@ -111,9 +116,21 @@ fn titled(title: &str, script: &Script, obs: &Observation, violations: &[Violati
     let eof = if script.eof { ", then EOF" } else { "" };
     let (frames, writes) = (counted(script.frames.len(), "frame"), counted(script.write_ends.len(), "write"));
     let _ = writeln!(out, "\n{title} ({frames}, {writes}{eof}):");
+    // Frames as they were written: a retry with what its answer handed out.
+    let script = &*crate::fill::written(script, &obs.filled);
     for (i, frame) in script.frames.iter().enumerate() {
         let _ = writeln!(out, "  #{i:<2} {}/{}  {}", frame.family, frame.kind, label(&frame.expect));
-        let _ = writeln!(out, "      b\"{}\"", escape(&frame.bytes, SHOWN));
+        match (&frame.fill, frame.bytes.is_empty()) {
+            (Some(fill), true) => {
+                let _ = writeln!(out, "      not written: the answer to id {} handed out no state", fill.from);
+            }
+            (fill, _) => {
+                let _ = writeln!(out, "      b\"{}\"", escape(&frame.bytes, SHOWN));
+                if let Some(fill) = fill {
+                    let _ = writeln!(out, "      (its requestState and answers from the answer to id {})", fill.from);
+                }
+            }
+        }
     }
     if let Some((stream, bytes)) = offending(script, obs, violations) {
         let which = if stream == Stream::Stdin { "stdin frame" } else { "stdout line" };

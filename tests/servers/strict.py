@@ -20,8 +20,9 @@ library only. Planted bugs (off by default): id-true, lenient-args, banner;
 and in the stateless era no-envelope (serves a call without a whole
 envelope), any-version (serves a call naming another revision),
 inherit-capability (counts a capability an earlier request declared),
-trust-state (takes any requestState for a confirmation), untyped (no
-`resultType` in results).
+trust-state (takes any requestState for a confirmation), replay-state
+(never spends a requestState), unbound-state (takes a requestState signed
+for another target), untyped (no `resultType` in results).
 """
 import argparse
 import base64
@@ -44,7 +45,7 @@ MAX_INT = 2 ** 53 - 1
 BOM = b"\xef\xbb\xbf"
 BLANK = b" \t\r"
 BUGS = ("id-true", "lenient-args", "banner",
-        "no-envelope", "any-version", "inherit-capability", "trust-state", "untyped")
+        "no-envelope", "any-version", "inherit-capability", "trust-state", "replay-state", "unbound-state", "untyped")
 STATELESS = "2026-07-28"
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
@@ -384,7 +385,8 @@ class Server:
                 and isinstance(answer.get("content"), dict) and answer["content"].get("confirm") is True
             if not accepted:
                 return self.typed(rid, {"content": [{"type": "text", "text": "not purged"}]})
-            self.spent.add(nonce)
+            if "replay-state" not in self.bugs:
+                self.spent.add(nonce)
         if not self.append({"purge": target}):
             return error(rid, INTERNAL_ERROR, "Cannot write log")
         return self.typed(rid, {"content": [{"type": "text", "text": "purged"}]})
@@ -408,7 +410,8 @@ class Server:
         if not body or not hmac.compare_digest(mac.encode("utf-8", "surrogatepass"), good.encode()):
             return None
         fields = json.loads(base64.urlsafe_b64decode(body.encode()))
-        if fields.get("target") != target or fields.get("nonce") in self.spent:
+        bound = fields.get("target") == target or "unbound-state" in self.bugs
+        if not bound or fields.get("nonce") in self.spent:
             return None
         return fields["nonce"]
 
