@@ -7,6 +7,7 @@ use crate::catalogue::ToolSpec;
 use crate::check::{CheckId, Violation};
 use crate::escape::{SHOWN, escape};
 use crate::finding::{Distinct, Finding, distinct};
+use crate::frame::{Cause, Rule};
 use crate::observation::Observation;
 use crate::protocol::Policy;
 use crate::script::{Script, ScriptSpec};
@@ -137,11 +138,21 @@ impl Artifact {
         }
     }
 
-    /// Its finding key, when it was saved with one.
+    /// Its finding key, when it was saved with one. An artifact saved
+    /// before findings were keyed by cause named the rule (or, for a frame
+    /// that breaks none, the attack kind): read as the rule's cause (or the
+    /// kind's family).
     pub fn key(&self) -> Option<Distinct> {
         let check = CheckId::from_id(&self.check)?;
         let kind = self.kind.clone()?;
-        Some(Distinct { check, kind, what: self.what.clone().unwrap_or_default() })
+        let what = self.what.clone().unwrap_or_default();
+        let frames = &self.script.frames;
+        let what = match Rule::from_id(&what) {
+            Some(rule) => rule.cause().id().to_owned(),
+            None if Cause::from_id(&what).is_some() => what,
+            None => frames.iter().find(|f| f.kind == what).map_or(what, |f| f.family.to_string()),
+        };
+        Some(Distinct { check, kind, what })
     }
 
     /// The violations of a run of its script (`script` showed `obs`) that

@@ -16,60 +16,94 @@ use serde_json::{Map, Value, json};
 use std::borrow::Cow;
 use std::ops::Range;
 
-/// What the driver wrote for a frame with a [`Fill`]: its bytes, or
-/// nothing where the request it waits on got no state.
+/// What the driver wrote for a frame with a [`Fill`]: its bytes, or why
+/// it wrote nothing, and how many effects the session had shown before.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Filled {
     /// The frame's index in its script.
     pub frame: usize,
-    /// The bytes written, if any.
-    pub bytes: Option<Vec<u8>>,
+    /// The bytes written, or why none were.
+    pub written: Result<Vec<u8>, &'static str>,
+    /// How many effects had reached the executor when it was written: an
+    /// earlier one cannot be its.
+    pub effects_before: usize,
 }
 
 /// The bytes of `frame` (built with [`Fill`] `fill`) once the answer to
 /// `fill.from` in `stdout` is known: its placeholders replaced by the state
-/// and by accepting answers to what it asked. `None` when no such answer
-/// came with a state, or it asked for input no answer here can give.
-pub(crate) fn fill(frame: &Frame, fill: &Fill, stdout: &[u8]) -> Option<Vec<u8>> {
-    let result = handed(stdout, &fill.from)?;
-    let state = result.get("requestState")?.as_str()?;
+/// and by accepting answers to what it asked. `earlier` are the retries
+/// written before it with the same state, each of which must have been
+/// served (a state is spent by the retry that redeems it). Else why the
+/// frame cannot be written.
+pub(crate) fn fill(frame: &Frame, fill: &Fill, stdout: &[u8], earlier: &[Id]) -> Result<Vec<u8>, &'static str> {
+    let result = match response(stdout, &fill.from) {
+        None => return Err("the call asked about got no answer"),
+        Some(r) => r.get("result").cloned().filter(json_line::asks_input),
+    };
+    let result = result.ok_or("the call asked about was answered without asking for input")?;
+    let state = result.get("requestState").and_then(Value::as_str).ok_or("its answer handed out no requestState")?;
+    if !earlier.iter().all(|id| response(stdout, id).is_some_and(|r| served(&r))) {
+        return Err("an earlier retry with the same state was not served");
+    }
     let state = match fill.state {
         Reuse::Verbatim => state.to_owned(),
-        Reuse::Altered { at } => altered(state, at)?,
+        Reuse::Altered { at } => altered(state, at).ok_or("its answer handed out an empty requestState")?,
     };
     let answers = match result.get("inputRequests") {
-        Some(Value::Object(asked)) => accepting(asked)?,
+        Some(Value::Object(asked)) => accepting(asked).ok_or("its answer asked for input no answer here can give")?,
         None => json!({}),
-        Some(_) => return None,
+        Some(_) => return Err("its answer's inputRequests is no object"),
     };
-    let text = std::str::from_utf8(&frame.bytes).ok()?;
-    let text = text.replacen(Fill::STATE, &Value::from(state).to_string(), 1);
-    Some(text.replacen(Fill::ANSWERS, &answers.to_string(), 1).into_bytes())
+    let placeholders = (find(&frame.bytes, Fill::STATE), find(&frame.bytes, Fill::ANSWERS));
+    let (Some(at_state), Some(at_answers)) = placeholders else { return Err("the frame lost its placeholders") };
+    let (state, answers) = (Value::from(state).to_string(), answers.to_string());
+    let mut spliced =
+        [(at_state, Fill::STATE.len(), state.as_bytes()), (at_answers, Fill::ANSWERS.len(), answers.as_bytes())];
+    spliced.sort_by_key(|(at, ..)| *at);
+    let (mut bytes, mut from) = (Vec::with_capacity(frame.bytes.len() + state.len() + answers.len()), 0);
+    for (at, len, with) in spliced {
+        bytes.extend_from_slice(&frame.bytes[from..at]);
+        bytes.extend_from_slice(with);
+        from = at + len;
+    }
+    bytes.extend_from_slice(&frame.bytes[from..]);
+    Ok(bytes)
 }
 
-/// The `input_required` result answering request `id` in `stdout`.
-pub(crate) fn handed(stdout: &[u8], id: &Id) -> Option<Value> {
+fn find(bytes: &[u8], placeholder: &str) -> Option<usize> {
+    memchr::memmem::find(bytes, placeholder.as_bytes())
+}
+
+/// The response to request `id` in the whole lines of `stdout`: a message
+/// with that id and a result or an error, not a request of the server's.
+pub(crate) fn response(stdout: &[u8], id: &Id) -> Option<Value> {
     let whole = &stdout[..json_line::whole(stdout)];
-    json_line::values(whole)
-        .flat_map(|v| json_line::messages(&v).to_vec())
-        .find(|m| m.get("id").and_then(Id::from_value).as_ref() == Some(id))
-        .and_then(|m| m.get("result").cloned())
-        .filter(json_line::asks_input)
+    json_line::values(whole).find_map(|v| {
+        json_line::messages(&v)
+            .iter()
+            .find(|m| {
+                let responds = m.get("method").is_none() && (m.get("result").is_some() || m.get("error").is_some());
+                responds && m.get("id").and_then(Id::from_value).as_ref() == Some(id)
+            })
+            .cloned()
+    })
 }
 
-/// Whether the answer to `id` is in `stdout` yet, whatever it says.
-pub(crate) fn answered(stdout: &[u8], id: &Id) -> bool {
-    let whole = &stdout[..json_line::whole(stdout)];
-    json_line::values(whole)
-        .any(|v| json_line::messages(&v).iter().any(|m| m.get("id").and_then(Id::from_value).as_ref() == Some(id)))
+/// Whether response `r` served its request: a result that is no refusal
+/// (`isError`) and asks for nothing more.
+fn served(r: &Value) -> bool {
+    let result = r.get("result");
+    result.is_some_and(|res| !json_line::asks_input(res) && res.get("isError") != Some(&Value::Bool(true)))
 }
 
-/// `state` with one character changed to another of its kind (a digit to
-/// a digit, a letter to a letter of the same case, anything else to `A`),
-/// so it stays as well formed as it was and is no longer what was handed.
+/// `state` with one character in its first half changed to another of its
+/// kind (a digit to a digit, a letter to a letter of the same case,
+/// anything else to `A`), so it stays as well formed as it was and is no
+/// longer what was handed. The first half: the last characters of base64
+/// may carry bits a decoder drops, so a change there may change nothing.
 fn altered(state: &str, at: u8) -> Option<String> {
     let mut chars: Vec<char> = state.chars().collect();
-    let i = at as usize % chars.len().max(1);
+    let i = at as usize % chars.len().div_ceil(2).max(1);
     let c = chars.get_mut(i)?;
     *c = match *c {
         '9' => '0',
@@ -91,7 +125,11 @@ fn accepting(asked: &Map<String, Value>) -> Option<Value> {
         if request.get("method").and_then(Value::as_str) != Some("elicitation/create") {
             return None;
         }
-        let schema = request.get("params").and_then(|p| p.get("requestedSchema"));
+        let params = request.get("params");
+        if params.and_then(|p| p.get("mode")).and_then(Value::as_str).is_some_and(|m| m != "form") {
+            return None; // a URL the user must visit: nothing a client can answer here
+        }
+        let schema = params.and_then(|p| p.get("requestedSchema"));
         let properties = schema.and_then(|s| s.get("properties")).and_then(Value::as_object);
         let required: Vec<&str> = schema
             .and_then(|s| s.get("required"))
@@ -111,17 +149,16 @@ fn accepting(asked: &Map<String, Value>) -> Option<Value> {
     Some(Value::Object(answers))
 }
 
-/// A value an elicitation field of this schema accepts.
+/// A value an elicitation field of this schema surely accepts: its
+/// default, its `const`, the first of its enum, or true for a boolean.
+/// Nothing for any other field: a made-up string or number may break a
+/// format, pattern or bound, and a correct server would then refuse it.
 fn value_for(field: &Value) -> Option<Value> {
-    if let Some(first) = field.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
-        return Some(first.clone());
-    }
-    match field.get("type").and_then(Value::as_str)? {
-        "boolean" => Some(Value::Bool(true)),
-        "string" => Some(field.get("default").cloned().unwrap_or_else(|| Value::from("yes"))),
-        "number" | "integer" => {
-            Some(field.get("default").or_else(|| field.get("minimum")).cloned().unwrap_or_else(|| Value::from(1)))
-        }
+    let first = field.get("enum").and_then(Value::as_array).and_then(|e| e.first());
+    let given = field.get("default").or_else(|| field.get("const")).or(first);
+    match (given, field.get("type").and_then(Value::as_str)) {
+        (Some(v), _) => Some(v.clone()),
+        (None, Some("boolean")) => Some(Value::Bool(true)),
         _ => None,
     }
 }
@@ -160,15 +197,16 @@ pub(crate) fn write_spans(script: &Script) -> Vec<Range<usize>> {
 /// driver wrote for it, and one it did not write made an empty frame that
 /// owes and carries nothing.
 pub(crate) fn written<'a>(script: &'a Script, filled: &[Filled]) -> Cow<'a, Script> {
-    if filled.is_empty() {
+    if script.frames.iter().all(|f| f.fill.is_none()) {
         return Cow::Borrowed(script);
     }
     let mut written = script.clone();
-    for f in filled {
-        let Some(frame) = written.frames.get_mut(f.frame) else { continue };
-        match &f.bytes {
-            Some(bytes) => frame.bytes = bytes.clone(),
-            None => {
+    for (i, frame) in written.frames.iter_mut().enumerate().filter(|(_, f)| f.fill.is_some()) {
+        // A retry the driver never reached (it stopped before) was not
+        // written either.
+        match filled.iter().find(|f| f.frame == i).map(|f| &f.written) {
+            Some(Ok(bytes)) => frame.bytes = bytes.clone(),
+            _ => {
                 frame.bytes.clear();
                 frame.expect = Expect::Inert { request: false };
                 frame.tokens.clear();
@@ -197,8 +235,8 @@ mod tests {
     #[test]
     fn an_altered_state_differs_in_one_character_of_the_same_kind() {
         assert_eq!(altered("rs0009ab", 3).as_deref(), Some("rs0109ab"));
-        assert_eq!(altered("rs0009ab", 5).as_deref(), Some("rs0000ab"));
-        assert_eq!(altered("a.b", 1).as_deref(), Some("aAb"));
+        assert_eq!(altered("rs9009ab", 6).as_deref(), Some("rs0009ab"), "in the first half");
+        assert_eq!(altered("a.bcd", 1).as_deref(), Some("aAbcd"));
         assert_eq!(altered("", 0), None);
     }
 
@@ -213,6 +251,17 @@ mod tests {
         assert_eq!(answers, json!({"confirm": {"action": "accept", "content": {"confirm": true}}}));
         let asked = ask(json!({"properties": {"why": {"type": "array"}}, "required": ["why"]}));
         assert_eq!(accepting(asked.as_object().unwrap()), None);
+        // A made-up string may break a format or a pattern: unanswerable.
+        let asked = ask(json!({"properties": {"email": {"type": "string"}}, "required": ["email"]}));
+        assert_eq!(accepting(asked.as_object().unwrap()), None);
+        let asked = ask(json!({"properties": {"n": {"type": "integer", "default": 3}, "c": {"enum": ["b", "a"]}}}));
+        let content = json!({"n": 3, "c": "b"});
+        assert_eq!(
+            accepting(asked.as_object().unwrap()),
+            Some(json!({"confirm": {"action": "accept", "content": content}}))
+        );
+        let url = json!({"u": {"method": "elicitation/create", "params": {"mode": "url", "url": "https://x"}}});
+        assert_eq!(accepting(url.as_object().unwrap()), None);
         let sampling = json!({"s": {"method": "sampling/createMessage", "params": {}}});
         assert_eq!(accepting(sampling.as_object().unwrap()), None);
     }
@@ -235,13 +284,23 @@ mod tests {
         };
         let how = Fill { from: Id::Int(3), state: Reuse::Verbatim };
         let other = br#"{"jsonrpc":"2.0","id":2,"result":{"resultType":"input_required","requestState":"no"}}"#;
+        // A request of the server's with the same id is no answer.
+        let request = br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;
         let asked = br#"{"jsonrpc":"2.0","id":3,"result":{"resultType":"input_required","requestState":"s1","inputRequests":{}}}"#;
-        let stdout = [&other[..], b"\n", &asked[..], b"\n"].concat();
-        let bytes = fill(&frame, &how, &stdout).unwrap();
+        let stdout = [&other[..], b"\n", &request[..], b"\n", &asked[..], b"\n"].concat();
+        let bytes = fill(&frame, &how, &stdout, &[]).unwrap();
         assert_eq!(bytes, b"{\"params\":{\"requestState\":\"s1\",\"inputResponses\":{}}}\n");
-        assert_eq!(fill(&frame, &how, &stdout[..stdout.len() - 1]), None, "a line not yet ended is no answer");
+        let cut = &stdout[..stdout.len() - 1];
+        assert_eq!(fill(&frame, &how, cut, &[]), Err("the call asked about got no answer"), "a line not yet ended");
         let complete = br#"{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","content":[]}}"#;
-        assert_eq!(fill(&frame, &how, &[&complete[..], b"\n"].concat()), None);
+        let why = fill(&frame, &how, &[&complete[..], b"\n"].concat(), &[]);
+        assert_eq!(why, Err("the call asked about was answered without asking for input"));
+        // A replay waits on the retry that spent the state: served, or not.
+        let served = br#"{"jsonrpc":"2.0","id":4,"result":{"resultType":"complete","content":[]}}"#;
+        let refused = br#"{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"spent"}}"#;
+        let after = |r: &[u8]| fill(&frame, &how, &[&stdout[..], r, b"\n"].concat(), &[Id::Int(4)]);
+        assert!(after(served).is_ok());
+        assert_eq!(after(refused), Err("an earlier retry with the same state was not served"));
     }
 
     #[test]
@@ -254,12 +313,18 @@ mod tests {
         retry.expect = Expect::Reject(crate::frame::Rule::AlteredState);
         retry.tokens = vec!["t".into()];
         retry.fill = Some(Fill { from: Id::Int(1), state: Reuse::Verbatim });
-        script.frames.extend([retry.clone(), retry]);
-        let filled = [Filled { frame: 1, bytes: None }, Filled { frame: 2, bytes: Some(b"x\n".to_vec()) }];
+        script.frames.extend([retry.clone(), retry.clone(), retry]);
+        let filled = [
+            Filled { frame: 1, written: Err("no state"), effects_before: 0 },
+            Filled { frame: 2, written: Ok(b"x\n".to_vec()), effects_before: 0 },
+        ];
         let written = written(&script, &filled);
         let (skipped, sent) = (&written.frames[1], &written.frames[2]);
-        assert!(skipped.bytes.is_empty() && skipped.tokens.is_empty() && skipped.id.is_none());
-        assert_eq!(skipped.expect, Expect::Inert { request: false });
+        for skipped in [skipped, &written.frames[3]] {
+            // Not filled, or never reached: no frame.
+            assert!(skipped.bytes.is_empty() && skipped.tokens.is_empty() && skipped.id.is_none());
+            assert_eq!(skipped.expect, Expect::Inert { request: false });
+        }
         assert_eq!((&sent.bytes[..], sent.tokens.len()), (&b"x\n"[..], 1));
         assert_eq!(written.write_ends.last(), Some(&(script.frames[0].bytes.len() + 2)));
     }

@@ -51,13 +51,19 @@ pub struct Finding {
     pub hits: u32,
     /// How long into the hunt it was first seen.
     pub first_seen: Option<Duration>,
+    /// Every rule (or attack kind, for a frame that breaks none) that
+    /// showed its cause in the hunt, sorted: its evidence.
+    pub rules: Vec<String>,
 }
 
-/// What makes two findings distinct, the finding key: their check, the
-/// kind of violation ([`Kind::name`](crate::check::Kind::name)), and the
-/// rule the frame at fault breaks (its attack kind where it breaks none,
-/// nothing where no frame is at fault). The hunt, confirmation, `minimize`,
-/// `replay`, the artifact and the SARIF fingerprint all use this one key.
+/// What makes two findings distinct, the finding key: a root cause. Their
+/// check, the kind of violation ([`Kind::name`](crate::check::Kind::name)),
+/// and the class of input the frame at fault belongs to: its rule's
+/// [`Cause`](crate::frame::Cause), or its attack family where it breaks no rule, nothing where
+/// no frame is at fault. One server behaviour shown under several rules of
+/// one class is one finding, with each rule as evidence ([`evidence`]).
+/// The hunt, confirmation, `minimize`, `replay`, the artifact and the
+/// SARIF fingerprint all use this one key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Distinct {
     /// The check.
@@ -79,8 +85,8 @@ impl std::fmt::Display for Distinct {
 }
 
 /// The distinct finding violation `v` of a session of `script` that
-/// showed `obs` shows: its check and the rule of its frame, or the frame's
-/// attack kind where it breaks none. A crash (a signal, a panic, or an
+/// showed `obs` shows: its check, kind, and the cause of its frame's rule,
+/// or the frame's attack family where it breaks none. A crash (a signal, a panic, or an
 /// exit with a failure status before stdin closed) is told apart by what
 /// it said last on stderr, with numbers and tokens left out, as fuzzers
 /// tell crashes apart by their stack; a hang on EOF is one finding.
@@ -90,13 +96,24 @@ pub fn distinct(v: &Violation, script: &Script, obs: &Observation) -> Distinct {
         None if v.kind == Kind::RunningAfterEof => String::new(),
         None => match v.frame.and_then(|i| script.frames.get(i)) {
             Some(f) => match &f.expect {
-                Expect::Reject(r) | Expect::Tolerate(r, _) | Expect::Unjudged(r) => r.id().to_owned(),
-                _ => f.kind.to_string(),
+                Expect::Reject(r) | Expect::Tolerate(r, _) | Expect::Unjudged(r) => r.cause().id().to_owned(),
+                _ => f.family.to_string(),
             },
             None => String::new(),
         },
     };
     Distinct { check: v.check, kind: v.kind.name().to_owned(), what }
+}
+
+/// What showed violation `v` of a session of `script`, within its cause:
+/// the rule its frame breaks, or its attack kind where it breaks none;
+/// `None` where no frame is at fault.
+pub fn evidence(v: &Violation, script: &Script) -> Option<String> {
+    let f = script.frames.get(v.frame?)?;
+    Some(match &f.expect {
+        Expect::Reject(r) | Expect::Tolerate(r, _) | Expect::Unjudged(r) => r.id().to_owned(),
+        _ => f.kind.to_string(),
+    })
 }
 
 /// Whether the session ended in a crash: a signal, a panic, or an exit
@@ -219,15 +236,44 @@ impl Finding {
             policy_seen: None,
             hits: 1,
             first_seen: None,
+            rules: Vec::new(),
         }
     }
 
-    /// What makes it distinct: its first violation's check and rule.
+    /// What makes it distinct: its first violation's check, kind and cause.
     pub fn distinct(&self) -> Distinct {
         let first = self.violations.iter().find(|v| v.check == self.check);
         first.map_or(Distinct { check: self.check, kind: String::new(), what: String::new() }, |v| {
             distinct(v, &self.script, &self.observation)
         })
+    }
+
+    /// What showed its cause: every rule the hunt saw it under, or,
+    /// where no hunt recorded them, its own session's.
+    pub fn evidence(&self) -> Vec<String> {
+        if !self.rules.is_empty() {
+            return self.rules.clone();
+        }
+        let d = self.distinct();
+        let own = self.violations.iter().filter(|v| distinct(v, &self.script, &self.observation) == d);
+        let mut rules: Vec<String> = own.filter_map(|v| evidence(v, &self.script)).collect();
+        rules.sort_unstable();
+        rules.dedup();
+        rules
+    }
+
+    /// The class of input its cause is about, where its frame breaks a rule.
+    pub fn cause(&self) -> Option<crate::frame::Cause> {
+        self.rule().map(Rule::cause)
+    }
+
+    /// One line: its cause and the rules that showed it ("a line that is
+    /// no JSON, seen with 3 rules: broken_line, stray_text, truncated").
+    pub fn cause_line(&self) -> Option<String> {
+        let cause = self.cause()?;
+        let rules = self.evidence();
+        let n = crate::counted::counted(rules.len(), "rule");
+        Some(format!("cause: {} ({}), seen with {n}: {}", cause.what(), cause.id(), rules.join(", ")))
     }
 
     /// The level the finding rests on: that of its first violation.

@@ -179,6 +179,123 @@ pub enum Class {
     Refused,
 }
 
+/// The class of input a rule belongs to: what a finding's root cause is
+/// about. One server behaviour (a line that is no JSON gets no answer)
+/// shows under every rule of its class, and is one finding, with each rule
+/// that showed it as evidence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cause {
+    /// Bytes that are no JSON text on one line.
+    UnparseableLine,
+    /// A line ending other than a lone LF.
+    LineEnding,
+    /// JSON that readers read differently (duplicate keys, surrogates,
+    /// numbers past doubles, a BOM).
+    AmbiguousJson,
+    /// More than a reader may be built to hold (a long line, a large or
+    /// deep value).
+    Oversize,
+    /// JSON that is no valid JSON-RPC request.
+    InvalidRequest,
+    /// A request out of the session's order or era.
+    Lifecycle,
+    /// A 2026-07-28 envelope missing, broken, or naming another revision.
+    Envelope,
+    /// A call that must be confirmed, with a capability, state or answers
+    /// it was not given.
+    RoundTrip,
+    /// A `tools/call` whose name or arguments break the tool's schema.
+    ToolCall,
+    /// A method the server does not have.
+    UnknownMethod,
+    /// A tool the caller may not run.
+    Authorization,
+}
+
+impl Cause {
+    /// Its stable id.
+    pub fn id(self) -> &'static str {
+        match self {
+            Cause::UnparseableLine => "unparseable_line",
+            Cause::LineEnding => "line_ending",
+            Cause::AmbiguousJson => "ambiguous_json",
+            Cause::Oversize => "oversize",
+            Cause::InvalidRequest => "invalid_request",
+            Cause::Lifecycle => "lifecycle",
+            Cause::Envelope => "envelope",
+            Cause::RoundTrip => "round_trip",
+            Cause::ToolCall => "tool_call",
+            Cause::UnknownMethod => "unknown_method",
+            Cause::Authorization => "authorization",
+        }
+    }
+
+    /// Every cause.
+    pub const ALL: [Cause; 11] = [
+        Cause::UnparseableLine,
+        Cause::LineEnding,
+        Cause::AmbiguousJson,
+        Cause::Oversize,
+        Cause::InvalidRequest,
+        Cause::Lifecycle,
+        Cause::Envelope,
+        Cause::RoundTrip,
+        Cause::ToolCall,
+        Cause::UnknownMethod,
+        Cause::Authorization,
+    ];
+
+    /// Looks a cause up by its id.
+    pub fn from_id(id: &str) -> Option<Cause> {
+        Cause::ALL.into_iter().find(|c| c.id() == id)
+    }
+
+    /// What input it is about, as a noun phrase.
+    pub fn what(self) -> &'static str {
+        match self {
+            Cause::UnparseableLine => "a line that is no JSON",
+            Cause::LineEnding => "a line ending other than LF",
+            Cause::AmbiguousJson => "JSON that readers read differently",
+            Cause::Oversize => "input larger or deeper than a reader may hold",
+            Cause::InvalidRequest => "JSON that is no valid request",
+            Cause::Lifecycle => "a request out of the session's order or era",
+            Cause::Envelope => "a request whose 2026-07-28 envelope is missing, broken or of another revision",
+            Cause::RoundTrip => "a call that must be confirmed, without what confirms it",
+            Cause::ToolCall => "a tool call that breaks the tool's schema",
+            Cause::UnknownMethod => "a method the server does not have",
+            Cause::Authorization => "a tool the caller may not run",
+        }
+    }
+}
+
+impl Rule {
+    /// The class of input it belongs to.
+    pub fn cause(self) -> Cause {
+        use Rule::*;
+        match self {
+            StrayText | MultipleValues | Truncated | BrokenLine | RawControl | InvalidUtf8 | NulByte
+            | NonFiniteNumber | NotStrictJson => Cause::UnparseableLine,
+            ForeignTerminator | CrBeforeLf => Cause::LineEnding,
+            ByteOrderMark | LoneSurrogate | DuplicateKey | NumberOutOfRange | ImpreciseNumber | ImpreciseId => {
+                Cause::AmbiguousJson
+            }
+            TooDeep | LargeMessage | LineTooLong => Cause::Oversize,
+            NotAnObject | BadJsonrpc | BadId | BadMethod | BadParams | PositionalParams | BatchNotAllowed
+            | EmptyBatch | ClientResponse | AmbiguousMessage | NotificationCall => Cause::InvalidRequest,
+            BeforeInitialize | RepeatedInitialize | LegacyMethod | HandshakeVersion => Cause::Lifecycle,
+            MissingEnvelope | BadEnvelope | UnsupportedVersion | ModernEnvelope | ReservedMetaKey
+            | MalformedMetaKey => Cause::Envelope,
+            MissingCapability | ForgedState | UnrequestedInput | ReplayedState | AlteredState | ForeignState => {
+                Cause::RoundTrip
+            }
+            BadToolName | BadArguments | UnknownArgument | MistypedArgument | MissingArgument | UnknownMember
+            | UnknownTool => Cause::ToolCall,
+            UnknownMethod => Cause::UnknownMethod,
+            UnauthorizedTool => Cause::Authorization,
+        }
+    }
+}
+
 /// What reply a must-reject frame is owed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reply {
@@ -233,6 +350,11 @@ macro_rules! rules {
             /// One sentence: why the frame must not act.
             pub fn why(self) -> &'static str {
                 match self { $(Rule::$variant => $why,)* }
+            }
+
+            /// Looks a rule up by its id.
+            pub fn from_id(id: &str) -> Option<Rule> {
+                Rule::ALL.iter().copied().find(|r| r.id() == id)
             }
 
             /// The reply the frame is owed when the session stays open.

@@ -48,9 +48,13 @@ pub(crate) fn drive<G: Gateway>(
     let waiting = fill::waiting(script);
     for span in fill::write_spans(script) {
         let chunk = match waiting.iter().find(|(_, r)| *r == span) {
-            Some((i, _)) => match fill_frame(gateway, &mut obs, script, *i)? {
-                Some(bytes) => Cow::Owned(bytes),
-                None => {
+            Some((i, _)) => match fill_frame(gateway, recorder, &mut obs, script, *i)? {
+                Ok(bytes) => Cow::Owned(bytes),
+                Err(_) => {
+                    // A gateway that ended before the retry never read it.
+                    if gateway.exit().ended() {
+                        obs.ended_at.get_or_insert(span.start.saturating_add_signed(longer));
+                    }
                     longer -= span.len() as isize;
                     continue;
                 }
@@ -99,26 +103,39 @@ pub(crate) fn drive<G: Gateway>(
 }
 
 /// Waits for the answer the fill of frame `i` names, as a client awaits a
-/// result before it retries, and returns the frame's bytes filled from it;
-/// `None`, recorded as not written, where that answer handed no state.
+/// result before it retries (and for the answers of earlier retries with
+/// the same state, which that state was spent on), and returns the frame's
+/// bytes filled from it, or why it is not written; either way recorded.
 fn fill_frame<G: Gateway>(
     gateway: &mut G,
+    recorder: &Recorder,
     obs: &mut Observation,
     script: &Script,
     i: usize,
-) -> Result<Option<Vec<u8>>, Fault> {
+) -> Result<Result<Vec<u8>, &'static str>, Fault> {
     let frame = &script.frames[i];
     let how = frame.fill.as_ref().expect("a frame that waits on a fill");
     // A request no earlier frame sent (a shrinking step dropped it) gets
     // no answer to wait for.
     let sent = script.frames[..i].iter().any(|f| f.id.as_ref() == Some(&how.from));
-    if sent && !fill::answered(&obs.stdout, &how.from) && !gateway.exit().ended() {
-        gateway.settle(&Settle::new(vec![how.from.clone()], false))?;
+    let retried = |f: &Filled| {
+        let same = script.frames[f.frame].fill.as_ref().is_some_and(|g| g.from == how.from);
+        (same && f.written.is_ok()).then(|| script.frames[f.frame].id.clone()).flatten()
+    };
+    let earlier: Vec<Id> = obs.filled.iter().filter_map(retried).collect();
+    let owed: Vec<Id> = [how.from.clone()].into_iter().chain(earlier.iter().cloned()).collect();
+    let due = owed.iter().any(|id| fill::response(&obs.stdout, id).is_none());
+    if sent && due && !gateway.exit().ended() {
+        gateway.settle(&Settle::new(owed, false))?;
         collect(gateway, obs);
     }
-    let bytes = fill::fill(frame, how, &obs.stdout).filter(|_| sent);
-    obs.filled.push(Filled { frame: i, bytes: bytes.clone() });
-    Ok(bytes)
+    let written = match (sent, gateway.exit().ended()) {
+        (false, _) => Err("the call asked about was not sent"),
+        (_, true) => Err("the gateway had ended"),
+        _ => fill::fill(frame, how, &obs.stdout, &earlier),
+    };
+    obs.filled.push(Filled { frame: i, written: written.clone(), effects_before: recorder.actions().len() });
+    Ok(written)
 }
 
 /// Whether the policy requires the gateway to have ended before EOF: under

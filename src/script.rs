@@ -57,11 +57,25 @@ impl ScriptSpec {
     /// Whether the script cannot share a process with others: it calls
     /// before the handshake, so it must begin one; its last frame is cut
     /// at EOF, so it must end one; or a retry waits on what an answer
-    /// handed out, which only the driver of a session of its own fills.
+    /// handed out, which only the driver of a session of its own fills
+    /// (counted here whatever the target's tools: see
+    /// [`ScriptSpec::needs_own_process_with`]).
     pub fn needs_own_process(&self) -> bool {
+        self.needs_own_process_given(true)
+    }
+
+    /// [`ScriptSpec::needs_own_process`] against `catalogue`: a round trip
+    /// has a retry to fill only where a tool must be confirmed.
+    pub fn needs_own_process_with(&self, catalogue: &Catalogue) -> bool {
+        self.needs_own_process_given(!catalogue.confirming().is_empty())
+    }
+
+    fn needs_own_process_given(&self, confirming: bool) -> bool {
         let cut = |s: &Step| matches!(s, Step::Truncate(t) if t.kind == attack::truncate::Kind::AtEof);
         let early = self.steps.iter().any(Step::before_handshake);
-        let adapts = self.steps.iter().any(|s| matches!(s, Step::RoundTrip(r) if r.kind.adapts()));
+        // Round trips render only where the revision has no handshake.
+        let round_trip = |s: &Step| matches!(s, Step::RoundTrip(r) if r.kind.adapts());
+        let adapts = confirming && !self.revision.has_handshake() && self.steps.iter().any(round_trip);
         early || adapts || self.steps.iter().rev().find(|s| !s.before_handshake()).is_some_and(cut)
     }
 

@@ -152,6 +152,7 @@ fn oracle(script: &Script, index: usize) -> Result<(), String> {
     if !script.revision.has_handshake() {
         enveloped(frame)?;
     }
+    retry_oracle(script, index)?;
     match &frame.expect {
         Expect::Inert { .. } => {
             let blank = frame.bytes.strip_suffix(b"\n").is_some_and(|l| l.iter().all(|b| *b == b' ' || *b == b'\t'));
@@ -481,9 +482,10 @@ fn reject_oracle(script: &Script, index: usize, frame: &Frame, rule: Rule) -> Re
                     let call_of = |f: &Frame| one_strict_line(&f.bytes).map(|v| v["params"]["arguments"].clone());
                     let asked = script.frames[..index].iter().find(|f| f.id.as_ref() == Some(&fill.from));
                     let same_call = asked.and_then(call_of) == Some(params["arguments"].clone());
-                    let spent = script.frames[..index]
-                        .iter()
-                        .any(|f| f.fill.as_ref().is_some_and(|g| g.from == fill.from) && call_of(f) == call_of(frame));
+                    let spent = script.frames[..index].iter().any(|f| {
+                        let acts = matches!(f.expect, Expect::Act(_));
+                        acts && f.fill.as_ref().is_some_and(|g| g.from == fill.from) && call_of(f) == call_of(frame)
+                    });
                     let altered = matches!(fill.state, portcullis::frame::Reuse::Altered { .. });
                     tool.is_some_and(|t| t.confirms)
                         && params["requestState"] == portcullis::frame::Fill::STATE.trim_matches('"')
@@ -498,6 +500,33 @@ fn reject_oracle(script: &Script, index: usize, frame: &Frame, rule: Rule) -> Re
         }
     };
     holds.then_some(()).ok_or_else(|| format!("the bytes do not show {}", rule.id()))
+}
+
+/// A frame that carries the state placeholder is a retry the driver fills:
+/// it names, as where its state comes from, an earlier call of the same
+/// tool that is owed a result and acts on nothing yet (the call asked
+/// about), and it carries the answers placeholder too. A frame without
+/// the placeholder names nothing to fill from.
+fn retry_oracle(script: &Script, index: usize) -> Result<(), String> {
+    let frame = &script.frames[index];
+    let state = portcullis::frame::Fill::STATE.as_bytes();
+    let holds = |bytes: &[u8], part: &[u8]| bytes.windows(part.len()).any(|w| w == part);
+    let placeholder = holds(&frame.bytes, state);
+    let Some(fill) = &frame.fill else {
+        return match placeholder {
+            true => Err("a state placeholder with nothing to fill it from".into()),
+            false => Ok(()),
+        };
+    };
+    if !placeholder || !holds(&frame.bytes, portcullis::frame::Fill::ANSWERS.as_bytes()) {
+        return Err("a retry without its placeholders".into());
+    }
+    let name = |f: &Frame| one_strict_line(&f.bytes).map(|v| v["params"]["name"].clone());
+    let asked = script.frames[..index].iter().find(|f| f.id.as_ref() == Some(&fill.from));
+    match asked {
+        Some(a) if a.expect == Expect::Inert { request: true } && name(a).is_some() && name(a) == name(frame) => Ok(()),
+        _ => Err(format!("the retry fills from id {}, which is no earlier call of its tool asked about", fill.from)),
+    }
 }
 
 /// The frame a shape attack of `kind` renders for `tool`, after the handshake.

@@ -79,12 +79,15 @@ fn reply(rule: Rule) -> String {
 
 fn table() -> String {
     let examples = examples();
-    let mut t = String::from("| rule | level | class | owed reply | citation | example |\n|---|---|---|---|---|---|\n");
+    let mut t = String::from(
+        "| rule | cause | level | class | owed reply | citation | example |\n|---|---|---|---|---|---|---|\n",
+    );
     for rule in Rule::ALL {
         let example = examples.get(rule).map(|b| format!("`{}`", shown(b))).unwrap_or_else(|| "(none drawn)".into());
         t.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | {}: {} |\n",
+            "| `{}` | `{}` | {} | {} | {} | {} | {}: {} |\n",
             rule.id(),
+            rule.cause().id(),
             rule.level(),
             format!("{:?}", rule.class()).to_lowercase(),
             reply(*rule),
@@ -102,7 +105,7 @@ fn docs_list_every_rule_with_its_level_citation_and_an_example() {
     let doc = std::fs::read_to_string(path).expect("docs/checks.md");
     let table = table();
     if std::env::var_os("PORTCULLIS_BLESS").is_some() {
-        let start = doc.find("| rule | level |").expect("the rules table");
+        let start = doc.find("| rule | cause | level |").expect("the rules table");
         let end = start + doc[start..].find("\n\n").expect("the table ends");
         std::fs::write(path, format!("{}{}{}", &doc[..start], table.trim_end(), &doc[end..])).unwrap();
         return;
@@ -112,4 +115,13 @@ fn docs_list_every_rule_with_its_level_citation_and_an_example() {
         "docs/checks.md's rules table is not the code's; rerun with PORTCULLIS_BLESS=1:\n{table}"
     );
     assert!(!table.contains("(none drawn)"), "every rule has an example the generators draw:\n{table}");
+}
+
+#[test]
+fn docs_list_every_cause_with_the_input_it_is_about() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/checks.md")).unwrap();
+    for cause in portcullis::frame::Cause::ALL {
+        let row = format!("| `{}` | {} |", cause.id(), cause.what());
+        assert!(doc.contains(&row), "docs/checks.md lists {row}");
+    }
 }

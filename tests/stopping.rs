@@ -104,7 +104,7 @@ fn a_stop_while_a_finding_is_shrunk_keeps_it_saved_and_reported() {
     let out = child.wait_with_output().unwrap();
     let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(130), "{text}");
-    assert!(text.contains("no-effect-on-reject/effect_of_rejected (unauthorized_tool)"), "{text}");
+    assert!(text.contains("no-effect-on-reject/effect_of_rejected (authorization)"), "{text}");
     let saved: Vec<_> = std::fs::read_dir(&findings).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(saved.len(), 1, "one artifact, the earlier one replaced: {saved:?}");
     let artifact: serde_json::Value = serde_json::from_slice(&std::fs::read(&saved[0]).unwrap()).unwrap();

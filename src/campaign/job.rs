@@ -156,7 +156,8 @@ impl<'a> Job<'a> {
         // after the last LF, an early exit) cannot show in the persistent
         // process: its candidates run fresh.
         let at_an_end = matches!(&lane, Lane::Shrink(d) if Kind::shows_at_an_end(&d.kind));
-        let shared = match self.share && lane != Lane::Confirm && !at_an_end && !spec.needs_own_process() {
+        let own = spec.needs_own_process_with(&self.target.catalogue);
+        let shared = match self.share && lane != Lane::Confirm && !at_an_end && !own {
             // A search session goes on once the server has read past it; a
             // shrinking step must see what it shows whole.
             true => self.shared(spec, salt, &lane, lane == Lane::Search)?,
@@ -381,7 +382,7 @@ impl<'a> Job<'a> {
                 break;
             }
             self.sessions += 1;
-            let shared = match self.share && !spec.needs_own_process() {
+            let shared = match self.share && !spec.needs_own_process_with(&self.target.catalogue) {
                 true => self.shared(spec, *salt, &lane, true)?,
                 false => None,
             };

@@ -1,5 +1,5 @@
 //! Hunting: proptest draws scripts, runs them through a target, and
-//! shrinks each distinct finding while it keeps the same check and rule, so
+//! shrinks each distinct finding while it keeps the same check and cause, so
 //! every minimal script shows its own bug (see `hunt_by`).
 
 #[cfg(all(feature = "process", target_os = "linux"))]

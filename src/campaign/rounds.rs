@@ -1,6 +1,6 @@
 //! A hunt in rounds: each round draws scripts until a session shows a
 //! distinct finding no earlier round made, shrinks it while it keeps the
-//! same check and rule (so the minimal script shows the same bug rather
+//! same check and cause (so the minimal script shows the same bug rather
 //! than whichever is easiest to reach), and hands the cases left to the
 //! next round.
 
@@ -9,13 +9,13 @@ use super::handed::{Caught, Handed};
 use super::lane::SessionRun;
 use super::{Finding, HuntConfig, Lane, seeded_runner};
 use crate::check::CheckId;
-use crate::finding::{Distinct, distinct};
+use crate::finding::{Distinct, distinct, evidence};
 use crate::script::{Script, ScriptSpec};
 use crate::seam::Fault;
 use proptest::strategy::BoxedStrategy;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError};
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -34,7 +34,7 @@ pub enum Progress {
     /// A finding is being shrunk: what it is, the steps run and the time
     /// spent so far.
     Shrinking {
-        /// The finding's check and rule.
+        /// The finding's check and cause.
         finding: Distinct,
         /// Shrinking sessions run.
         steps: u32,
@@ -45,14 +45,14 @@ pub enum Progress {
     /// within a wait) was seen, but no fresh session with doubled waits
     /// repeated it: it is not reported, and the hunt goes on.
     Unconfirmed {
-        /// The finding's check, kind and rule.
+        /// The finding's check, kind and cause.
         finding: Distinct,
     },
     /// A finding that rests on time alone was seen, but the hunt was
     /// stopped before a fresh session could confirm it: it is not
     /// reported.
     Untried {
-        /// The finding's check, kind and rule.
+        /// The finding's check, kind and cause.
         finding: Distinct,
     },
 }
@@ -67,50 +67,77 @@ fn not_reported(finding: Distinct, halted: bool) -> Progress {
 }
 
 /// The distinct findings the jobs of one run have made, so that none
-/// shrinks one another already has, and how many search sessions of all
-/// jobs showed each.
+/// shrinks one another already has, how many search sessions of all jobs
+/// showed each, and the rules that showed each cause.
 #[derive(Debug, Default)]
-pub(crate) struct Known(Mutex<(Vec<Distinct>, HashMap<Distinct, u32>)>);
+pub(crate) struct Known(Mutex<Seen>);
+
+#[derive(Debug, Default)]
+struct Seen {
+    made: Vec<Distinct>,
+    hits: HashMap<Distinct, u32>,
+    rules: HashMap<Distinct, BTreeSet<String>>,
+}
 
 impl Known {
-    fn lock(&self) -> std::sync::MutexGuard<'_, (Vec<Distinct>, HashMap<Distinct, u32>)> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Seen> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Adds `d`; false when another job made it first.
     pub(crate) fn add(&self, d: &Distinct) -> bool {
         let mut known = self.lock();
-        let new = !known.0.contains(d);
+        let new = !known.made.contains(d);
         if new {
-            known.0.push(d.clone());
+            known.made.push(d.clone());
         }
         new
     }
 
     /// Takes back `d`, claimed when it was caught but not confirmed.
     fn forget(&self, d: &Distinct) {
-        self.lock().0.retain(|k| k != d);
+        self.lock().made.retain(|k| k != d);
     }
 
     /// Whether `d` has been made, by any job.
     #[cfg(feature = "process")]
     pub(crate) fn contains(&self, d: &Distinct) -> bool {
-        self.lock().0.contains(d)
+        self.lock().made.contains(d)
     }
 
     /// How many there are.
     pub(crate) fn len(&self) -> usize {
-        self.lock().0.len()
+        self.lock().made.len()
     }
 
     /// Counts one more search session that showed `d`.
     fn hit(&self, d: &Distinct) {
-        *self.lock().1.entry(d.clone()).or_default() += 1;
+        *self.lock().hits.entry(d.clone()).or_default() += 1;
     }
 
     /// How many search sessions showed `d`, in every job.
     pub(crate) fn hits(&self, d: &Distinct) -> u32 {
-        self.lock().1.get(d).copied().unwrap_or(0)
+        self.lock().hits.get(d).copied().unwrap_or(0)
+    }
+
+    /// Records what showed each finding `run` shows within `scope`: the
+    /// rule of each violation, under its cause.
+    pub(crate) fn saw(&self, scope: super::scope::Scope, (script, obs, violations): &SessionRun) {
+        let mut known = self.lock();
+        for v in scope.reported(violations, script, obs) {
+            if let Some(rule) = evidence(v, script) {
+                known.rules.entry(distinct(v, script, obs)).or_default().insert(rule);
+            }
+        }
+    }
+
+    /// The rules that showed `d`, sorted, with those of `f`'s own session.
+    pub(crate) fn rules(&self, f: &Finding) -> Vec<String> {
+        let d = f.distinct();
+        let mut rules = self.lock().rules.get(&d).cloned().unwrap_or_default();
+        let own = f.violations.iter().filter(|v| distinct(v, &f.script, &f.observation) == d);
+        rules.extend(own.filter_map(|v| evidence(v, &f.script)));
+        rules.into_iter().collect()
     }
 }
 
@@ -175,6 +202,7 @@ pub(crate) fn hunt_among<'a>(
     }
     for f in &mut findings {
         f.hits = known.hits(&f.distinct()).max(1);
+        f.rules = known.rules(f);
     }
     Ok(findings)
 }
@@ -443,6 +471,9 @@ impl Hunt<'_> {
                 }
             };
             let mut shown = judged(cfg, &outcome);
+            if shrinking.is_none() {
+                self.known.saw(super::scope::Scope::from(cfg), &outcome);
+            }
             if let (Some(d), Some(w)) = (&shrinking, written) {
                 tried.borrow_mut().insert(w, shown.contains(d));
             }

@@ -20,7 +20,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     let mut counts: HashMap<(usize, String), usize> = HashMap::new();
     let mut taken = HashMap::new();
     for (n, effect) in facts.obs.effects.iter().enumerate() {
-        let frames = owners(facts, effect, &mut taken);
+        let frames = owners(facts, (n, effect), &mut taken);
         let effect_text = format!("effect #{n} `{}` {}", effect.tool, effect.arguments_text());
         let describe = || effect_text.clone();
         let rejected: Vec<usize> = frames.iter().copied().filter(|i| !acts(facts, *i)).collect();
@@ -75,6 +75,8 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
         out.push(v);
     }
     let succeeded = answered(facts, false);
+    let asked_input: BTreeSet<usize> =
+        facts.replies.iter().filter(|r| r.asks_input).filter_map(|r| facts.frame_of(&r.id)).collect();
     for (i, judged) in facts.judged.iter().enumerate() {
         // A frame either way may act once, or not at all; once it was
         // answered with a success, it must have acted.
@@ -95,8 +97,10 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
         }
         for call in calls {
             let n = counts.get(&(i, call.token.clone())).copied().unwrap_or(0);
-            // A call whose answer is still within its deadline may still act.
-            if n == 0 && facts.obs.awaiting.contains(&call.id) {
+            // A call whose answer is still within its deadline may still
+            // act; one answered with a request for input (MCP 2026-07-28)
+            // acts only once retried with it.
+            if n == 0 && (facts.obs.awaiting.contains(&call.id) || asked_input.contains(&i)) {
                 continue;
             }
             if !(least..=1).contains(&n) {
@@ -116,11 +120,12 @@ fn acts(facts: &Facts, i: usize) -> bool {
     facts.judged[i].may_act()
 }
 
-/// The frames whose tokens the effect carries, ascending. A token several
+/// The frames whose tokens effect `n` carries, ascending. A token several
 /// frames carry (a call asked about, retried, and retried again) goes to
 /// the frames that may act first, one effect each in order, and past them
-/// to the last that may not: `taken` counts the effects seen with each.
-fn owners(facts: &Facts, effect: &Action, taken: &mut HashMap<String, usize>) -> Vec<usize> {
+/// to the last that may not: `taken` counts the effects seen with each. A
+/// frame written after the effect came (a retry) is not among them.
+fn owners(facts: &Facts, (n, effect): (usize, &Action), taken: &mut HashMap<String, usize>) -> Vec<usize> {
     let mut found = BTreeSet::new();
     let mut strings = vec![effect.tool.as_str()];
     let mut stack: Vec<&Value> = effect.arguments.values().collect();
@@ -144,10 +149,12 @@ fn owners(facts: &Facts, effect: &Action, taken: &mut HashMap<String, usize>) ->
             found.extend(facts.owner.get(t).copied());
             continue;
         };
-        let n = taken.entry(t.to_owned()).or_insert(0);
+        let before = |i: &usize| facts.written_after.get(i).is_none_or(|after| n >= *after);
+        let carriers: Vec<usize> = carriers.iter().copied().filter(before).collect();
+        let taken = taken.entry(t.to_owned()).or_insert(0);
         let (acting, inert): (Vec<usize>, Vec<usize>) = carriers.iter().partition(|i| acts(facts, **i));
-        found.extend(acting.get(*n).or(inert.last()).or(acting.last()).copied());
-        *n += 1;
+        found.extend(acting.get(*taken).or(inert.last()).or(acting.last()).copied());
+        *taken += 1;
     }
     found.into_iter().collect()
 }
@@ -192,4 +199,57 @@ fn judge_arguments(facts: &Facts, f: usize, effect: &Action) -> Result<String, S
         return Err(detail);
     }
     Ok(call.token.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::attack::Step;
+    use crate::attack::roundtrip::{Kind, RoundTrip};
+    use crate::catalogue::Catalogue;
+    use crate::check::{CheckId, check};
+    use crate::fill::Filled;
+    use crate::frame::Expect;
+    use crate::observation::Observation;
+    use crate::protocol::{Policy, Revision};
+    use crate::script::ScriptSpec;
+    use crate::seam::{Action, Session};
+
+    /// A confirmed round trip whose one effect came before (or after) its
+    /// retry was written: an effect before the retry is the asked call's,
+    /// which must act on nothing yet.
+    fn confirmed_with_the_effect(before_the_retry: bool) -> Vec<(CheckId, Option<usize>)> {
+        let revision = Revision::R2026_07_28;
+        let step = Step::RoundTrip(RoundTrip { kind: Kind::Confirmed, tool: 0, pick: 0 });
+        let script = ScriptSpec::whole(revision, vec![step]).render(&Catalogue::reference(), 1);
+        let retry = script.frames.iter().position(|f| f.fill.is_some()).expect("a retry");
+        let Expect::Act(calls) = &script.frames[retry].expect else { panic!("the retry acts") };
+        let call = &calls[0];
+        let answer = |id: &str, result: &str| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
+        let asked = script.frames[retry - 1].id.clone().expect("the call asked about").to_json();
+        let stdout = [
+            answer("1", r#"{"resultType":"complete","supportedVersions":["2026-07-28"]}"#),
+            answer(&asked, r#"{"resultType":"input_required","requestState":"s"}"#),
+            answer(&call.id.to_json(), r#"{"resultType":"complete","content":[]}"#),
+        ]
+        .map(|l| l + "\n")
+        .concat();
+        let effect = Action { tool: call.tool.clone(), arguments: call.arguments.clone() };
+        let written = Ok(script.frames[retry].bytes.clone());
+        let obs = Observation {
+            stdout: stdout.into_bytes(),
+            effects: vec![effect],
+            filled: vec![Filled { frame: retry, written, effects_before: usize::from(before_the_retry) }],
+            ..Observation::none()
+        };
+        let session = Session { policy: Policy::KeepOpen, revision, salt: 1 };
+        check(&script, &obs, &session).into_iter().map(|v| (v.check, v.frame)).collect()
+    }
+
+    #[test]
+    fn an_effect_that_came_before_the_retry_was_written_is_the_asked_calls() {
+        assert_eq!(confirmed_with_the_effect(false), vec![], "the retry acted, once");
+        let found = confirmed_with_the_effect(true);
+        assert_eq!(found.first(), Some(&(CheckId::NoEffectOnReject, Some(1))), "the asked call acted: {found:?}");
+        assert!(found.contains(&(CheckId::ExactlyOnce, Some(2))), "and the retry did not: {found:?}");
+    }
 }

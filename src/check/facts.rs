@@ -137,6 +137,9 @@ pub struct Facts<'a> {
     /// The frames, in order, of each token that several frames carry (a
     /// call asked about, then retried with the same arguments).
     pub carriers: HashMap<String, Vec<usize>>,
+    /// For each frame the driver filled and wrote, how many effects had
+    /// come before it was written: none of those is its.
+    pub written_after: HashMap<usize, usize>,
     /// Which frame each request id belongs to.
     pub id_owner: HashMap<Id, usize>,
     /// The stdout lines.
@@ -186,6 +189,12 @@ impl<'a> Facts<'a> {
             delivered,
             owner,
             carriers,
+            written_after: obs
+                .filled
+                .iter()
+                .filter(|f| f.written.is_ok())
+                .map(|f| (f.frame, f.effects_before))
+                .collect(),
             id_owner,
             lines,
             replies,

@@ -157,6 +157,8 @@ impl Persistent {
         let recorder = Recorder::new();
         self.child.rebind(recorder.clone(), salt);
         self.routes.sent(&body.frames, salt);
+        // Only a session's own driver fills a retry from an answer.
+        debug_assert!(body.frames.iter().all(|f| f.fill.is_none()), "a retry that waits on a fill, shared");
         let stdin = body.stdin();
         for span in body.write_spans() {
             self.child.write_stdin(&stdin[span])?;

@@ -50,7 +50,7 @@ pub(crate) fn offending<'a>(
         Stream::Stdin => {
             // As written, where the frame was filled from an answer.
             let i = v.frame?;
-            let filled = obs.filled.iter().find(|f| f.frame == i).and_then(|f| f.bytes.as_deref());
+            let filled = obs.filled.iter().find(|f| f.frame == i).and_then(|f| f.written.as_deref().ok());
             Some((Stream::Stdin, filled.unwrap_or(&script.frames[i].bytes[..])))
         }
         Stream::Stdout => Some((Stream::Stdout, &obs.stdout[span.range.clone()])),
@@ -66,6 +66,9 @@ pub fn finding(f: &Finding, reproduce: Option<&str>) -> String {
         Some(rule) => writeln!(out, "level: {}  rule: {} ({})", f.level(), rule.id(), rule.citation()),
         None => writeln!(out, "level: {}", f.level()),
     };
+    if let Some(cause) = f.cause_line() {
+        let _ = writeln!(out, "{cause}");
+    }
     let _ = writeln!(
         out,
         "seed: {}  policy: {}{}  revision: {}{}",
@@ -120,9 +123,10 @@ fn titled(title: &str, script: &Script, obs: &Observation, violations: &[Violati
     let script = &*crate::fill::written(script, &obs.filled);
     for (i, frame) in script.frames.iter().enumerate() {
         let _ = writeln!(out, "  #{i:<2} {}/{}  {}", frame.family, frame.kind, label(&frame.expect));
-        match (&frame.fill, frame.bytes.is_empty()) {
-            (Some(fill), true) => {
-                let _ = writeln!(out, "      not written: the answer to id {} handed out no state", fill.from);
+        let unwritten = obs.filled.iter().find(|f| f.frame == i).map_or(Err("not reached"), |f| f.written.clone());
+        match (&frame.fill, unwritten) {
+            (Some(fill), Err(why)) => {
+                let _ = writeln!(out, "      not written (it waits on the answer to id {}): {why}", fill.from);
             }
             (fill, _) => {
                 let _ = writeln!(out, "      b\"{}\"", escape(&frame.bytes, SHOWN));
@@ -156,7 +160,7 @@ fn titled(title: &str, script: &Script, obs: &Observation, violations: &[Violati
 /// saved, its artifact (`paths`, in the same order, or empty).
 pub fn distinct_table(findings: &[Finding], paths: &[std::path::PathBuf]) -> String {
     let mut out = format!("Distinct findings ({}):\n", findings.len());
-    let rows: Vec<[String; 5]> = findings
+    let rows: Vec<[String; 6]> = findings
         .iter()
         .enumerate()
         .map(|(i, f)| {
@@ -166,19 +170,28 @@ pub fn distinct_table(findings: &[Finding], paths: &[std::path::PathBuf]) -> Str
                 (n, None) => format!("session {n}"),
             };
             let path = paths.get(i).map(|p| p.display().to_string()).unwrap_or_default();
-            [f.distinct().to_string(), f.level().to_string(), f.hits.to_string(), seen, path]
+            [f.distinct().to_string(), f.level().to_string(), f.hits.to_string(), seen, path, rules_cell(f)]
         })
         .collect();
-    let header = ["finding", "level", "sessions", "first seen", "artifact"];
+    let header = ["finding", "level", "sessions", "first seen", "artifact", "rules"];
     let width = |c: usize| rows.iter().map(|r| r[c].chars().count()).chain([header[c].len()]).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..5).map(width).collect();
-    let line = |cells: [&str; 5]| {
+    let widths: Vec<usize> = (0..6).map(width).collect();
+    let line = |cells: [&str; 6]| {
         let padded: Vec<String> = cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
         format!("  {}\n", padded.join("  ").trim_end())
     };
     out.push_str(&line(header));
     for r in &rows {
-        out.push_str(&line([&r[0], &r[1], &r[2], &r[3], &r[4]]));
+        out.push_str(&line([&r[0], &r[1], &r[2], &r[3], &r[4], &r[5]]));
     }
     out
+}
+
+/// The rules that showed a finding's cause, the first three by name.
+fn rules_cell(f: &Finding) -> String {
+    let rules = f.evidence();
+    match rules.len() {
+        0..=3 => rules.join(", "),
+        n => format!("{} and {} more", rules[..3].join(", "), n - 3),
+    }
 }

@@ -94,11 +94,13 @@ pub fn json(outcome: &Outcome, context: &Context) -> serde_json::Value {
                 "policy_seen": f.policy_seen,
                 "level": f.level().as_str(),
                 "rule": f.rule().map(|r| json!({"id": r.id(), "level": r.level().as_str(), "citation": r.citation()})),
+                "cause": f.cause().map(|c| json!({"id": c.id(), "what": c.what()})),
+                "rules": f.evidence(),
                 "revision": f.script.revision.as_str(),
                 "seed": f.seed,
                 "violations": f.violations.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
                 "first_offending_bytes": first.map(|(_, b)| escape(b, SHOWN)),
-                "frames": f.script.frames.iter().map(|fr| json!({
+                "frames": crate::fill::written(&f.script, &f.observation.filled).frames.iter().map(|fr| json!({
                     "family": fr.family, "kind": fr.kind, "label": label(&fr.expect),
                     "bytes": escape(&fr.bytes, SHOWN),
                 })).collect::<Vec<_>>(),
@@ -137,8 +139,9 @@ pub fn junit(outcome: &Outcome, context: &Context) -> Report {
                     let details: Vec<String> = f.violations.iter().map(|v| v.to_string()).collect();
                     let reproduce = (context.rerun)("replay", path);
                     format!(
-                        "{}\n{}\nartifact: {}\nreproduce: {reproduce}",
+                        "{}\n{}{}\nartifact: {}\nreproduce: {reproduce}",
                         f.distinct(),
+                        f.cause_line().map(|c| format!("{c}\n")).unwrap_or_default(),
                         details.join("\n"),
                         path.display()
                     )

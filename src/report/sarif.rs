@@ -31,9 +31,10 @@ pub fn log(outcome: &Outcome, context: &Context) -> Sarif {
         .iter()
         .map(|(f, path)| {
             let text = format!(
-                "{}: {}\nReproduce with: {}",
+                "{}: {}{}\nReproduce with: {}",
                 f.check.failure(),
                 f.violations.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("; "),
+                f.cause_line().map(|c| format!("\n{c}")).unwrap_or_default(),
                 (context.rerun)("replay", path)
             );
             let at = ArtifactLocation::builder().uri(path.display().to_string()).build();
@@ -41,10 +42,10 @@ pub fn log(outcome: &Outcome, context: &Context) -> Sarif {
                 .physical_location(PhysicalLocation::builder().artifact_location(at).build())
                 .build();
             // The same bug found again fingerprints the same: its finding
-            // key (check, kind of violation, rule or attack kind).
+            // key (check, kind of violation, cause or attack family).
             let d = f.distinct();
             let key = format!("{}:{}:{}", d.check.id(), d.kind, d.what);
-            let fingerprint = BTreeMap::from([("portcullis/v3".to_owned(), key)]);
+            let fingerprint = BTreeMap::from([("portcullis/v4".to_owned(), key)]);
             // A spec finding is an error; one only hardening shows, a warning.
             let level = if f.level() == crate::Level::Hardening { ResultLevel::Warning } else { ResultLevel::Error };
             SarifResult::builder()

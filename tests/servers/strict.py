@@ -16,7 +16,8 @@ has confirmed: its call needs the `elicitation` capability declared by that
 very request, gets an `input_required` result whose `requestState` is
 signed (HMAC) and names the target, and acts on a retry that carries that
 state, unspent, for the same target, with an accepting answer. Standard
-library only. Planted bugs (off by default): id-true, lenient-args, banner;
+library only. Planted bugs (off by default): id-true, lax-jsonrpc (serves
+a request whose `jsonrpc` is missing or wrong), lenient-args, banner;
 and in the stateless era no-envelope (serves a call without a whole
 envelope), any-version (serves a call naming another revision),
 inherit-capability (counts a capability an earlier request declared),
@@ -44,7 +45,7 @@ MAX_DEPTH = 64
 MAX_INT = 2 ** 53 - 1
 BOM = b"\xef\xbb\xbf"
 BLANK = b" \t\r"
-BUGS = ("id-true", "lenient-args", "banner",
+BUGS = ("id-true", "lax-jsonrpc", "lenient-args", "banner",
         "no-envelope", "any-version", "inherit-capability", "trust-state", "replay-state", "unbound-state", "untyped")
 STATELESS = "2026-07-28"
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -280,7 +281,8 @@ class Server:
             return None, False      # a client response: ignore silently
         if not LENIENT and "result" in msg:
             return invalid, True    # request and response at once: ambiguous
-        if msg.get("jsonrpc") != "2.0" or not isinstance(msg.get("method"), str):
+        lax = "lax-jsonrpc" in self.bugs
+        if (msg.get("jsonrpc") != "2.0" and not lax) or not isinstance(msg.get("method"), str):
             return invalid, True
         if "id" in msg and not self.valid_id(msg["id"]):
             return invalid, True
