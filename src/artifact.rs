@@ -7,7 +7,6 @@ use crate::catalogue::ToolSpec;
 use crate::check::{CheckId, Violation};
 use crate::escape::{SHOWN, escape};
 use crate::finding::{Distinct, Finding, distinct};
-use crate::frame::{Cause, Rule};
 use crate::observation::Observation;
 use crate::protocol::Policy;
 use crate::script::{Script, ScriptSpec};
@@ -36,9 +35,14 @@ pub struct Artifact {
     /// absent from artifacts saved before keys had kinds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    /// The rule (or attack kind, or what a crash said) of its finding key.
+    /// The cause (or attack kind, or what a crash said) of its finding key;
+    /// in an artifact saved before keys held causes, the rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub what: Option<String>,
+    /// Whether `what` holds a cause where the frame breaks a rule; false in
+    /// artifacts saved before, whose `what` named the rule.
+    #[serde(default)]
+    pub keyed_by_cause: bool,
     /// The policy the gateway was held to.
     pub policy: Policy,
     /// The seed of the hunt.
@@ -115,6 +119,7 @@ impl Artifact {
             check: f.check.id().to_owned(),
             kind: Some(key.kind),
             what: Some(key.what),
+            keyed_by_cause: true,
             policy: f.policy,
             seed: f.seed,
             salt: f.salt,
@@ -139,18 +144,23 @@ impl Artifact {
     }
 
     /// Its finding key, when it was saved with one. An artifact saved
-    /// before findings were keyed by cause named the rule (or, for a frame
-    /// that breaks none, the attack kind): read as the rule's cause (or the
-    /// kind's family).
+    /// before keys held causes named the rule of the frame its first
+    /// violation concerns: read as that rule's cause. Its attack kinds and
+    /// crash lines read as they were.
     pub fn key(&self) -> Option<Distinct> {
         let check = CheckId::from_id(&self.check)?;
         let kind = self.kind.clone()?;
         let what = self.what.clone().unwrap_or_default();
-        let frames = &self.script.frames;
-        let what = match Rule::from_id(&what) {
-            Some(rule) => rule.cause().id().to_owned(),
-            None if Cause::from_id(&what).is_some() => what,
-            None => frames.iter().find(|f| f.kind == what).map_or(what, |f| f.family.to_string()),
+        if self.keyed_by_cause {
+            return Some(Distinct { check, kind, what });
+        }
+        // "… (frame #N) …" in the first violation's text.
+        let first = self.violations.first().and_then(|v| v.split("(frame #").nth(1));
+        let at = first.and_then(|rest| rest.split(')').next()).and_then(|n| n.parse::<usize>().ok());
+        let rule = at.and_then(|i| self.script.frames.get(i)).and_then(|f| f.expect.rule_or_tolerated());
+        let what = match rule {
+            Some(rule) if rule.id() == what => rule.cause().id().to_owned(),
+            _ => what,
         };
         Some(Distinct { check, kind, what })
     }

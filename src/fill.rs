@@ -16,6 +16,43 @@ use serde_json::{Map, Value, json};
 use std::borrow::Cow;
 use std::ops::Range;
 
+/// Why the driver wrote no bytes for a frame that waits on a fill.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Unwritten {
+    /// No earlier frame sent the call it fills from.
+    NotSent,
+    /// The gateway had ended before it.
+    Ended,
+    /// The call asked about got no answer.
+    NoAnswer,
+    /// The call asked about was answered without asking for input.
+    NotAsked,
+    /// Its answer handed out no (or an empty) `requestState`.
+    NoState,
+    /// Its answer asked for input no answer here can give.
+    Unanswerable,
+    /// An earlier retry with the same state was not served.
+    EarlierNotServed,
+    /// The frame's bytes no longer hold its placeholders.
+    NoPlaceholders,
+}
+
+impl std::fmt::Display for Unwritten {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Unwritten::NotSent => "the call asked about was not sent",
+            Unwritten::Ended => "the gateway had ended",
+            Unwritten::NoAnswer => "the call asked about got no answer",
+            Unwritten::NotAsked => "the call asked about was answered without asking for input",
+            Unwritten::NoState => "its answer handed out no requestState",
+            Unwritten::Unanswerable => "its answer asked for input no answer here can give",
+            Unwritten::EarlierNotServed => "an earlier retry with the same state was not served",
+            Unwritten::NoPlaceholders => "the frame lost its placeholders",
+        })
+    }
+}
+
 /// What the driver wrote for a frame with a [`Fill`]: its bytes, or why
 /// it wrote nothing, and how many effects the session had shown before.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,7 +60,7 @@ pub struct Filled {
     /// The frame's index in its script.
     pub frame: usize,
     /// The bytes written, or why none were.
-    pub written: Result<Vec<u8>, &'static str>,
+    pub written: Result<Vec<u8>, Unwritten>,
     /// How many effects had reached the executor when it was written: an
     /// earlier one cannot be its.
     pub effects_before: usize,
@@ -35,27 +72,27 @@ pub struct Filled {
 /// written before it with the same state, each of which must have been
 /// served (a state is spent by the retry that redeems it). Else why the
 /// frame cannot be written.
-pub(crate) fn fill(frame: &Frame, fill: &Fill, stdout: &[u8], earlier: &[Id]) -> Result<Vec<u8>, &'static str> {
+pub(crate) fn fill(frame: &Frame, fill: &Fill, stdout: &[u8], earlier: &[Id]) -> Result<Vec<u8>, Unwritten> {
     let result = match response(stdout, &fill.from) {
-        None => return Err("the call asked about got no answer"),
+        None => return Err(Unwritten::NoAnswer),
         Some(r) => r.get("result").cloned().filter(json_line::asks_input),
     };
-    let result = result.ok_or("the call asked about was answered without asking for input")?;
-    let state = result.get("requestState").and_then(Value::as_str).ok_or("its answer handed out no requestState")?;
+    let result = result.ok_or(Unwritten::NotAsked)?;
+    let state = result.get("requestState").and_then(Value::as_str).ok_or(Unwritten::NoState)?;
     if !earlier.iter().all(|id| response(stdout, id).is_some_and(|r| served(&r))) {
-        return Err("an earlier retry with the same state was not served");
+        return Err(Unwritten::EarlierNotServed);
     }
     let state = match fill.state {
         Reuse::Verbatim => state.to_owned(),
-        Reuse::Altered { at } => altered(state, at).ok_or("its answer handed out an empty requestState")?,
+        Reuse::Altered { at } => altered(state, at).ok_or(Unwritten::NoState)?,
     };
     let answers = match result.get("inputRequests") {
-        Some(Value::Object(asked)) => accepting(asked).ok_or("its answer asked for input no answer here can give")?,
+        Some(Value::Object(asked)) => accepting(asked).ok_or(Unwritten::Unanswerable)?,
         None => json!({}),
-        Some(_) => return Err("its answer's inputRequests is no object"),
+        Some(_) => return Err(Unwritten::Unanswerable),
     };
     let placeholders = (find(&frame.bytes, Fill::STATE), find(&frame.bytes, Fill::ANSWERS));
-    let (Some(at_state), Some(at_answers)) = placeholders else { return Err("the frame lost its placeholders") };
+    let (Some(at_state), Some(at_answers)) = placeholders else { return Err(Unwritten::NoPlaceholders) };
     let (state, answers) = (Value::from(state).to_string(), answers.to_string());
     let mut spliced =
         [(at_state, Fill::STATE.len(), state.as_bytes()), (at_answers, Fill::ANSWERS.len(), answers.as_bytes())];
@@ -291,16 +328,16 @@ mod tests {
         let bytes = fill(&frame, &how, &stdout, &[]).unwrap();
         assert_eq!(bytes, b"{\"params\":{\"requestState\":\"s1\",\"inputResponses\":{}}}\n");
         let cut = &stdout[..stdout.len() - 1];
-        assert_eq!(fill(&frame, &how, cut, &[]), Err("the call asked about got no answer"), "a line not yet ended");
+        assert_eq!(fill(&frame, &how, cut, &[]), Err(Unwritten::NoAnswer), "a line not yet ended");
         let complete = br#"{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","content":[]}}"#;
         let why = fill(&frame, &how, &[&complete[..], b"\n"].concat(), &[]);
-        assert_eq!(why, Err("the call asked about was answered without asking for input"));
+        assert_eq!(why, Err(Unwritten::NotAsked));
         // A replay waits on the retry that spent the state: served, or not.
         let served = br#"{"jsonrpc":"2.0","id":4,"result":{"resultType":"complete","content":[]}}"#;
         let refused = br#"{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"spent"}}"#;
         let after = |r: &[u8]| fill(&frame, &how, &[&stdout[..], r, b"\n"].concat(), &[Id::Int(4)]);
         assert!(after(served).is_ok());
-        assert_eq!(after(refused), Err("an earlier retry with the same state was not served"));
+        assert_eq!(after(refused), Err(Unwritten::EarlierNotServed));
     }
 
     #[test]
@@ -315,7 +352,7 @@ mod tests {
         retry.fill = Some(Fill { from: Id::Int(1), state: Reuse::Verbatim });
         script.frames.extend([retry.clone(), retry.clone(), retry]);
         let filled = [
-            Filled { frame: 1, written: Err("no state"), effects_before: 0 },
+            Filled { frame: 1, written: Err(Unwritten::NoState), effects_before: 0 },
             Filled { frame: 2, written: Ok(b"x\n".to_vec()), effects_before: 0 },
         ];
         let written = written(&script, &filled);

@@ -1,7 +1,7 @@
 //! A finding: a failing session, minimized, with what shows it.
 
 use crate::check::{CheckId, Kind, Violation};
-use crate::frame::{Expect, Rule};
+use crate::frame::Rule;
 use crate::observation::Observation;
 use crate::protocol::{Level, Policy};
 use crate::script::{Script, ScriptSpec};
@@ -59,8 +59,8 @@ pub struct Finding {
 /// What makes two findings distinct, the finding key: a root cause. Their
 /// check, the kind of violation ([`Kind::name`](crate::check::Kind::name)),
 /// and the class of input the frame at fault belongs to: its rule's
-/// [`Cause`](crate::frame::Cause), or its attack family where it breaks no rule, nothing where
-/// no frame is at fault. One server behaviour shown under several rules of
+/// [`Cause`](crate::frame::Cause), or its attack kind where it breaks no
+/// rule, nothing where no frame is at fault. One server behaviour shown under several rules of
 /// one class is one finding, with each rule as evidence ([`evidence`]).
 /// The hunt, confirmation, `minimize`, `replay`, the artifact and the
 /// SARIF fingerprint all use this one key.
@@ -70,7 +70,8 @@ pub struct Distinct {
     pub check: CheckId,
     /// The kind of violation's name.
     pub kind: String,
-    /// What a crash said last, the rule's id, the attack kind, or empty.
+    /// What a crash said last, the cause of the rule, the attack kind, or
+    /// empty.
     pub what: String,
 }
 
@@ -86,7 +87,7 @@ impl std::fmt::Display for Distinct {
 
 /// The distinct finding violation `v` of a session of `script` that
 /// showed `obs` shows: its check, kind, and the cause of its frame's rule,
-/// or the frame's attack family where it breaks none. A crash (a signal, a panic, or an
+/// or the frame's attack kind where it breaks none. A crash (a signal, a panic, or an
 /// exit with a failure status before stdin closed) is told apart by what
 /// it said last on stderr, with numbers and tokens left out, as fuzzers
 /// tell crashes apart by their stack; a hang on EOF is one finding.
@@ -95,10 +96,7 @@ pub fn distinct(v: &Violation, script: &Script, obs: &Observation) -> Distinct {
         Some(line) => line,
         None if v.kind == Kind::RunningAfterEof => String::new(),
         None => match v.frame.and_then(|i| script.frames.get(i)) {
-            Some(f) => match &f.expect {
-                Expect::Reject(r) | Expect::Tolerate(r, _) | Expect::Unjudged(r) => r.cause().id().to_owned(),
-                _ => f.family.to_string(),
-            },
+            Some(f) => f.expect.rule_or_tolerated().map_or_else(|| f.kind.to_string(), |r| r.cause().id().to_owned()),
             None => String::new(),
         },
     };
@@ -110,10 +108,7 @@ pub fn distinct(v: &Violation, script: &Script, obs: &Observation) -> Distinct {
 /// `None` where no frame is at fault.
 pub fn evidence(v: &Violation, script: &Script) -> Option<String> {
     let f = script.frames.get(v.frame?)?;
-    Some(match &f.expect {
-        Expect::Reject(r) | Expect::Tolerate(r, _) | Expect::Unjudged(r) => r.id().to_owned(),
-        _ => f.kind.to_string(),
-    })
+    Some(f.expect.rule_or_tolerated().map_or_else(|| f.kind.to_string(), |r| r.id().to_owned()))
 }
 
 /// Whether the session ended in a crash: a signal, a panic, or an exit
@@ -262,9 +257,9 @@ impl Finding {
         rules
     }
 
-    /// The class of input its cause is about, where its frame breaks a rule.
+    /// The class of input its cause is about, where its key names one.
     pub fn cause(&self) -> Option<crate::frame::Cause> {
-        self.rule().map(Rule::cause)
+        crate::frame::Cause::from_id(&self.distinct().what)
     }
 
     /// One line: its cause and the rules that showed it ("a line that is

@@ -151,6 +151,15 @@ impl Expect {
             _ => None,
         }
     }
+
+    /// The rule the frame breaks, whatever it is held to: must-reject,
+    /// tolerated either way, or above the level judged.
+    pub fn rule_or_tolerated(&self) -> Option<Rule> {
+        match self {
+            Expect::Reject(r) | Expect::Tolerate(r, _) | Expect::Unjudged(r) => Some(*r),
+            _ => None,
+        }
+    }
 }
 
 /// A valid `tools/call` as the executor must receive it.
@@ -189,20 +198,27 @@ pub enum Cause {
     UnparseableLine,
     /// A line ending other than a lone LF.
     LineEnding,
-    /// JSON that readers read differently (duplicate keys, surrogates,
-    /// numbers past doubles, a BOM).
-    AmbiguousJson,
-    /// More than a reader may be built to hold (a long line, a large or
-    /// deep value).
+    /// A line longer than a reader is built to hold.
     Oversize,
+    /// JSON that readers read differently (duplicate keys, surrogates,
+    /// numbers past doubles, a BOM, a request that is also a response).
+    AmbiguousJson,
+    /// Nesting deeper than any request needs.
+    DeepNesting,
     /// JSON that is no valid JSON-RPC request.
     InvalidRequest,
-    /// A request out of the session's order or era.
+    /// A request before the session was opened.
     Lifecycle,
+    /// A method of the handshake era where the session had its handshake,
+    /// or has none.
+    HandshakeAgain,
     /// A 2026-07-28 envelope missing, broken, or naming another revision.
     Envelope,
-    /// A call that must be confirmed, with a capability, state or answers
-    /// it was not given.
+    /// A request that needs a client capability its envelope does not
+    /// declare.
+    Capability,
+    /// A retry of a call that must be confirmed, with a state or answers
+    /// it was not handed.
     RoundTrip,
     /// A `tools/call` whose name or arguments break the tool's schema.
     ToolCall,
@@ -213,37 +229,43 @@ pub enum Cause {
 }
 
 impl Cause {
-    /// Its stable id.
-    pub fn id(self) -> &'static str {
-        match self {
-            Cause::UnparseableLine => "unparseable_line",
-            Cause::LineEnding => "line_ending",
-            Cause::AmbiguousJson => "ambiguous_json",
-            Cause::Oversize => "oversize",
-            Cause::InvalidRequest => "invalid_request",
-            Cause::Lifecycle => "lifecycle",
-            Cause::Envelope => "envelope",
-            Cause::RoundTrip => "round_trip",
-            Cause::ToolCall => "tool_call",
-            Cause::UnknownMethod => "unknown_method",
-            Cause::Authorization => "authorization",
-        }
-    }
-
     /// Every cause.
-    pub const ALL: [Cause; 11] = [
+    pub const ALL: [Cause; 14] = [
         Cause::UnparseableLine,
         Cause::LineEnding,
-        Cause::AmbiguousJson,
         Cause::Oversize,
+        Cause::AmbiguousJson,
+        Cause::DeepNesting,
         Cause::InvalidRequest,
         Cause::Lifecycle,
+        Cause::HandshakeAgain,
         Cause::Envelope,
+        Cause::Capability,
         Cause::RoundTrip,
         Cause::ToolCall,
         Cause::UnknownMethod,
         Cause::Authorization,
     ];
+
+    /// Its stable id.
+    pub fn id(self) -> &'static str {
+        match self {
+            Cause::UnparseableLine => "unparseable_line",
+            Cause::LineEnding => "line_ending",
+            Cause::Oversize => "oversize",
+            Cause::AmbiguousJson => "ambiguous_json",
+            Cause::DeepNesting => "nesting_depth",
+            Cause::InvalidRequest => "invalid_request",
+            Cause::Lifecycle => "before_opening",
+            Cause::HandshakeAgain => "handshake_again",
+            Cause::Envelope => "bad_envelope_version",
+            Cause::Capability => "undeclared_capability",
+            Cause::RoundTrip => "unconfirmed_retry",
+            Cause::ToolCall => "tool_call",
+            Cause::UnknownMethod => "method_not_found",
+            Cause::Authorization => "authorization",
+        }
+    }
 
     /// Looks a cause up by its id.
     pub fn from_id(id: &str) -> Option<Cause> {
@@ -255,12 +277,15 @@ impl Cause {
         match self {
             Cause::UnparseableLine => "a line that is no JSON",
             Cause::LineEnding => "a line ending other than LF",
+            Cause::Oversize => "a line or call larger than a reader may hold",
             Cause::AmbiguousJson => "JSON that readers read differently",
-            Cause::Oversize => "input larger or deeper than a reader may hold",
+            Cause::DeepNesting => "nesting deeper than a request needs",
             Cause::InvalidRequest => "JSON that is no valid request",
-            Cause::Lifecycle => "a request out of the session's order or era",
+            Cause::Lifecycle => "a request before the session was opened",
+            Cause::HandshakeAgain => "a handshake-era method where the session has had its handshake or has none",
             Cause::Envelope => "a request whose 2026-07-28 envelope is missing, broken or of another revision",
-            Cause::RoundTrip => "a call that must be confirmed, without what confirms it",
+            Cause::Capability => "a request needing a capability its own envelope does not declare",
+            Cause::RoundTrip => "a retry of a call that must be confirmed, without what confirms it",
             Cause::ToolCall => "a tool call that breaks the tool's schema",
             Cause::UnknownMethod => "a method the server does not have",
             Cause::Authorization => "a tool the caller may not run",
@@ -269,25 +294,26 @@ impl Cause {
 }
 
 impl Rule {
-    /// The class of input it belongs to.
+    /// The class of input it belongs to. No class holds rules of both the
+    /// spec and the hardening level, so a finding's level is its cause's.
     pub fn cause(self) -> Cause {
         use Rule::*;
         match self {
             StrayText | MultipleValues | Truncated | BrokenLine | RawControl | InvalidUtf8 | NulByte
             | NonFiniteNumber | NotStrictJson => Cause::UnparseableLine,
             ForeignTerminator | CrBeforeLf => Cause::LineEnding,
-            ByteOrderMark | LoneSurrogate | DuplicateKey | NumberOutOfRange | ImpreciseNumber | ImpreciseId => {
-                Cause::AmbiguousJson
-            }
-            TooDeep | LargeMessage | LineTooLong => Cause::Oversize,
+            LineTooLong | LargeMessage => Cause::Oversize,
+            ByteOrderMark | LoneSurrogate | DuplicateKey | NumberOutOfRange | ImpreciseNumber | ImpreciseId
+            | AmbiguousMessage => Cause::AmbiguousJson,
+            TooDeep => Cause::DeepNesting,
             NotAnObject | BadJsonrpc | BadId | BadMethod | BadParams | PositionalParams | BatchNotAllowed
-            | EmptyBatch | ClientResponse | AmbiguousMessage | NotificationCall => Cause::InvalidRequest,
-            BeforeInitialize | RepeatedInitialize | LegacyMethod | HandshakeVersion => Cause::Lifecycle,
-            MissingEnvelope | BadEnvelope | UnsupportedVersion | ModernEnvelope | ReservedMetaKey
-            | MalformedMetaKey => Cause::Envelope,
-            MissingCapability | ForgedState | UnrequestedInput | ReplayedState | AlteredState | ForeignState => {
-                Cause::RoundTrip
-            }
+            | EmptyBatch | ClientResponse | NotificationCall => Cause::InvalidRequest,
+            BeforeInitialize => Cause::Lifecycle,
+            RepeatedInitialize | LegacyMethod => Cause::HandshakeAgain,
+            MissingEnvelope | BadEnvelope | UnsupportedVersion | HandshakeVersion | ModernEnvelope
+            | ReservedMetaKey | MalformedMetaKey => Cause::Envelope,
+            MissingCapability => Cause::Capability,
+            ForgedState | UnrequestedInput | ReplayedState | AlteredState | ForeignState => Cause::RoundTrip,
             BadToolName | BadArguments | UnknownArgument | MistypedArgument | MissingArgument | UnknownMember
             | UnknownTool => Cause::ToolCall,
             UnknownMethod => Cause::UnknownMethod,
@@ -350,11 +376,6 @@ macro_rules! rules {
             /// One sentence: why the frame must not act.
             pub fn why(self) -> &'static str {
                 match self { $(Rule::$variant => $why,)* }
-            }
-
-            /// Looks a rule up by its id.
-            pub fn from_id(id: &str) -> Option<Rule> {
-                Rule::ALL.iter().copied().find(|r| r.id() == id)
             }
 
             /// The reply the frame is owed when the session stays open.

@@ -1,6 +1,6 @@
 //! The driver: writes a script through the seam and records what came back.
 
-use crate::fill::{self, Filled};
+use crate::fill::{self, Filled, Unwritten};
 use crate::frame::{Frame, Rule};
 pub use crate::observation::Observation;
 use crate::protocol::{Id, Policy};
@@ -112,7 +112,7 @@ fn fill_frame<G: Gateway>(
     obs: &mut Observation,
     script: &Script,
     i: usize,
-) -> Result<Result<Vec<u8>, &'static str>, Fault> {
+) -> Result<Result<Vec<u8>, Unwritten>, Fault> {
     let frame = &script.frames[i];
     let how = frame.fill.as_ref().expect("a frame that waits on a fill");
     // A request no earlier frame sent (a shrinking step dropped it) gets
@@ -130,8 +130,8 @@ fn fill_frame<G: Gateway>(
         collect(gateway, obs);
     }
     let written = match (sent, gateway.exit().ended()) {
-        (false, _) => Err("the call asked about was not sent"),
-        (_, true) => Err("the gateway had ended"),
+        (false, _) => Err(Unwritten::NotSent),
+        (_, true) => Err(Unwritten::Ended),
         _ => fill::fill(frame, how, &obs.stdout, &earlier),
     };
     obs.filled.push(Filled { frame: i, written: written.clone(), effects_before: recorder.actions().len() });

@@ -30,3 +30,25 @@ fn rebasing_moves_every_canary_to_the_new_sink() {
     assert!(calls[0].arguments["url"].as_str().unwrap().starts_with("http://127.0.0.1:4242/"));
     assert_eq!(*script.write_ends.last().unwrap(), script.stdin().len());
 }
+
+/// An artifact saved before keys held causes named the rule of its frame
+/// (or the attack kind of a frame that breaks none): it reads as the same
+/// finding, so a replay of it says FAILED for the same bug.
+#[test]
+fn an_artifact_keyed_by_a_rule_reads_as_its_cause() {
+    use portcullis::artifact::Artifact;
+    use portcullis::campaign::{HuntConfig, hunt};
+    use portcullis::reference::{Mutant, Reference};
+    let m = Mutant::BoolId;
+    let cfg = HuntConfig::default().policy(m.policy()).revisions(m.revisions()).focus(Some(m.expected()));
+    let f = hunt(&Reference::mutant(m), &cfg).expect("the harness runs").expect("the mutant is caught");
+    let key = f.distinct();
+    assert_eq!(key.what, "invalid_request", "{key}");
+    let artifact = Artifact::new(&f, vec![], "", vec![]);
+    assert_eq!(artifact.key(), Some(key.clone()));
+    let rule = f.rule().expect("a rule").id().to_owned();
+    let old = Artifact { keyed_by_cause: false, what: Some(rule), ..artifact.clone() };
+    assert_eq!(old.key(), Some(key.clone()), "a rule reads as its cause");
+    let crash = Artifact { keyed_by_cause: false, what: Some("thread 'main' panicked".into()), ..artifact };
+    assert_eq!(crash.key().map(|k| k.what), Some("thread 'main' panicked".into()), "other keys as they were");
+}

@@ -82,7 +82,7 @@ fn a_batch_never_executed_is_shrunk_in_flight_to_the_batch_alone() {
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
     let finding = &report["findings"][0];
-    assert_eq!(finding["distinct"], "exactly-once/never_executed (jsonrpc)", "{out}");
+    assert_eq!(finding["distinct"], "exactly-once/never_executed (batch)", "{out}");
     let artifact = finding["artifact"].as_str().expect("saved");
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join(artifact)).unwrap()).unwrap();

@@ -125,3 +125,25 @@ fn docs_list_every_cause_with_the_input_it_is_about() {
         assert!(doc.contains(&row), "docs/checks.md lists {row}");
     }
 }
+
+/// A cause holds rules of one level (spec or hardening; tolerated rules
+/// may join either), so a finding's level is its cause's; and no cause id
+/// is also an attack kind or a rule, so a key never reads as another.
+#[test]
+fn a_cause_holds_one_level_and_its_id_names_nothing_else() {
+    use portcullis::Level;
+    use portcullis::attack::Family;
+    use portcullis::frame::Cause;
+    for cause in Cause::ALL {
+        let levels: std::collections::BTreeSet<String> = Rule::ALL
+            .iter()
+            .filter(|r| r.cause() == cause && r.level() != Level::Tolerated)
+            .map(|r| r.level().to_string())
+            .collect();
+        assert!(levels.len() <= 1, "{} mixes levels {levels:?}", cause.id());
+        let kinds: Vec<&str> = Family::ALL.iter().flat_map(|f| f.kind_names()).collect();
+        assert!(!kinds.contains(&cause.id()), "{} is an attack kind too", cause.id());
+        assert!(Rule::ALL.iter().all(|r| r.id() != cause.id()), "{} is a rule too", cause.id());
+    }
+    assert!(Rule::ALL.iter().all(|r| Cause::ALL.contains(&r.cause())));
+}

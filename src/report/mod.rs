@@ -123,9 +123,12 @@ fn titled(title: &str, script: &Script, obs: &Observation, violations: &[Violati
     let script = &*crate::fill::written(script, &obs.filled);
     for (i, frame) in script.frames.iter().enumerate() {
         let _ = writeln!(out, "  #{i:<2} {}/{}  {}", frame.family, frame.kind, label(&frame.expect));
-        let unwritten = obs.filled.iter().find(|f| f.frame == i).map_or(Err("not reached"), |f| f.written.clone());
-        match (&frame.fill, unwritten) {
-            (Some(fill), Err(why)) => {
+        let written = obs.filled.iter().find(|f| f.frame == i).map(|f| f.written.as_ref().err());
+        match (&frame.fill, written) {
+            (Some(fill), None) => {
+                let _ = writeln!(out, "      not written (it waits on the answer to id {}): not reached", fill.from);
+            }
+            (Some(fill), Some(Some(why))) => {
                 let _ = writeln!(out, "      not written (it waits on the answer to id {}): {why}", fill.from);
             }
             (fill, _) => {
