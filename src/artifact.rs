@@ -155,7 +155,7 @@ impl Artifact {
             return Some(Distinct { check, kind, what });
         }
         // "… (frame #N) …" in the first violation's text.
-        let first = self.violations.first().and_then(|v| v.split("(frame #").nth(1));
+        let first = self.violations.first().and_then(|v| v.rsplit_once("(frame #")).map(|(_, rest)| rest);
         let at = first.and_then(|rest| rest.split(')').next()).and_then(|n| n.parse::<usize>().ok());
         let rule = at.and_then(|i| self.script.frames.get(i)).and_then(|f| f.expect.rule_or_tolerated());
         let what = match rule {

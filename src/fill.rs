@@ -45,7 +45,7 @@ impl std::fmt::Display for Unwritten {
             Unwritten::Ended => "the gateway had ended",
             Unwritten::NoAnswer => "the call asked about got no answer",
             Unwritten::NotAsked => "the call asked about was answered without asking for input",
-            Unwritten::NoState => "its answer handed out no requestState",
+            Unwritten::NoState => "its answer handed out no requestState, or an empty one",
             Unwritten::Unanswerable => "its answer asked for input no answer here can give",
             Unwritten::EarlierNotServed => "an earlier retry with the same state was not served",
             Unwritten::NoPlaceholders => "the frame lost its placeholders",
@@ -153,9 +153,9 @@ fn altered(state: &str, at: u8) -> Option<String> {
 }
 
 /// Answers that accept each of `asked`: an elicitation's form filled in
-/// from its schema (a boolean true, the first of an enum, a number at its
-/// minimum, a string). `None` when one asks for something else (sampling,
-/// roots) or a required field of a kind no value here fits.
+/// from its schema ([`value_for`]). `None` when one asks for something else
+/// (sampling, roots, a URL to visit) or a required field has no value a
+/// correct server surely accepts.
 fn accepting(asked: &Map<String, Value>) -> Option<Value> {
     let mut answers = Map::new();
     for (key, request) in asked {

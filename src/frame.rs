@@ -198,32 +198,32 @@ pub enum Cause {
     UnparseableLine,
     /// A line ending other than a lone LF.
     LineEnding,
-    /// A line longer than a reader is built to hold.
+    /// A line or a call larger than a reader may be built to hold.
     Oversize,
     /// JSON that readers read differently (duplicate keys, surrogates,
     /// numbers past doubles, a BOM, a request that is also a response).
     AmbiguousJson,
     /// Nesting deeper than any request needs.
-    DeepNesting,
+    NestingDepth,
     /// JSON that is no valid JSON-RPC request.
     InvalidRequest,
     /// A request before the session was opened.
-    Lifecycle,
+    BeforeOpening,
     /// A method of the handshake era where the session had its handshake,
     /// or has none.
     HandshakeAgain,
     /// A 2026-07-28 envelope missing, broken, or naming another revision.
-    Envelope,
+    BadEnvelopeVersion,
     /// A request that needs a client capability its envelope does not
     /// declare.
-    Capability,
+    UndeclaredCapability,
     /// A retry of a call that must be confirmed, with a state or answers
     /// it was not handed.
-    RoundTrip,
+    UnconfirmedRetry,
     /// A `tools/call` whose name or arguments break the tool's schema.
     ToolCall,
     /// A method the server does not have.
-    UnknownMethod,
+    MethodNotFound,
     /// A tool the caller may not run.
     Authorization,
 }
@@ -235,15 +235,15 @@ impl Cause {
         Cause::LineEnding,
         Cause::Oversize,
         Cause::AmbiguousJson,
-        Cause::DeepNesting,
+        Cause::NestingDepth,
         Cause::InvalidRequest,
-        Cause::Lifecycle,
+        Cause::BeforeOpening,
         Cause::HandshakeAgain,
-        Cause::Envelope,
-        Cause::Capability,
-        Cause::RoundTrip,
+        Cause::BadEnvelopeVersion,
+        Cause::UndeclaredCapability,
+        Cause::UnconfirmedRetry,
         Cause::ToolCall,
-        Cause::UnknownMethod,
+        Cause::MethodNotFound,
         Cause::Authorization,
     ];
 
@@ -254,15 +254,15 @@ impl Cause {
             Cause::LineEnding => "line_ending",
             Cause::Oversize => "oversize",
             Cause::AmbiguousJson => "ambiguous_json",
-            Cause::DeepNesting => "nesting_depth",
+            Cause::NestingDepth => "nesting_depth",
             Cause::InvalidRequest => "invalid_request",
-            Cause::Lifecycle => "before_opening",
+            Cause::BeforeOpening => "before_opening",
             Cause::HandshakeAgain => "handshake_again",
-            Cause::Envelope => "bad_envelope_version",
-            Cause::Capability => "undeclared_capability",
-            Cause::RoundTrip => "unconfirmed_retry",
+            Cause::BadEnvelopeVersion => "bad_envelope_version",
+            Cause::UndeclaredCapability => "undeclared_capability",
+            Cause::UnconfirmedRetry => "unconfirmed_retry",
             Cause::ToolCall => "tool_call",
-            Cause::UnknownMethod => "method_not_found",
+            Cause::MethodNotFound => "method_not_found",
             Cause::Authorization => "authorization",
         }
     }
@@ -279,15 +279,17 @@ impl Cause {
             Cause::LineEnding => "a line ending other than LF",
             Cause::Oversize => "a line or call larger than a reader may hold",
             Cause::AmbiguousJson => "JSON that readers read differently",
-            Cause::DeepNesting => "nesting deeper than a request needs",
+            Cause::NestingDepth => "nesting deeper than a request needs",
             Cause::InvalidRequest => "JSON that is no valid request",
-            Cause::Lifecycle => "a request before the session was opened",
+            Cause::BeforeOpening => "a request before the session was opened",
             Cause::HandshakeAgain => "a handshake-era method where the session has had its handshake or has none",
-            Cause::Envelope => "a request whose 2026-07-28 envelope is missing, broken or of another revision",
-            Cause::Capability => "a request needing a capability its own envelope does not declare",
-            Cause::RoundTrip => "a retry of a call that must be confirmed, without what confirms it",
+            Cause::BadEnvelopeVersion => {
+                "a request whose 2026-07-28 envelope is missing, broken or of another revision"
+            }
+            Cause::UndeclaredCapability => "a request needing a capability its own envelope does not declare",
+            Cause::UnconfirmedRetry => "a retry of a call that must be confirmed, without what confirms it",
             Cause::ToolCall => "a tool call that breaks the tool's schema",
-            Cause::UnknownMethod => "a method the server does not have",
+            Cause::MethodNotFound => "a method the server does not have",
             Cause::Authorization => "a tool the caller may not run",
         }
     }
@@ -295,7 +297,8 @@ impl Cause {
 
 impl Rule {
     /// The class of input it belongs to. No class holds rules of both the
-    /// spec and the hardening level, so a finding's level is its cause's.
+    /// spec and the hardening level, so the findings of one key share one
+    /// level.
     pub fn cause(self) -> Cause {
         use Rule::*;
         match self {
@@ -305,18 +308,18 @@ impl Rule {
             LineTooLong | LargeMessage => Cause::Oversize,
             ByteOrderMark | LoneSurrogate | DuplicateKey | NumberOutOfRange | ImpreciseNumber | ImpreciseId
             | AmbiguousMessage => Cause::AmbiguousJson,
-            TooDeep => Cause::DeepNesting,
+            TooDeep => Cause::NestingDepth,
             NotAnObject | BadJsonrpc | BadId | BadMethod | BadParams | PositionalParams | BatchNotAllowed
             | EmptyBatch | ClientResponse | NotificationCall => Cause::InvalidRequest,
-            BeforeInitialize => Cause::Lifecycle,
+            BeforeInitialize => Cause::BeforeOpening,
             RepeatedInitialize | LegacyMethod => Cause::HandshakeAgain,
             MissingEnvelope | BadEnvelope | UnsupportedVersion | HandshakeVersion | ModernEnvelope
-            | ReservedMetaKey | MalformedMetaKey => Cause::Envelope,
-            MissingCapability => Cause::Capability,
-            ForgedState | UnrequestedInput | ReplayedState | AlteredState | ForeignState => Cause::RoundTrip,
+            | ReservedMetaKey | MalformedMetaKey => Cause::BadEnvelopeVersion,
+            MissingCapability => Cause::UndeclaredCapability,
+            ForgedState | UnrequestedInput | ReplayedState | AlteredState | ForeignState => Cause::UnconfirmedRetry,
             BadToolName | BadArguments | UnknownArgument | MistypedArgument | MissingArgument | UnknownMember
             | UnknownTool => Cause::ToolCall,
-            UnknownMethod => Cause::UnknownMethod,
+            UnknownMethod => Cause::MethodNotFound,
             UnauthorizedTool => Cause::Authorization,
         }
     }

@@ -101,7 +101,7 @@ pub use campaign::{HuntConfig, PolicySeen, assert_holds, hunt, hunt_all};
 pub use catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
 pub use check::{CheckId, Violation};
 pub use finding::Finding;
-pub use frame::{Call, Class, Expect, Frame, Rule};
+pub use frame::{Call, Cause, Class, Expect, Frame, Rule};
 pub use observation::Observation;
 pub use protocol::{Id, Level, Policy, Revision};
 pub use script::{Mix, Script, ScriptSpec};

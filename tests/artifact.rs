@@ -31,9 +31,9 @@ fn rebasing_moves_every_canary_to_the_new_sink() {
     assert_eq!(*script.write_ends.last().unwrap(), script.stdin().len());
 }
 
-/// An artifact saved before keys held causes named the rule of its frame
-/// (or the attack kind of a frame that breaks none): it reads as the same
-/// finding, so a replay of it says FAILED for the same bug.
+/// An artifact saved before keys held causes named the rule of its frame:
+/// it reads as the same finding, so a replay of it says FAILED for the
+/// same bug; other keys (a crash line) read as they were.
 #[test]
 fn an_artifact_keyed_by_a_rule_reads_as_its_cause() {
     use portcullis::artifact::Artifact;
@@ -51,4 +51,23 @@ fn an_artifact_keyed_by_a_rule_reads_as_its_cause() {
     assert_eq!(old.key(), Some(key.clone()), "a rule reads as its cause");
     let crash = Artifact { keyed_by_cause: false, what: Some("thread 'main' panicked".into()), ..artifact };
     assert_eq!(crash.key().map(|k| k.what), Some("thread 'main' panicked".into()), "other keys as they were");
+}
+
+/// An artifact saved before keys held causes has no `keyed_by_cause`: it
+/// reads as false.
+#[test]
+fn an_artifact_without_keyed_by_cause_reads_as_keyed_by_rule() {
+    use portcullis::artifact::Artifact;
+    use portcullis::campaign::{HuntConfig, hunt};
+    use portcullis::reference::{Mutant, Reference};
+    let m = Mutant::LaxJsonrpc;
+    let cfg = HuntConfig::default().policy(m.policy()).revisions(m.revisions()).focus(Some(m.expected()));
+    let f = hunt(&Reference::mutant(m), &cfg).expect("the harness runs").expect("the mutant is caught");
+    let mut json = serde_json::to_value(Artifact::new(&f, vec![], "", vec![])).unwrap();
+    assert_eq!(json["keyed_by_cause"], true);
+    json.as_object_mut().unwrap().remove("keyed_by_cause");
+    json["what"] = f.rule().expect("a rule").id().into();
+    let old: Artifact = serde_json::from_value(json).unwrap();
+    assert!(!old.keyed_by_cause);
+    assert_eq!(old.key(), Some(f.distinct()));
 }

@@ -213,7 +213,10 @@ fn each_planted_bug_of_the_stateless_era_is_found_under_its_own_rules_alone() {
     for (bug, key, rules) in bugs {
         let dir = tempfile::tempdir().unwrap();
         let report = dir.path().join("report.json");
-        let o = stateless(&["--cases", "200", "--report", report.to_str().unwrap()], &["--bug", bug]);
+        // The bug's own check alone: what the test asks is which rules show
+        // it there, and a run that shrinks only those findings is quicker.
+        let check = key.trim_end_matches('/');
+        let o = stateless(&["--check", check, "--cases", "200", "--report", report.to_str().unwrap()], &["--bug", bug]);
         let out = found(&o);
         let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
         let findings = json["findings"].as_array().unwrap();

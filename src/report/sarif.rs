@@ -42,7 +42,7 @@ pub fn log(outcome: &Outcome, context: &Context) -> Sarif {
                 .physical_location(PhysicalLocation::builder().artifact_location(at).build())
                 .build();
             // The same bug found again fingerprints the same: its finding
-            // key (check, kind of violation, cause or attack family).
+            // key (check, kind of violation, cause or attack kind).
             let d = f.distinct();
             let key = format!("{}:{}:{}", d.check.id(), d.kind, d.what);
             let fingerprint = BTreeMap::from([("portcullis/v4".to_owned(), key)]);
