@@ -207,10 +207,9 @@ pub(crate) fn waiting(script: &Script) -> Vec<(usize, Range<usize>)> {
 }
 
 /// The write spans of `script` with a write boundary before and after each
-/// frame that waits on a fill, and none inside one: the driver writes such
+/// frame that waits on a fill (`waiting`, as [`waiting`] gives them), and none inside one: the driver writes such
 /// a frame alone, once it is filled.
-pub(crate) fn write_spans(script: &Script) -> Vec<Range<usize>> {
-    let waiting = waiting(script);
+pub(crate) fn write_spans(script: &Script, waiting: &[(usize, Range<usize>)]) -> Vec<Range<usize>> {
     let filled: Vec<&Range<usize>> = waiting.iter().map(|(_, r)| r).collect();
     if filled.is_empty() {
         return script.write_spans();

@@ -246,9 +246,14 @@ impl Finding {
     /// What showed its cause: every rule the hunt saw it under, or,
     /// where no hunt recorded them, its own session's.
     pub fn evidence(&self) -> Vec<String> {
-        if !self.rules.is_empty() {
-            return self.rules.clone();
+        match self.rules.is_empty() {
+            true => self.own_rules(),
+            false => self.rules.clone(),
         }
+    }
+
+    /// The rules its own session showed its key with, sorted.
+    pub(crate) fn own_rules(&self) -> Vec<String> {
         let d = self.distinct();
         let own = self.violations.iter().filter(|v| distinct(v, &self.script, &self.observation) == d);
         let mut rules: Vec<String> = own.filter_map(|v| evidence(v, &self.script)).collect();

@@ -46,7 +46,7 @@ pub(crate) fn drive<G: Gateway>(
     // where a filled frame took the place of its placeholders.
     let mut longer = 0isize;
     let waiting = fill::waiting(script);
-    for span in fill::write_spans(script) {
+    for span in fill::write_spans(script, &waiting) {
         let chunk = match waiting.iter().find(|(_, r)| *r == span) {
             Some((i, _)) => match fill_frame(gateway, recorder, &mut obs, script, *i)? {
                 Ok(bytes) => Cow::Owned(bytes),

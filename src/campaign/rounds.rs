@@ -133,10 +133,8 @@ impl Known {
 
     /// The rules that showed `d`, sorted, with those of `f`'s own session.
     pub(crate) fn rules(&self, f: &Finding) -> Vec<String> {
-        let d = f.distinct();
-        let mut rules = self.lock().rules.get(&d).cloned().unwrap_or_default();
-        let own = f.violations.iter().filter(|v| distinct(v, &f.script, &f.observation) == d);
-        rules.extend(own.filter_map(|v| evidence(v, &f.script)));
+        let mut rules = self.lock().rules.get(&f.distinct()).cloned().unwrap_or_default();
+        rules.extend(f.own_rules());
         rules.into_iter().collect()
     }
 }
