@@ -54,6 +54,10 @@ pub struct Finding {
     /// Every rule (or attack kind, for a frame that breaks none) that
     /// showed its cause in the hunt, sorted: its evidence.
     pub rules: Vec<String>,
+    /// The findings of the same behaviour to the same cause that other
+    /// checks showed, folded into this one ([`Distinct::folds_into`]):
+    /// its evidence too, each still saved apart.
+    pub also: Vec<Distinct>,
 }
 
 /// What makes two findings distinct, the finding key: a root cause. Their
@@ -111,6 +115,40 @@ pub fn evidence(v: &Violation, script: &Script) -> Option<String> {
     Some(f.expect.rule_or_tolerated().map_or_else(|| f.kind.to_string(), |r| r.id().to_owned()))
 }
 
+/// Folds each of `items` whose finding ([`Distinct::folds_into`]) is
+/// evidence of another's into that one: its key joins the other's `also`
+/// and its rules the other's. Returns those left and those folded, in
+/// their order; nothing is dropped.
+pub fn fold<T>(items: Vec<T>, finding: impl Fn(&mut T) -> &mut Finding) -> (Vec<T>, Vec<T>) {
+    let mut items = items;
+    let keys: Vec<Distinct> = items.iter_mut().map(|i| finding(i).distinct()).collect();
+    let into: Vec<Option<usize>> =
+        keys.iter().map(|k| k.folds_into().and_then(|to| keys.iter().position(|o| *o == to))).collect();
+    let mut evidence: Vec<(usize, Distinct, Vec<String>)> = Vec::new();
+    for (i, item) in items.iter_mut().enumerate() {
+        if let Some(to) = into[i] {
+            evidence.push((to, keys[i].clone(), finding(item).evidence()));
+        }
+    }
+    for (to, key, rules) in evidence {
+        let f = finding(&mut items[to]);
+        let mut all = f.evidence();
+        all.extend(rules);
+        all.sort_unstable();
+        all.dedup();
+        f.rules = all;
+        f.also.push(key);
+    }
+    let (mut left, mut folded) = (Vec::new(), Vec::new());
+    for (i, item) in items.into_iter().enumerate() {
+        match into[i] {
+            Some(_) => folded.push(item),
+            None => left.push(item),
+        }
+    }
+    (left, folded)
+}
+
 /// Whether the session ended in a crash: a signal, a panic, or an exit
 /// with a failure status before stdin closed.
 fn crashed(obs: &Observation) -> bool {
@@ -161,6 +199,22 @@ fn crash_line(stderr: &[u8]) -> Option<String> {
 }
 
 impl Distinct {
+    /// The finding this one is evidence of where both are found: a success
+    /// answer to a frame that must be rejected
+    /// (`correlation/rejected_succeeded`) shows the same behaviour to the
+    /// same cause as the effect that frame had
+    /// (`no-effect-on-reject/effect_of_rejected`), which is what the suite
+    /// exists to prove. Found alone (a tool with no effect the probes see,
+    /// or a run of `correlation` alone), it stays a finding of its own.
+    pub fn folds_into(&self) -> Option<Distinct> {
+        let served = self.check == CheckId::Correlation && self.kind == "rejected_succeeded";
+        served.then(|| Distinct {
+            check: CheckId::NoEffectOnReject,
+            kind: "effect_of_rejected".to_owned(),
+            what: self.what.clone(),
+        })
+    }
+
     /// Whether a session of `script` that showed `obs` and broke
     /// `violations` shows this finding.
     pub fn shown_in(&self, violations: &[Violation], script: &Script, obs: &Observation) -> bool {
@@ -232,6 +286,7 @@ impl Finding {
             hits: 1,
             first_seen: None,
             rules: Vec::new(),
+            also: Vec::new(),
         }
     }
 
@@ -273,7 +328,12 @@ impl Finding {
         let cause = self.cause()?;
         let rules = self.evidence();
         let n = crate::counted::counted(rules.len(), "rule");
-        Some(format!("cause: {} ({}), seen with {n}: {}", cause.what(), cause.id(), rules.join(", ")))
+        let also: Vec<String> = self.also.iter().map(|k| format!("{}/{}", k.check, k.kind)).collect();
+        let also = match also.is_empty() {
+            true => String::new(),
+            false => format!("; also shown as {}", also.join(", ")),
+        };
+        Some(format!("cause: {} ({}), seen with {n}: {}{also}", cause.what(), cause.id(), rules.join(", ")))
     }
 
     /// The level the finding rests on: that of its first violation.

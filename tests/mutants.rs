@@ -48,3 +48,24 @@ fn a_caught_mutant_shrinks_to_a_minimal_script_with_escaped_bounded_bytes() {
         assert!(line.len() < 1000, "line too long: {line}");
     }
 }
+
+#[test]
+fn a_served_frame_that_acts_and_is_answered_is_one_finding_with_its_answer_as_evidence() {
+    // The mutant acts on a request of a version it does not speak and
+    // answers it with a success: one behaviour, shown by two checks.
+    let m = Mutant::AnyVersion;
+    let cfg = HuntConfig::default().cases(256).policy(m.policy()).revisions(m.revisions()).max_shrink_ms(2_000);
+    let found = portcullis::campaign::hunt_all(&Reference::mutant(m), &cfg).expect("the harness runs");
+    let keys: Vec<String> = found.iter().map(|f| f.distinct().to_string()).collect();
+    let tables = report::distinct_table(&found, &[]);
+    assert_eq!(keys, ["no-effect-on-reject/effect_of_rejected (bad_envelope_version)"], "{tables}");
+    let also: Vec<String> = found[0].also.iter().map(|k| k.to_string()).collect();
+    assert_eq!(also, ["correlation/rejected_succeeded (bad_envelope_version)"], "{tables}");
+    let line = found[0].cause_line().unwrap();
+    assert!(line.ends_with("; also shown as correlation/rejected_succeeded"), "{line}");
+    // Hunted alone, the answer is a finding of its own.
+    let alone =
+        portcullis::campaign::hunt_all(&Reference::mutant(m), &cfg.focus(Some(portcullis::CheckId::Correlation)));
+    let keys: Vec<String> = alone.unwrap().iter().map(|f| f.distinct().to_string()).collect();
+    assert_eq!(keys, ["correlation/rejected_succeeded (bad_envelope_version)"]);
+}

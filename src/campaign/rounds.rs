@@ -105,6 +105,13 @@ impl Known {
         self.lock().made.contains(d)
     }
 
+    /// Whether `d` folds into a finding made already
+    /// ([`Distinct::folds_into`]): listed as that one's evidence, it is
+    /// kept as caught, since shrinking it buys nothing.
+    fn evidence_of_made(&self, d: &Distinct) -> bool {
+        d.folds_into().is_some_and(|to| self.lock().made.contains(&to))
+    }
+
     /// How many there are.
     pub(crate) fn len(&self) -> usize {
         self.lock().made.len()
@@ -155,7 +162,10 @@ pub fn hunt_by(
     progress: &dyn Fn(&Progress) -> bool,
     run: &Runner,
 ) -> Result<Vec<Finding>, Fault> {
-    hunt_among(cfg, scripts, progress, (run, None), &Known::default(), &|_| {})
+    let found = hunt_among(cfg, scripts, progress, (run, None), &Known::default(), &|_| {})?;
+    // One finding per behaviour: a success answer folds into the effect
+    // of the same cause ([`Distinct::folds_into`]).
+    Ok(crate::finding::fold(found, |f| f).0)
 }
 
 /// [`hunt_by`], leaving alone what `known` holds (another job's findings)
@@ -403,6 +413,7 @@ impl Hunt<'_> {
         // the finding.
         let tried: RefCell<HashMap<Vec<u8>, bool>> = RefCell::default();
         let out_of_time = || cfg.max_shrink_ms > 0 && first_caught.get().is_some_and(|t| t.elapsed() >= shrink_bound);
+        let evidence = || caught.borrow().as_ref().is_some_and(|d| self.known.evidence_of_made(d));
         let result = runner.run(&scripts, |spec| {
             drawn.set(drawn.get() + 1);
             if fault.borrow().is_some() {
@@ -419,12 +430,19 @@ impl Hunt<'_> {
             }
             // Once stopped before a failure, every case is rejected unrun, so
             // proptest gives up after its reject limit instead of drawing every
-            // case left; out of shrinking time (or told to stop), every
-            // candidate passes unrun and proptest ends with the last failing one.
+            // case left; out of shrinking time (or told to stop, or shrinking
+            // the evidence of a finding made), every candidate passes unrun
+            // and proptest ends with the last failing one.
             if stopped.get() {
                 return Err(TestCaseError::reject("stopped"));
             }
-            if out_of_time() || halted.get() || in_flight.get() || handing.get().is_some() || strayed.get() {
+            if out_of_time()
+                || evidence()
+                || halted.get()
+                || in_flight.get()
+                || handing.get().is_some()
+                || strayed.get()
+            {
                 return Ok(());
             }
             let shrinking = caught.borrow().clone();
@@ -558,9 +576,10 @@ impl Hunt<'_> {
             }
             _ => spec,
         };
-        // Out of shrinking time, or told to stop (an interrupt, --duration,
-        // enough findings elsewhere): the script may cut down further.
-        let shrink_ran_out = out_of_time() || self.halted || unshrunk;
+        // Out of shrinking time, told to stop (an interrupt, --duration,
+        // enough findings elsewhere), or evidence of a finding made: the
+        // script may cut down further.
+        let shrink_ran_out = out_of_time() || self.known.evidence_of_made(&d) || self.halted || unshrunk;
         let first_seen = first_caught.get().map(|t| t.saturating_duration_since(self.start));
         let (found_at, first_seen) = handed_at.unwrap_or((found_at, first_seen));
         let caught_run = caught_run.into_inner().expect("a failure keeps the session that caught it");
@@ -764,7 +783,10 @@ mod tests {
         let cfg = HuntConfig { cases: 256, policy: Policy::KeepOpen, ..Default::default() };
         let bugged = Reference::mutant(Mutant::BoolId);
         let run = |spec: &ScriptSpec, salt: u32, _: Lane| super::super::session(&bugged, cfg.policy, spec, salt);
-        let inline = hunt_by(&cfg, super::super::strategy(&cfg), &|_| true, &run).expect("the harness runs");
+        // Unfolded, as the lanes hand them.
+        let scripts = super::super::strategy(&cfg);
+        let inline = hunt_among(&cfg, scripts, &|_| true, (&run, None), &Known::default(), &|_| {});
+        let inline = inline.expect("the harness runs");
         assert!(!inline.is_empty(), "the mutant is caught");
         let handed = RefCell::new(Vec::new());
         let hand = |h: Handed| handed.borrow_mut().push(h);

@@ -123,5 +123,5 @@ pub(super) fn campaign(
         };
         bail!("harness error: {e}{saved}");
     }
-    Ok(Outcome { findings, sessions: ran.sessions, ignored_requests: ran.ignored, mix: args.mix })
+    Ok(Outcome::new(findings, ran.sessions, ran.ignored, args.mix))
 }

@@ -84,12 +84,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         None => {}
     }
     let outcome = match control {
-        Some(finding) if !goes_on => Outcome {
-            findings: vec![save(&finding, &tools, &first.probes.http_base(), None, args)?],
-            sessions: 1,
-            ignored_requests: first.probes.ignored(),
-            mix: args.mix,
-        },
+        Some(finding) if !goes_on => {
+            let saved = save(&finding, &tools, &first.probes.http_base(), None, args)?;
+            Outcome::new(vec![saved], 1, first.probes.ignored(), args.mix)
+        }
         control => campaign(args, policy, first, &tools, &revisions, control)?,
     };
     let detail = seen.map(|s| s.detail);
@@ -105,7 +103,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 args.child.command_line("minimize", path)
             );
             out!("{}", report::finding(f, Some(&replay)));
-            out!("Saved: {}\n", path.display());
+            out!("Saved: {}", path.display());
+            for key in &f.also {
+                let at = outcome.folded_at(key).map_or_else(String::new, |p| format!(", saved in {}", p.display()));
+                out!("Also shown as {key}{at}");
+            }
+            out!("");
             if f.shrink_ran_out {
                 say!(
                     "portcullis: shrinking {} stopped before its end (at --shrink-ms {} ms, --duration or a \

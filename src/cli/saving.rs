@@ -42,12 +42,8 @@ impl<'a> Saved<'a> {
             }
             None => saved.push((key, f, path.clone())),
         }
-        let outcome = Outcome {
-            findings: saved.iter().map(|(_, f, p)| (f.clone(), p.clone())).collect(),
-            sessions,
-            ignored_requests: 0,
-            mix: self.args.mix,
-        };
+        let found = saved.iter().map(|(_, f, p)| (f.clone(), p.clone())).collect();
+        let outcome = Outcome::new(found, sessions, 0, self.args.mix);
         self.args.write_reports(&outcome)?;
         Ok(path)
     }

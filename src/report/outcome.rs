@@ -9,12 +9,30 @@ pub struct Outcome {
     /// Each distinct finding and where its artifact is, in the order
     /// they were first seen.
     pub findings: Vec<(Finding, PathBuf)>,
+    /// The findings folded into one of `findings` as its evidence
+    /// ([`Finding::also`]), each with where its artifact is.
+    pub folded: Vec<(Finding, PathBuf)>,
     /// How many sessions ran.
     pub sessions: u32,
     /// HTTP sink requests the run was told to leave out.
     pub ignored_requests: usize,
     /// The mix scripts were drawn from.
     pub mix: Mix,
+}
+
+impl Outcome {
+    /// What a run that found `found` (in the order first seen) ended
+    /// with after `sessions` sessions: each finding that is evidence of
+    /// another folded into it ([`crate::finding::fold`]).
+    pub fn new(found: Vec<(Finding, PathBuf)>, sessions: u32, ignored_requests: usize, mix: Mix) -> Outcome {
+        let (findings, folded) = crate::finding::fold(found, |(f, _)| f);
+        Outcome { findings, folded, sessions, ignored_requests, mix }
+    }
+
+    /// Where the artifact of the folded finding `key` is.
+    pub fn folded_at(&self, key: &crate::finding::Distinct) -> Option<&Path> {
+        self.folded.iter().find(|(f, _)| f.distinct() == *key).map(|(_, p)| p.as_path())
+    }
 }
 
 /// What the reports say beside the findings: what ran, what was judged,

@@ -96,6 +96,10 @@ pub fn json(outcome: &Outcome, context: &Context) -> serde_json::Value {
                 "rule": f.rule().map(|r| json!({"id": r.id(), "level": r.level().as_str(), "citation": r.citation()})),
                 "cause": f.cause().map(|c| json!({"id": c.id(), "what": c.what()})),
                 "rules": f.evidence(),
+                "also": f.also.iter().map(|k| json!({
+                    "distinct": k.to_string(),
+                    "artifact": outcome.folded_at(k).map(|p| p.display().to_string()),
+                })).collect::<Vec<_>>(),
                 "revision": f.script.revision.as_str(),
                 "seed": f.seed,
                 "violations": f.violations.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
