@@ -4,6 +4,7 @@
 mod adapters;
 mod artifact;
 mod audit;
+mod baseline;
 mod cli;
 mod common;
 mod concurrent;

@@ -2,6 +2,7 @@
 //! attack scripts against a real child process, findings minimized, saved as
 //! replayable artifacts, and reported for a human, as JSON and as JUnit.
 
+use super::baseline::{reason_text, standing_text};
 use super::call_template::carries_canary;
 use super::campaigning::campaign;
 use super::fuzz_args::Args;
@@ -27,6 +28,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         bail!("--jobs must be at least 1");
     }
     let args = &args.with_profile()?;
+    // Read before anything runs: a bad file is a one-line error, and the
+    // reasons an update keeps are known good.
+    let baselines = args.baselines.read()?;
     if args.mix == Mix::Lean && (args.policy() == Policy::Close || args.no_share) {
         say!(
             "portcullis: --mix lean saves process starts only when keep-open sessions share a process; \
@@ -92,63 +96,91 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     };
     let detail = seen.map(|s| s.detail);
     let findings = outcome.findings.into_iter().map(|(f, path)| (Finding { policy_seen: detail.clone(), ..f }, path));
-    let outcome = Outcome { findings: findings.collect(), ..outcome };
+    let findings: Vec<(Finding, PathBuf)> = findings.collect();
+    let causes: Vec<Vec<String>> = findings.iter().map(|(f, _)| keys_of(f)).collect();
+    let standing = baselines.stand(&causes);
+    let outcome = Outcome { findings, standing, ..outcome };
     args.write_reports(&outcome)?;
+    let updated = baselines.update(&causes)?;
     let sessions = counted(outcome.sessions as usize, "session");
-    if !outcome.findings.is_empty() {
-        for (f, path) in &outcome.findings {
-            let replay = format!(
-                "{}\n\nMinimize with:\n  {}",
-                args.child.command_line("replay", path),
-                args.child.command_line("minimize", path)
-            );
-            out!("{}", report::finding(f, Some(&replay)));
-            out!("Saved: {}", path.display());
-            for key in &f.also {
-                let at = outcome.folded_at(key).map_or_else(String::new, |p| format!(", saved in {}", p.display()));
-                out!("Also shown as {key}{at}");
-            }
-            out!("");
-            if f.shrink_ran_out {
-                say!(
-                    "portcullis: shrinking {} stopped before its end (at --shrink-ms {} ms, --duration or a \
-                     stop); the script may cut down further with its Minimize command",
-                    f.distinct(),
-                    args.shrink_ms
-                );
-            }
-            if let Some(hint) = keep_open_hint(f) {
-                say!("portcullis: {hint}");
-            }
+    let known = |f: &Finding| outcome.standing.as_ref().and_then(|s| s.reason(f));
+    for (f, path) in &outcome.findings {
+        if let Some(reason) = known(f) {
+            out!("Known: {} ({}), saved in {}", f.distinct(), reason_text(reason), path.display());
+            continue;
         }
+        let replay = format!(
+            "{}\n\nMinimize with:\n  {}",
+            args.child.command_line("replay", path),
+            args.child.command_line("minimize", path)
+        );
+        out!("{}", report::finding(f, Some(&replay)));
+        out!("Saved: {}", path.display());
+        for key in &f.also {
+            let at = outcome.folded_at(key).map_or_else(String::new, |p| format!(", saved in {}", p.display()));
+            out!("Also shown as {key}{at}");
+        }
+        out!("");
+        if f.shrink_ran_out {
+            say!(
+                "portcullis: shrinking {} stopped before its end (at --shrink-ms {} ms, --duration or a \
+                 stop); the script may cut down further with its Minimize command",
+                f.distinct(),
+                args.shrink_ms
+            );
+        }
+        if let Some(hint) = keep_open_hint(f) {
+            say!("portcullis: {hint}");
+        }
+    }
+    if !outcome.findings.is_empty() {
         let (found, paths): (Vec<Finding>, Vec<PathBuf>) = outcome.findings.iter().cloned().unzip();
         out_raw!("{}", report::distinct_table(&found, &paths));
+    }
+    if let Some(s) = &outcome.standing {
+        out_raw!("{}", standing_text(s));
+    }
+    let new: Vec<&Finding> = outcome.findings.iter().map(|(f, _)| f).filter(|f| known(f).is_none()).collect();
+    let stopped = interrupt::stopped().is_some();
+    let known_n = outcome.findings.len() - new.len();
+    let aside = match known_n {
+        0 => String::new(),
+        n => format!(" ({})", counted(n, "known cause")),
+    };
+    if !new.is_empty() {
         // Each check once, in the order first seen, with how many where more.
         let mut checks: Vec<(String, usize)> = Vec::new();
-        for f in &found {
+        for f in &new {
             match checks.iter_mut().find(|(c, _)| *c == f.check.to_string()) {
                 Some((_, n)) => *n += 1,
                 None => checks.push((f.check.to_string(), 1)),
             }
         }
         let checks: Vec<String> = checks.into_iter().map(|(c, n)| if n > 1 { format!("{n} {c}") } else { c }).collect();
-        out!("{} ({}) in {sessions}", counted(found.len(), "finding"), checks.join(", "));
-        return Ok(ExitCode::from(1));
+        let what = if known_n > 0 { "new finding" } else { "finding" };
+        out!("{} ({}) in {sessions}{aside}", counted(new.len(), what), checks.join(", "));
+        return Ok(if updated { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
+    let none = if known_n > 0 { "no new finding" } else { "no finding" };
     match () {
-        () if interrupt::stopped().is_some() => {
-            out!("no finding in {sessions} before portcullis was stopped");
+        () if stopped => {
+            out!("{none} in {sessions} before portcullis was stopped{aside}");
             Ok(ExitCode::SUCCESS)
         }
         () => {
-            let aside = match outcome.ignored_requests {
+            let ignored = match outcome.ignored_requests {
                 0 => String::new(),
                 n => format!(" ({n} sink requests left out by --sink-ignore)"),
             };
-            out!("no finding in {sessions} against `{}`{aside}", args.child.command.join(" "));
+            out!("{none} in {sessions} against `{}`{ignored}{aside}", args.child.command.join(" "));
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// A finding's key and those folded into it: what a baseline may list it by.
+fn keys_of(f: &Finding) -> Vec<String> {
+    std::iter::once(f.distinct()).chain(f.also.iter().cloned()).map(|k| k.to_string()).collect()
 }
 
 /// The revisions a campaign draws when none is named: the four that open

@@ -97,6 +97,8 @@ pub struct Args {
     /// Write the findings as SARIF 2.1.0 here, for code-scanning dashboards.
     #[arg(long, value_name = "FILE.sarif")]
     pub(super) sarif: Option<PathBuf>,
+    #[command(flatten)]
+    pub(super) baselines: super::baseline::Flags,
     /// Write the findings as JUnit XML here.
     #[arg(long, value_name = "FILE.xml")]
     pub(super) junit: Option<PathBuf>,
@@ -130,6 +132,14 @@ impl Args {
             forbidden_tool: [p.forbidden_tool.clone(), self.forbidden_tool.clone()].concat(),
             forbidden_args,
             confirm_tool: [p.confirm_tool.clone(), self.confirm_tool.clone()].concat(),
+            baselines: super::baseline::Flags {
+                baseline: self
+                    .baselines
+                    .baseline
+                    .clone()
+                    .or_else(|| p.baseline.as_ref().map(|b| places.fill(b).into())),
+                update_baseline: self.baselines.update_baseline.clone(),
+            },
             child,
             ..self.clone()
         })

@@ -27,6 +27,7 @@ macro_rules! say {
 
 mod audit;
 mod bar;
+mod baseline;
 mod call_template;
 mod campaigning;
 mod conversation;

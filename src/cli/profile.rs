@@ -44,6 +44,9 @@ pub struct Profile {
     pub start_ms: Option<u64>,
     pub quiet_ms: Option<u64>,
     pub exit_grace_ms: Option<u64>,
+    /// `--baseline`: the file of known causes; `{here}` names the
+    /// profile's folder.
+    pub baseline: Option<String>,
 }
 
 /// A call's arguments: `args = '{"url":"{canary}"}'` or `args = { url = "{canary}" }`.

@@ -20,7 +20,7 @@ mod outputs;
 #[cfg(feature = "reports")]
 mod sarif;
 #[cfg(feature = "reports")]
-pub use outcome::{Context, Outcome};
+pub use outcome::{Context, Outcome, Standing};
 #[cfg(feature = "reports")]
 pub use outputs::{Paths, WriteError, json, junit, write, write_atomically};
 #[cfg(feature = "reports")]

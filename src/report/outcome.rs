@@ -18,6 +18,31 @@ pub struct Outcome {
     pub ignored_requests: usize,
     /// The mix scripts were drawn from.
     pub mix: Mix,
+    /// How its causes stand against `--baseline`, where one was given.
+    pub standing: Option<Standing>,
+}
+
+/// How a run's causes stand against a baseline of known ones.
+#[derive(Debug, Default, PartialEq, Clone)]
+pub struct Standing {
+    /// The baseline file.
+    pub file: String,
+    /// Causes it does not list: they fail the run.
+    pub new: Vec<String>,
+    /// Causes it lists, each with its reason.
+    pub known: Vec<(String, String)>,
+    /// Causes it lists that the run did not see, each with its reason.
+    pub possibly_fixed: Vec<(String, String)>,
+}
+
+impl Standing {
+    /// The reason the baseline gives for the finding `f` (by its key or
+    /// one folded into it), where it lists it.
+    pub fn reason(&self, f: &Finding) -> Option<&str> {
+        let keys: Vec<String> =
+            std::iter::once(f.distinct()).chain(f.also.iter().cloned()).map(|k| k.to_string()).collect();
+        self.known.iter().find(|(k, _)| keys.contains(k)).map(|(_, r)| r.as_str())
+    }
 }
 
 impl Outcome {
@@ -26,7 +51,7 @@ impl Outcome {
     /// another folded into it ([`crate::finding::fold`]).
     pub fn new(found: Vec<(Finding, PathBuf)>, sessions: u32, ignored_requests: usize, mix: Mix) -> Outcome {
         let (findings, folded) = crate::finding::fold(found, |(f, _)| f);
-        Outcome { findings, folded, sessions, ignored_requests, mix }
+        Outcome { findings, folded, sessions, ignored_requests, mix, standing: None }
     }
 
     /// Where the artifact of the folded finding `key` is.

@@ -96,6 +96,7 @@ pub fn json(outcome: &Outcome, context: &Context) -> serde_json::Value {
                 "rule": f.rule().map(|r| json!({"id": r.id(), "level": r.level().as_str(), "citation": r.citation()})),
                 "cause": f.cause().map(|c| json!({"id": c.id(), "what": c.what()})),
                 "rules": f.evidence(),
+                "known": outcome.standing.as_ref().and_then(|s| s.reason(f)),
                 "also": f.also.iter().map(|k| json!({
                     "distinct": k.to_string(),
                     "artifact": outcome.folded_at(k).map(|p| p.display().to_string()),
@@ -123,6 +124,12 @@ pub fn json(outcome: &Outcome, context: &Context) -> serde_json::Value {
         "ignored_requests": outcome.ignored_requests,
         "mix": outcome.mix.as_str(),
         "findings": findings,
+        "baseline": outcome.standing.as_ref().map(|s| json!({
+            "file": s.file,
+            "new": s.new,
+            "known": s.known.iter().map(|(k, r)| json!({"finding": k, "reason": r})).collect::<Vec<_>>(),
+            "possibly_fixed": s.possibly_fixed.iter().map(|(k, r)| json!({"finding": k, "reason": r})).collect::<Vec<_>>(),
+        })),
     })
 }
 
@@ -134,8 +141,10 @@ pub fn junit(outcome: &Outcome, context: &Context) -> Report {
     let mut suite = TestSuite::new("portcullis fuzz");
     for check in CheckId::ALL {
         for level in Level::JUDGED {
+            // A cause the baseline knows fails no case.
+            let known = |f: &crate::finding::Finding| outcome.standing.as_ref().and_then(|s| s.reason(f)).is_some();
             let found: Vec<_> =
-                outcome.findings.iter().filter(|(f, _)| f.check == check && f.level() == level).collect();
+                outcome.findings.iter().filter(|(f, _)| f.check == check && f.level() == level && !known(f)).collect();
             let status = if !found.is_empty() {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
                 s.set_message(format!("{} ({})", check.failure(), counted(found.len(), "distinct finding")));
@@ -163,7 +172,18 @@ pub fn junit(outcome: &Outcome, context: &Context) -> Report {
             } else {
                 TestCaseStatus::success()
             };
-            suite.add_test_case(TestCase::new(format!("{} [{level}]", check.id()), status));
+            let mut case = TestCase::new(format!("{} [{level}]", check.id()), status);
+            if let Some(s) = &outcome.standing {
+                let of_case = outcome.findings.iter().filter(|(f, _)| f.check == check && f.level() == level);
+                let line = |f: &crate::finding::Finding| {
+                    Some(format!("known ({}): {}: {}", s.file, f.distinct(), s.reason(f)?))
+                };
+                let known: Vec<String> = of_case.filter_map(|(f, _)| line(f)).collect();
+                if !known.is_empty() {
+                    case.set_system_out(known.join("\n"));
+                }
+            }
+            suite.add_test_case(case);
         }
     }
     let mut report = Report::new("portcullis");

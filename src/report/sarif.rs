@@ -3,9 +3,10 @@
 
 use super::outcome::{Context, Outcome};
 use crate::CheckId;
+use serde_json::json;
 use serde_sarif::sarif::{
     ArtifactLocation, Location, Message, MultiformatMessageString, PhysicalLocation, ReportingDescriptor,
-    Result as SarifResult, ResultLevel, Run, Sarif, Tool, ToolComponent,
+    Result as SarifResult, ResultLevel, Run, Sarif, Suppression, Tool, ToolComponent,
 };
 use std::collections::BTreeMap;
 
@@ -48,13 +49,30 @@ pub fn log(outcome: &Outcome, context: &Context) -> Sarif {
             let fingerprint = BTreeMap::from([("portcullis/v4".to_owned(), key)]);
             // A spec finding is an error; one only hardening shows, a warning.
             let level = if f.level() == crate::Level::Hardening { ResultLevel::Warning } else { ResultLevel::Error };
-            SarifResult::builder()
+            let mut result = SarifResult::builder()
                 .rule_id(f.check.id())
                 .level(level)
                 .message(Message::builder().text(text).build())
                 .locations(vec![location])
                 .partial_fingerprints(fingerprint)
-                .build()
+                .build();
+            // Against a baseline: a known cause is unchanged and accepted
+            // there, with its reason; any other is new.
+            if let Some(s) = &outcome.standing {
+                let reason = s.reason(f);
+                result.baseline_state = Some(json!(if reason.is_some() { "unchanged" } else { "new" }));
+                result.suppressions = reason.map(|r| {
+                    let why = format!("known in baseline {}: {r}", s.file);
+                    vec![
+                        Suppression::builder()
+                            .kind(json!("external"))
+                            .status(json!("accepted"))
+                            .justification(why)
+                            .build(),
+                    ]
+                });
+            }
+            result
         })
         .collect();
     let run = Run::builder().tool(Tool::builder().driver(driver).build()).results(results).build();

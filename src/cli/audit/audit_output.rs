@@ -69,7 +69,7 @@ fn folded(a: &Audit, files: &BTreeSet<PathBuf>, folders: &BTreeSet<PathBuf>) -> 
 
 use crate::report::counted;
 
-pub fn print(a: &Audit) {
+pub fn print(a: &Audit, known: &dyn Fn(&Finding) -> bool) {
     let vars: Vec<&str> = a.canaries.all.iter().filter(|c| !c.file).map(|c| c.name.as_str()).collect();
     let files: Vec<&str> = a.canaries.all.iter().filter(|c| c.file).map(|c| c.name.as_str()).collect();
     out!(
@@ -110,13 +110,21 @@ pub fn print(a: &Audit) {
         ),
     ] {
         let found = verdict_of(a, verdict);
-        match found.is_empty() {
-            true => out!("{name}: clean ({clean})"),
-            false => out!("{name}: FAILED ({})", crate::report::counted(found.len(), "finding")),
+        let new = found.iter().filter(|f| !known(f)).count();
+        let aside = match found.len() - new {
+            0 => String::new(),
+            n => format!(", and {} the baseline knows", crate::report::counted(n, "finding")),
+        };
+        match (found.is_empty(), new) {
+            (true, _) => out!("{name}: clean ({clean})"),
+            (false, 0) => out!("{name}: no new finding ({} the baseline knows)", counted(found.len(), "finding")),
+            (false, n) if aside.is_empty() => out!("{name}: FAILED ({})", counted(n, "finding")),
+            (false, n) => out!("{name}: FAILED ({}{aside})", counted(n, "new finding")),
         }
         for f in found {
             let phase = f.phase.map(|p| format!(" ({})", p.name())).unwrap_or_default();
-            out!("  [{}]{phase} {}", f.kind, f.detail);
+            let mark = if known(f) { " known:" } else { "" };
+            out!("  [{}]{phase}{mark} {}", f.kind, f.detail);
         }
     }
     if a.strace.is_ok() {

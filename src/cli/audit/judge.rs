@@ -81,6 +81,21 @@ pub struct Finding {
     pub kind: &'static str,
     pub phase: Option<Phase>,
     pub detail: String,
+    /// What kind of line a stdout finding is about (its problem, numbers
+    /// left out): part of its cause. Empty for other findings.
+    pub class: String,
+}
+
+impl Finding {
+    /// Its cause, as a baseline lists it: its kind, and the phase it came
+    /// in where it has one.
+    pub fn key(&self) -> String {
+        let within: Vec<&str> = self.phase.map(Phase::name).into_iter().chain(Some(self.class.as_str())).collect();
+        match within.iter().filter(|w| !w.is_empty()).copied().collect::<Vec<_>>().join(", ") {
+            w if w.is_empty() => format!("audit/{}", self.kind),
+            w => format!("audit/{} ({w})", self.kind),
+        }
+    }
 }
 
 /// The check ids of each verdict, in the order they are reported.
@@ -125,12 +140,14 @@ const LISTED: usize = 12;
 
 pub fn judge(e: &Evidence) -> Vec<Finding> {
     let mut out = Vec::new();
-    let mut add = |verdict, kind, phase, detail: String| out.push(Finding { verdict, kind, phase, detail });
     let (_, dirty) = stdout_lines::judge(e.stdout, e.revision);
     for d in dirty.iter().take(LISTED) {
         let detail = format!("non-protocol stdout on line {}: {} ({})", d.line, shown(&d.bytes), d.problem);
-        add(Verdict::Protocol, "stdout-clean", None, detail);
+        let class = d.problem.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect();
+        out.push(Finding { verdict: Verdict::Protocol, kind: "stdout-clean", phase: None, detail, class });
     }
+    let mut add =
+        |verdict, kind, phase, detail: String| out.push(Finding { verdict, kind, phase, detail, class: String::new() });
     for effect in e.effects {
         let text = effect.arguments_text();
         let frame = crate::token::tokens_in(&text)

@@ -58,6 +58,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE.xml")]
     junit: Option<PathBuf>,
     #[command(flatten)]
+    baselines: super::baseline::Flags,
+    #[command(flatten)]
     child: ChildFlags,
 }
 
@@ -94,6 +96,7 @@ fn newest_spoken(target: &crate::process::ChildTarget) -> Result<Revision> {
 
 pub fn run(args: &Args) -> Result<ExitCode> {
     let (child, _) = args.child.with_profile(&[])?;
+    let baselines = args.baselines.read()?;
     let setup = child.setup()?;
     let template = args.args.as_deref().map(parse_args).transpose()?;
     let user_keys: Vec<String> = setup.command.env.iter().map(|(k, _)| k.clone()).collect();
@@ -246,6 +249,19 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             crate::process::stderr_tail(&audit.transcript.stderr)
         );
     }
-    audit_output::print(&audit);
-    Ok(if dirty { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    // One cause per kind of finding and phase: the files of one kind
+    // opened in one phase are one behaviour.
+    let mut causes: Vec<Vec<String>> = audit.findings.iter().map(|f| vec![f.key()]).collect();
+    causes.sort();
+    causes.dedup();
+    let standing = baselines.stand(&causes);
+    let updated = baselines.update(&causes)?;
+    let known = |f: &judge::Finding| standing.as_ref().is_some_and(|s| s.known.iter().any(|(k, _)| *k == f.key()));
+    audit_output::print(&audit, &known);
+    if let Some(s) = &standing {
+        out!();
+        out_raw!("{}", super::baseline::standing_text(s));
+    }
+    let new = audit.findings.iter().any(|f| !known(f));
+    Ok(if new && !updated { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -49,6 +49,8 @@ pub struct Args {
     /// stderr attached.
     #[arg(long, value_name = "FILE.xml")]
     junit: Option<PathBuf>,
+    #[command(flatten)]
+    baselines: super::baseline::Flags,
     /// The server exactly as it is released, and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -64,9 +66,17 @@ pub struct Checked {
     pub dirty: Vec<Dirty>,
 }
 
+impl Checked {
+    /// Its cause, as a baseline lists it: the variant and the revision.
+    pub fn key(&self) -> String {
+        format!("check-stdout/{} ({})", self.variant.name, self.revision)
+    }
+}
+
 pub fn run(args: &Args) -> Result<ExitCode> {
     let (program, words) = args.command.split_first().expect("clap requires a command");
     let env = args.env.iter().map(|e| super::setup::env_var(e)).collect::<Result<_>>()?;
+    let baselines = args.baselines.read()?;
     let base = Command::new(program.clone(), words.iter().cloned()).with_env(env);
     // No call is made: the probes are there because every target has them.
     let probes = Arc::new(Probes::start(&ProbeConfig::default())?);
@@ -90,8 +100,18 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let outputs = gate_output::Outputs { json: args.report.as_deref(), junit: args.junit.as_deref() };
     gate_output::write(outputs, &shown, &checked)?;
     let dirty: Vec<&Checked> = checked.iter().filter(|c| !c.dirty.is_empty()).collect();
+    let causes: Vec<Vec<String>> = dirty.iter().map(|c| vec![c.key()]).collect();
+    let standing = baselines.stand(&causes);
+    let updated = baselines.update(&causes)?;
+    let known = |c: &Checked| standing.as_ref().and_then(|s| s.known.iter().find(|(k, _)| *k == c.key()).cloned());
     for c in &dirty {
-        gate_output::failure(c);
+        match known(c) {
+            Some((key, reason)) => out!("Known: {key} ({})", super::baseline::reason_text(&reason)),
+            None => gate_output::failure(c),
+        }
+    }
+    if let Some(s) = &standing {
+        out_raw!("{}", super::baseline::standing_text(s));
     }
     // The released run of each era must have been gated to its end.
     let released = checked.iter().filter(|c| c.variant.name == "released");
@@ -104,14 +124,23 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             crate::process::stderr_tail(stderr)
         );
     }
-    match dirty.len() {
-        0 => {
+    let new = dirty.iter().filter(|c| known(c).is_none()).count();
+    let aside = match dirty.len() - new {
+        0 => String::new(),
+        n => format!(" ({} more the baseline knows)", crate::report::counted(n, "dirty run")),
+    };
+    match (new, dirty.len()) {
+        (0, 0) => {
             out!("clean: every stdout line in {} runs was a protocol message", checked.len());
             Ok(ExitCode::SUCCESS)
         }
-        n => {
-            out!("dirty: {n} of {} runs wrote stdout that is not a protocol message", checked.len());
-            Ok(ExitCode::from(1))
+        (0, n) => {
+            out!("no new dirty run: {n} of {} runs wrote stdout the baseline knows of", checked.len());
+            Ok(ExitCode::SUCCESS)
+        }
+        (n, _) => {
+            out!("dirty: {n} of {} runs wrote stdout that is not a protocol message{aside}", checked.len());
+            Ok(if updated { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
     }
 }

@@ -1,0 +1,275 @@
+//! `--baseline FILE` and `--update-baseline FILE`: the causes a team knows
+//! of and accepts, each with why, in a TOML file made for review. A run
+//! reports a known cause as known and fails only on a new one; a known
+//! cause the run did not see is reported as possibly fixed.
+
+pub use crate::report::Standing;
+use anyhow::{Context, Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// What a baseline file's first lines say.
+const HEADER: &str = "\
+# portcullis baseline: causes known and accepted, one [[known]] entry each.
+# A run reports these as known and fails only on a cause not listed here.
+# `--update-baseline FILE` rewrites the list from a run and keeps each
+# reason written; say in `reason` why a cause is accepted (an upstream issue).
+";
+
+/// `--baseline` and `--update-baseline`, as `fuzz`, `check-stdout` and
+/// `audit` take them.
+#[derive(clap::Args, Clone, Default)]
+pub struct Flags {
+    /// Known causes, in a TOML file of `[[known]]` entries (a finding key
+    /// and the reason it is accepted): each is reported as known and does
+    /// not fail the run; a cause it does not list does (exit 1), and one it
+    /// lists that the run did not see is reported as possibly fixed.
+    #[arg(long, value_name = "FILE.toml")]
+    pub baseline: Option<PathBuf>,
+    /// Write this run's causes to this baseline file, keeping the reasons
+    /// it gives already; the run then exits 0 unless the harness failed.
+    /// A run stopped before its end writes nothing.
+    #[arg(long, value_name = "FILE.toml")]
+    pub update_baseline: Option<PathBuf>,
+}
+
+/// The baselines a run was given, read before it starts: a bad file is a
+/// one-line error, and the reasons an update keeps are known good.
+pub struct Given {
+    against: Option<(Baseline, PathBuf)>,
+    keeping: Option<(Baseline, PathBuf)>,
+}
+
+impl Flags {
+    /// Reads the files the flags name.
+    pub fn read(&self) -> Result<Given> {
+        let against =
+            self.baseline.as_ref().map(|p| Ok::<_, anyhow::Error>((Baseline::read(p, "--baseline")?, p.clone())));
+        let keeping = self
+            .update_baseline
+            .as_ref()
+            .map(|p| Ok::<_, anyhow::Error>((Baseline::read_if_there(p, "--update-baseline")?, p.clone())));
+        Ok(Given { against: against.transpose()?, keeping: keeping.transpose()? })
+    }
+}
+
+impl Given {
+    /// How the causes `seen` (each a finding's key, then those folded into
+    /// it) stand against `--baseline`, where one was given.
+    pub fn stand(&self, seen: &[Vec<String>]) -> Option<Standing> {
+        self.against.as_ref().map(|(b, p)| b.stand(p, seen))
+    }
+
+    /// Writes `seen` to `--update-baseline`, keeping the reasons it gives,
+    /// unless the run was stopped; whether it wrote.
+    pub fn update(&self, seen: &[Vec<String>]) -> Result<bool> {
+        let Some((old, path)) = &self.keeping else { return Ok(false) };
+        if super::interrupt::stopped().is_some() {
+            say!("portcullis: --update-baseline {}: left as it was, since the run was stopped", path.display());
+            return Ok(false);
+        }
+        let new = old.updated(seen);
+        new.write(path, "--update-baseline")?;
+        let unreasoned = new.known.iter().filter(|k| k.reason.is_empty()).count();
+        let todo = match unreasoned {
+            0 => String::new(),
+            n => format!("; {n} without a reason yet: say why each is accepted"),
+        };
+        say!(
+            "portcullis: wrote {} to {}{todo}",
+            crate::report::counted(new.known.len(), "known cause"),
+            path.display()
+        );
+        Ok(true)
+    }
+}
+
+/// A baseline's reason as a report shows it.
+pub fn reason_text(reason: &str) -> &str {
+    if reason.is_empty() { "known, no reason given" } else { reason }
+}
+
+/// The baseline's part of a report: what it knew, and what it lists that
+/// the run did not see.
+pub fn standing_text(s: &Standing) -> String {
+    let (new, known, fixed) = (s.new.len(), s.known.len(), s.possibly_fixed.len());
+    let mut out = format!("Baseline {}: {new} new, {known} known, {fixed} possibly fixed\n", s.file);
+    for (key, reason) in &s.known {
+        out.push_str(&format!("  known           {key}: {}\n", reason_text(reason)));
+    }
+    for (key, reason) in &s.possibly_fixed {
+        out.push_str(&format!("  possibly fixed  {key}: {} (not seen in this run)\n", reason_text(reason)));
+    }
+    out
+}
+
+/// A baseline as written.
+#[derive(Serialize, Deserialize, Default, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Baseline {
+    #[serde(default)]
+    pub known: Vec<Known>,
+}
+
+/// One known cause.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Known {
+    /// The finding key as reports print it: `check/kind (cause)`.
+    pub finding: String,
+    /// Why it is accepted; empty where no one has said yet.
+    #[serde(default)]
+    pub reason: String,
+}
+
+impl Baseline {
+    /// The baseline at `path`, named by `flag` in what goes wrong.
+    pub fn read(path: &Path, flag: &str) -> Result<Baseline> {
+        let named = |what: &str| format!("{flag} {}{what}", path.display());
+        let text = std::fs::read_to_string(path).with_context(|| named(""))?;
+        let baseline: Baseline = toml::from_str(&text).map_err(|e| {
+            let line = e.span().map(|s| format!(" line {}", text[..s.start].matches('\n').count() + 1));
+            anyhow!("{}: {}", named(&line.unwrap_or_default()), e.message().trim_end().replace('\n', " "))
+        })?;
+        for (i, k) in baseline.known.iter().enumerate() {
+            if !k.finding.contains('/') {
+                bail!(
+                    "{}: `{}` is no finding key such as `correlation/unanswered (unparseable_line)`",
+                    named(""),
+                    k.finding
+                );
+            }
+            if baseline.known[..i].iter().any(|o| o.finding == k.finding) {
+                bail!("{}: `{}` is listed twice", named(""), k.finding);
+            }
+        }
+        Ok(baseline)
+    }
+
+    /// The baseline at `path` if there is one, else an empty one.
+    pub fn read_if_there(path: &Path, flag: &str) -> Result<Baseline> {
+        match path.exists() {
+            true => Baseline::read(path, flag),
+            false => Ok(Baseline::default()),
+        }
+    }
+
+    /// The reason it gives for `finding`, if it lists it.
+    fn reason(&self, finding: &str) -> Option<&str> {
+        self.known.iter().find(|k| k.finding == finding).map(|k| k.reason.as_str())
+    }
+
+    /// How `seen` (the run's finding keys, each finding's own and those
+    /// folded into it) stands against it, read from `file`.
+    pub fn stand(&self, file: &Path, seen: &[Vec<String>]) -> Standing {
+        let mut standing = Standing { file: file.display().to_string(), ..Standing::default() };
+        for keys in seen {
+            match keys.iter().find_map(|k| self.reason(k).map(|r| (k, r))) {
+                Some((k, reason)) => standing.known.push((k.clone(), reason.to_owned())),
+                None => standing.new.extend(keys.first().cloned()),
+            }
+        }
+        for k in &self.known {
+            if !seen.iter().flatten().any(|s| *s == k.finding) {
+                standing.possibly_fixed.push((k.finding.clone(), k.reason.clone()));
+            }
+        }
+        standing
+    }
+
+    /// The baseline that knows the causes `seen` and no other, keeping the
+    /// reasons this one gives.
+    pub fn updated(&self, seen: &[Vec<String>]) -> Baseline {
+        let mut known: Vec<Known> = Vec::new();
+        for k in seen.iter().flatten() {
+            if !known.iter().any(|o| o.finding == *k) {
+                known.push(Known { finding: k.clone(), reason: self.reason(k).unwrap_or_default().to_owned() });
+            }
+        }
+        known.sort_by(|a, b| a.finding.cmp(&b.finding));
+        Baseline { known }
+    }
+
+    /// Writes it to `path` whole or not at all.
+    pub fn write(&self, path: &Path, flag: &str) -> Result<()> {
+        let body = toml::to_string(self).context("a baseline serializes")?;
+        let text = format!("{HEADER}\n{body}");
+        crate::report::write_atomically(path, text.as_bytes()).with_context(|| format!("{flag} {}", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(list: &[&[&str]]) -> Vec<Vec<String>> {
+        list.iter().map(|ks| ks.iter().map(|k| k.to_string()).collect()).collect()
+    }
+
+    #[test]
+    fn a_run_stands_as_new_known_and_possibly_fixed_causes() {
+        let text = r#"
+[[known]]
+finding = "correlation/unanswered (unparseable_line)"
+reason = "the SDK drops lines it cannot parse"
+
+[[known]]
+finding = "liveness/running_after_eof"
+reason = "tracked upstream"
+"#;
+        let b: Baseline = toml::from_str(text).unwrap();
+        let seen = keys(&[
+            &["correlation/unanswered (unparseable_line)"],
+            &["no-effect-on-reject/effect_of_rejected (tool_call)"],
+        ]);
+        let s = b.stand(Path::new("b.toml"), &seen);
+        assert_eq!(s.new, ["no-effect-on-reject/effect_of_rejected (tool_call)"]);
+        let known =
+            ("correlation/unanswered (unparseable_line)".to_owned(), "the SDK drops lines it cannot parse".to_owned());
+        assert_eq!(s.known, [known]);
+        assert_eq!(s.possibly_fixed, [("liveness/running_after_eof".to_owned(), "tracked upstream".to_owned())]);
+    }
+
+    #[test]
+    fn a_finding_is_known_by_a_cause_folded_into_it() {
+        let b = Baseline {
+            known: vec![Known { finding: "correlation/rejected_succeeded (x)".into(), reason: "r".into() }],
+        };
+        let seen = keys(&[&["no-effect-on-reject/effect_of_rejected (x)", "correlation/rejected_succeeded (x)"]]);
+        let s = b.stand(Path::new("b.toml"), &seen);
+        assert!(s.new.is_empty() && s.possibly_fixed.is_empty(), "{s:?}");
+    }
+
+    #[test]
+    fn an_update_keeps_the_reasons_written_and_drops_what_was_not_seen() {
+        let b = Baseline {
+            known: vec![
+                Known { finding: "b/x".into(), reason: "why b".into() },
+                Known { finding: "gone/y".into(), reason: "why gone".into() },
+            ],
+        };
+        let u = b.updated(&keys(&[&["b/x"], &["a/z", "a/w"]]));
+        let found: Vec<(&str, &str)> = u.known.iter().map(|k| (k.finding.as_str(), k.reason.as_str())).collect();
+        assert_eq!(found, [("a/w", ""), ("a/z", ""), ("b/x", "why b")]);
+        let text = format!("{HEADER}\n{}", toml::to_string(&u).unwrap());
+        assert_eq!(toml::from_str::<Baseline>(&text).unwrap(), u, "it reads back as written");
+    }
+
+    #[test]
+    fn a_baseline_that_is_not_one_is_refused_with_where() {
+        let dir = tempfile::tempdir().unwrap();
+        for (text, said) in [
+            ("[[known]]\nfinding = \"a/b\"\nreason = 3\n", "line 3"),
+            ("[[known]]\nfinding = \"nothing\"\n", "is no finding key"),
+            ("[[known]]\nfinding = \"a/b\"\n[[known]]\nfinding = \"a/b\"\n", "listed twice"),
+            ("[[knwon]]\nfinding = \"a/b\"\n", "unknown field"),
+        ] {
+            let path = dir.path().join("b.toml");
+            std::fs::write(&path, text).unwrap();
+            let e = Baseline::read(&path, "--baseline").unwrap_err().to_string();
+            assert!(e.starts_with("--baseline ") && e.contains(said), "{text}: {e}");
+        }
+        let missing = Baseline::read(&dir.path().join("none.toml"), "--baseline").unwrap_err();
+        assert!(format!("{missing:#}").contains("none.toml"), "{missing:#}");
+    }
+}
