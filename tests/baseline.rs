@@ -3,7 +3,9 @@
 //! from one run makes the same run pass with its cause reported as known;
 //! a new cause fails the run, and the known one it did not see is reported
 //! as possibly fixed; a bad baseline is a one-line error before anything
-//! runs, and a file an update cannot read is left as it was.
+//! runs, and a file an update cannot read is left as it was. The same for
+//! `check-stdout` (whose profile names its command and baseline) and
+//! `audit`.
 
 use crate::cli::{BIN, portcullis, text};
 use std::path::Path;
@@ -149,4 +151,33 @@ fn audit_fails_only_on_a_finding_its_baseline_does_not_know() {
     let banner = audit("startup-banner", &["--baseline", path]);
     assert_eq!(banner.status.code(), Some(1), "{}", text(&banner));
     assert!(stdout(&banner).contains("protocol: FAILED ("), "{}", text(&banner));
+}
+
+#[test]
+fn a_profile_gives_check_stdout_its_command_and_its_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("server.toml");
+    let written = format!(
+        "command = [\"{BIN}\", \"reference-gateway\", \"--mutant\", \"untyped-result\"]\n\
+         env = [\"PORTCULLIS_PROFILED=1\"]\nbaseline = \"{{here}}/known.toml\"\n"
+    );
+    std::fs::write(&profile, written).unwrap();
+    let p = profile.to_str().unwrap();
+    // No baseline file yet: the profile names one that is not there.
+    let o = portcullis(&["check-stdout", "--profile", p], dir.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("known.toml"), "{}", text(&o));
+    let known = dir.path().join("known.toml");
+    let wrote = portcullis(
+        &["check-stdout", "--profile", p, "--baseline", "none", "--update-baseline", known.to_str().unwrap()],
+        dir.path(),
+    );
+    assert_eq!(wrote.status.code(), Some(2), "--baseline none is read first: {}", text(&wrote));
+    std::fs::write(&known, "").unwrap();
+    let wrote = portcullis(&["check-stdout", "--profile", p, "--update-baseline", known.to_str().unwrap()], dir.path());
+    assert_eq!(wrote.status.code(), Some(0), "{}", text(&wrote));
+    assert!(stdout(&wrote).contains("launch: PORTCULLIS_PROFILED=1 "), "its env: {}", text(&wrote));
+    let o = portcullis(&["check-stdout", "--profile", p], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(stdout(&o).contains("no new dirty run: 5 of 12 runs"), "{}", text(&o));
 }

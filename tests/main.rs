@@ -1,6 +1,7 @@
 //! The integration tests, in one binary: each module holds one subject,
 //! and `cli`, `common` and `servers/` what several share.
 
+mod action;
 mod adapters;
 mod artifact;
 mod audit;

@@ -38,18 +38,46 @@ pub struct Flags {
 pub struct Given {
     against: Option<(Baseline, PathBuf)>,
     keeping: Option<(Baseline, PathBuf)>,
+    tool: Tool,
+}
+
+/// Which command a baseline is read for: one file may hold the causes of
+/// all three, each command judging and rewriting only its own (by the
+/// key's first word: `check-stdout/`, `audit/`, or a check of `fuzz`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Tool {
+    Fuzz,
+    CheckStdout,
+    Audit,
+}
+
+impl Tool {
+    /// Whether the cause `key` is one this command finds.
+    fn owns(self, key: &str) -> bool {
+        let first = key.split('/').next().unwrap_or_default();
+        match self {
+            Tool::CheckStdout => first == "check-stdout",
+            Tool::Audit => first == "audit",
+            Tool::Fuzz => first != "check-stdout" && first != "audit",
+        }
+    }
 }
 
 impl Flags {
-    /// Reads the files the flags name.
-    pub fn read(&self) -> Result<Given> {
+    /// These flags, with `--baseline` from a profile where none was given.
+    pub fn or_profiles(&self, named: Option<PathBuf>) -> Flags {
+        Flags { baseline: self.baseline.clone().or(named), update_baseline: self.update_baseline.clone() }
+    }
+
+    /// Reads the files the flags name, for `tool`.
+    pub fn read(&self, tool: Tool) -> Result<Given> {
         let against =
             self.baseline.as_ref().map(|p| Ok::<_, anyhow::Error>((Baseline::read(p, "--baseline")?, p.clone())));
         let keeping = self
             .update_baseline
             .as_ref()
             .map(|p| Ok::<_, anyhow::Error>((Baseline::read_if_there(p, "--update-baseline")?, p.clone())));
-        Ok(Given { against: against.transpose()?, keeping: keeping.transpose()? })
+        Ok(Given { against: against.transpose()?, keeping: keeping.transpose()?, tool })
     }
 }
 
@@ -57,7 +85,7 @@ impl Given {
     /// How the causes `seen` (each a finding's key, then those folded into
     /// it) stand against `--baseline`, where one was given.
     pub fn stand(&self, seen: &[Vec<String>]) -> Option<Standing> {
-        self.against.as_ref().map(|(b, p)| b.stand(p, seen))
+        self.against.as_ref().map(|(b, p)| b.own(self.tool).stand(p, seen))
     }
 
     /// Writes `seen` to `--update-baseline`, keeping the reasons it gives,
@@ -68,7 +96,10 @@ impl Given {
             say!("portcullis: --update-baseline {}: left as it was, since the run was stopped", path.display());
             return Ok(false);
         }
-        let new = old.updated(seen);
+        let mut new = old.own(self.tool).updated(seen);
+        // The other commands' causes stay as they are.
+        new.known.extend(old.known.iter().filter(|k| !self.tool.owns(&k.finding)).cloned());
+        new.known.sort_by(|a, b| a.finding.cmp(&b.finding));
         new.write(path, "--update-baseline")?;
         let unreasoned = new.known.iter().filter(|k| k.reason.is_empty()).count();
         let todo = match unreasoned {
@@ -152,6 +183,11 @@ impl Baseline {
             true => Baseline::read(path, flag),
             false => Ok(Baseline::default()),
         }
+    }
+
+    /// Its entries for the causes `tool` finds.
+    fn own(&self, tool: Tool) -> Baseline {
+        Baseline { known: self.known.iter().filter(|k| tool.owns(&k.finding)).cloned().collect() }
     }
 
     /// The reason it gives for `finding`, if it lists it.
@@ -253,6 +289,25 @@ reason = "tracked upstream"
         assert_eq!(found, [("a/w", ""), ("a/z", ""), ("b/x", "why b")]);
         let text = format!("{HEADER}\n{}", toml::to_string(&u).unwrap());
         assert_eq!(toml::from_str::<Baseline>(&text).unwrap(), u, "it reads back as written");
+    }
+
+    #[test]
+    fn each_command_judges_and_rewrites_only_its_own_causes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.toml");
+        let text = "[[known]]\nfinding = \"check-stdout/verbose (2025-11-25)\"\nreason = \"a\"\n\n\
+                    [[known]]\nfinding = \"correlation/unanswered (unparseable_line)\"\nreason = \"b\"\n";
+        std::fs::write(&path, text).unwrap();
+        let flags = Flags { baseline: Some(path.clone()), update_baseline: Some(path.clone()) };
+        let fuzz = flags.read(Tool::Fuzz).unwrap();
+        let s = fuzz.stand(&[]).unwrap();
+        let fixed: Vec<&str> = s.possibly_fixed.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(fixed, ["correlation/unanswered (unparseable_line)"], "the gate's cause is not fuzz's to miss");
+        assert!(fuzz.update(&keys(&[&["liveness/crashed"]])).unwrap());
+        let kept = Baseline::read(&path, "--baseline").unwrap();
+        let found: Vec<&str> = kept.known.iter().map(|k| k.finding.as_str()).collect();
+        assert_eq!(found, ["check-stdout/verbose (2025-11-25)", "liveness/crashed"]);
+        assert_eq!(kept.known[0].reason, "a", "the gate's entry is left as it was");
     }
 
     #[test]

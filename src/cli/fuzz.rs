@@ -30,7 +30,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let args = &args.with_profile()?;
     // Read before anything runs: a bad file is a one-line error, and the
     // reasons an update keeps are known good.
-    let baselines = args.baselines.read()?;
+    let baselines = args.baselines.read(super::baseline::Tool::Fuzz)?;
     if args.mix == Mix::Lean && (args.policy() == Policy::Close || args.no_share) {
         say!(
             "portcullis: --mix lean saves process starts only when keep-open sessions share a process; \

@@ -132,14 +132,7 @@ impl Args {
             forbidden_tool: [p.forbidden_tool.clone(), self.forbidden_tool.clone()].concat(),
             forbidden_args,
             confirm_tool: [p.confirm_tool.clone(), self.confirm_tool.clone()].concat(),
-            baselines: super::baseline::Flags {
-                baseline: self
-                    .baselines
-                    .baseline
-                    .clone()
-                    .or_else(|| p.baseline.as_ref().map(|b| places.fill(b).into())),
-                update_baseline: self.baselines.update_baseline.clone(),
-            },
+            baselines: self.baselines.or_profiles(p.baseline.as_ref().map(|b| places.fill(b).into())),
             child,
             ..self.clone()
         })

@@ -95,8 +95,9 @@ fn newest_spoken(target: &crate::process::ChildTarget) -> Result<Revision> {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let (child, _) = args.child.with_profile(&[])?;
-    let baselines = args.baselines.read()?;
+    let (child, profile) = args.child.with_profile(&[])?;
+    let named = profile.and_then(|(p, places)| p.baseline.map(|b| places.fill(&b).into()));
+    let baselines = args.baselines.or_profiles(named).read(super::baseline::Tool::Audit)?;
     let setup = child.setup()?;
     let template = args.args.as_deref().map(parse_args).transpose()?;
     let user_keys: Vec<String> = setup.command.env.iter().map(|(k, _)| k.clone()).collect();

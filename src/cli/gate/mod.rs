@@ -51,8 +51,12 @@ pub struct Args {
     junit: Option<PathBuf>,
     #[command(flatten)]
     baselines: super::baseline::Flags,
+    /// A profile (docs/profiles.md): its command, `env` and `prepare`
+    /// (run once, in `{tmp}`); the command and `--env` given win over it.
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
     /// The server exactly as it is released, and its arguments.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(last = true, required_unless_present = "profile", value_name = "COMMAND")]
     command: Vec<String>,
 }
 
@@ -66,6 +70,27 @@ pub struct Checked {
     pub dirty: Vec<Dirty>,
 }
 
+/// What a profile gives the gate.
+type Launch = (Vec<String>, Vec<String>, Option<PathBuf>, Option<tempfile::TempDir>);
+
+/// The command and the environment to launch, with `--profile`'s filled
+/// in, the baseline it names, and its `{tmp}`, held while the gate runs.
+fn launched(args: &Args) -> Result<Launch> {
+    let Some(path) = &args.profile else { return Ok((args.command.clone(), args.env.clone(), None, None)) };
+    let mentioned: Vec<&str> = args.command.iter().chain(&args.env).map(String::as_str).collect();
+    let super::profile::Loaded { profile, places, tmp } = super::profile::load(path, &mentioned)?;
+    let fill = |words: &[String]| words.iter().map(|w| places.fill(w)).collect::<Vec<_>>();
+    let command = match args.command.is_empty() {
+        true => fill(&profile.command.unwrap_or_default()),
+        false => fill(&args.command),
+    };
+    if command.is_empty() {
+        bail!("--profile {} names no command, and none follows --", path.display());
+    }
+    let baseline = profile.baseline.as_ref().map(|b| places.fill(b).into());
+    Ok((command, fill(&[profile.env, args.env.clone()].concat()), baseline, tmp))
+}
+
 impl Checked {
     /// Its cause, as a baseline lists it: the variant and the revision.
     pub fn key(&self) -> String {
@@ -74,15 +99,16 @@ impl Checked {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let (program, words) = args.command.split_first().expect("clap requires a command");
-    let env = args.env.iter().map(|e| super::setup::env_var(e)).collect::<Result<_>>()?;
-    let baselines = args.baselines.read()?;
+    let (command, env, named, _tmp) = launched(args)?;
+    let (program, words) = command.split_first().expect("a command, given or from the profile");
+    let env = env.iter().map(|e| super::setup::env_var(e)).collect::<Result<_>>()?;
+    let baselines = args.baselines.or_profiles(named).read(super::baseline::Tool::CheckStdout)?;
     let base = Command::new(program.clone(), words.iter().cloned()).with_env(env);
     // No call is made: the probes are there because every target has them.
     let probes = Arc::new(Probes::start(&ProbeConfig::default())?);
     let waits = Waits::from_ms(args.timeout_ms, 10, args.exit_grace_ms);
     let target = ChildTarget::new(base.clone(), waits, vec![], probes);
-    let shown = super::shell_line(&args.command);
+    let shown = super::shell_line(&command);
     let (revisions, said) = match args.revision {
         Some(r) => (vec![r], r.to_string()),
         None => eras(&target)?,
