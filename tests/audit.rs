@@ -35,6 +35,11 @@ fn the_reference_gateway_is_clean_on_both_verdicts() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("protocol: clean") && out.contains("runtime: clean"), "{}", text(&o));
     assert!(out.contains("12 of 12 rejected frames sent"), "{}", text(&o));
+    // A clean verdict says what it covered: the rules of the frames sent,
+    // at most two frames each.
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let rules = json["frames"]["rules"].as_array().unwrap();
+    assert!(rules.len() >= 6 && out.contains(&format!("rules they break: {} (", rules.len())), "{}", text(&o));
     // The newest revision the reference speaks, as `server/discover` names it.
     assert!(String::from_utf8_lossy(&o.stderr).contains("reference-gateway` in 2026-07-28"), "{}", text(&o));
     assert!(out.contains("answered server/discover, tools/list, server/discover"), "{}", text(&o));
@@ -62,6 +67,33 @@ fn a_result_without_its_type_fails_the_protocol_verdict_in_2026_07_28_and_not_be
     let pinned = ["audit", "--no-strace", "--frames", "4", "--revision", "2025-11-25"];
     let o = portcullis(&[&pinned[..], &mutant].concat(), dir.path());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn a_variable_the_tool_needs_to_act_is_needed_though_the_opening_works_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["audit", "--no-strace", "--frames", "2", "--env", "ALLOWED_HOSTS=127.0.0.1", "--env", "UNUSED=1"];
+    let o = portcullis(&[&args[..], &["--", python3(), &server("allow_list.py")]].concat(), dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let needs = "environment: PATH, LANG, HOME, and ALLOWED_HOSTS; no canary variable (judged by the opening and \
+                 by the tool's call acting); not needed: UNUSED";
+    assert!(String::from_utf8_lossy(&o.stdout).contains(needs), "{}", text(&o));
+}
+
+#[test]
+fn a_home_set_by_hand_is_warned_of_since_the_canary_files_are_not_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let set = format!("HOME={}", home.display());
+    let o = portcullis(
+        &["audit", "--no-strace", "--frames", "2", "--env", &set, "--", BIN, "reference-gateway"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let warned = format!("warning: HOME is set to {} (by --env or the profile)", home.display());
+    assert!(String::from_utf8_lossy(&o.stderr).contains(&warned), "{}", text(&o));
+    let o = portcullis(&["audit", "--no-strace", "--frames", "2", "--", BIN, "reference-gateway"], dir.path());
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning: HOME"), "{}", text(&o));
 }
 
 #[test]

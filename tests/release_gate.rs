@@ -76,6 +76,29 @@ fn a_banner_under_a_verbose_variable_and_an_early_failure_are_caught_in_their_va
 }
 
 #[test]
+fn a_debug_line_printed_on_each_call_is_caught_once_the_gate_makes_a_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server("debug_on_call.py");
+    let opening = portcullis(&["check-stdout", "--", python3(), &server], dir.path());
+    assert_eq!(opening.status.code(), Some(0), "the opening alone is clean: {}", text(&opening));
+    let called = ["check-stdout", "--tool", "echo", "--args", r#"{"text":"{token}"}"#, "--", python3(), &server];
+    let o = portcullis(&called, dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains(r"b'debug: tools/call echo\n'"), "{}", text(&o));
+    assert!(out.contains("answered initialize, tools/list, tools/call, ping"), "{}", text(&o));
+    // A profile names the same call.
+    let profile = dir.path().join("p.toml");
+    let text_of = format!("command = [\"{}\", \"{server}\"]\ntool = \"echo\"\nargs = {{ text = \"hi\" }}\n", python3());
+    std::fs::write(&profile, text_of).unwrap();
+    let o = portcullis(&["check-stdout", "--profile", profile.to_str().unwrap()], dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let bad = portcullis(&["check-stdout", "--args", "{}", "--", python3(), &server], dir.path());
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--args needs --tool"), "{}", text(&bad));
+}
+
+#[test]
 fn bad_input_to_the_gate_is_a_one_line_error() {
     let dir = tempfile::tempdir().unwrap();
     let o = portcullis(&["check-stdout", "--", "/nonexistent/server"], dir.path());

@@ -70,6 +70,13 @@ impl Conversation {
     /// answered; it stops at the first left unanswered. Whether all were
     /// answered.
     pub fn open(&mut self) -> bool {
+        self.open_calling(None)
+    }
+
+    /// [`Conversation::open`], with `call` (a tool and its arguments) made
+    /// between `tools/list` and the marker, awaited as they are: the first
+    /// call after an idle start.
+    pub fn open_calling(&mut self, call: Option<&(String, Value)>) -> bool {
         let revision = self.revision;
         let handshake = Script::handshake(revision);
         let opener = if revision.has_handshake() { "initialize" } else { "server/discover" };
@@ -84,6 +91,18 @@ impl Conversation {
         let list = revision.request_line(Value::from(2), "tools/list");
         let Some(listed) = self.request("tools/list", 2, &list) else { return false };
         self.tools = listed.pointer("/result/tools").and_then(Value::as_array).cloned();
+        if let Some((name, arguments)) = call {
+            let mut line = serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                "params": {"name": name, "arguments": arguments}});
+            if let Some(meta) = revision.envelope() {
+                line["params"]["_meta"] = serde_json::from_str(&meta).expect("the envelope is JSON");
+            }
+            let mut bytes = serde_json::to_vec(&line).expect("a call serializes");
+            bytes.push(b'\n');
+            if self.request("tools/call", 4, &bytes).is_none() {
+                return false;
+            }
+        }
         self.request(revision.marker_method(), 3, &revision.marker_with(Value::from(3))).is_some()
     }
 

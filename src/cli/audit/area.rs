@@ -1,5 +1,6 @@
 //! Where a server may read and write without the audit calling it out: its
-//! own folder and the folders its programs live in, the working folder,
+//! own folder and the folders its programs live in, the package (the
+//! nearest folder with a manifest) each belongs to, the working folder,
 //! its temporary HOME, package cache and TMPDIR, the system's folders, and
 //! each `--allow-path`. Every path is compared as the kernel names it
 //! (symbolic links resolved).
@@ -70,6 +71,10 @@ impl Area {
                     (_, Some(folder)) => area.add(folder, "a file the command names is here"),
                     (_, None) => {}
                 }
+                // `node pkg/dist/index.js` reads `pkg/node_modules`.
+                if let Some(root) = package_root(&real(&path), area.real_home.as_deref()) {
+                    area.add(&root, "the package a file the command names belongs to");
+                }
             } else if let Some(found) = on_path(word).filter(|_| i == 0 && !word.contains('/')) {
                 area.program(&found);
             }
@@ -109,12 +114,34 @@ impl Area {
                 self.add(prefix, "a program it runs lives here");
             }
         }
+        if let Some(root) = package_root(&real(&named), self.real_home.as_deref()) {
+            self.add(&root, "the package a program it runs belongs to");
+        }
     }
 
     /// Why the area holds `path`, if it does.
     pub fn holds(&self, path: &Path) -> Option<&str> {
         self.places.iter().find(|(p, _)| path.starts_with(p)).map(|(_, why)| why.as_str())
     }
+}
+
+/// Files that make a folder the root of a package, whose dependencies
+/// sit beneath it (`node_modules`, a `.venv`, `vendor`).
+const MANIFESTS: &[&str] =
+    &["package.json", "pyproject.toml", "setup.py", "Cargo.toml", "go.mod", "Gemfile", "composer.json"];
+
+/// The nearest folder above `file` (at most eight up, never `/` or the
+/// harness's `home`) that holds a package manifest.
+fn package_root(file: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    for folder in file.ancestors().skip(1).take(8) {
+        if folder.parent().is_none() || Some(folder) == home {
+            return None;
+        }
+        if MANIFESTS.iter().any(|m| folder.join(m).is_file()) {
+            return Some(folder.to_owned());
+        }
+    }
+    None
 }
 
 /// The interpreter a script's `#!` line runs, found on PATH for `env`.
@@ -176,6 +203,25 @@ pub fn smallest(files: &[PathBuf], folders: &[PathBuf]) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_script_the_command_names_brings_the_package_it_belongs_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = real(dir.path()).join("pkg");
+        std::fs::create_dir_all(pkg.join("dist")).unwrap();
+        std::fs::create_dir_all(pkg.join("node_modules/dep")).unwrap();
+        std::fs::write(pkg.join("dist/index.js"), "").unwrap();
+        let places =
+            Places { home: dir.path().join("h"), cache: None, tmpdir: dir.path().join("t"), cwd: dir.path().join("c") };
+        let words = |script: &Path| vec!["node".to_owned(), script.display().to_string()];
+        let area = Area::new(&words(&pkg.join("dist/index.js")), &places, &[]);
+        assert_eq!(area.holds(&pkg.join("node_modules/dep/index.js")), None, "no manifest: its folder alone");
+        std::fs::write(pkg.join("package.json"), "{}").unwrap();
+        let area = Area::new(&words(&pkg.join("dist/index.js")), &places, &[]);
+        let why = area.holds(&pkg.join("node_modules/dep/index.js"));
+        assert_eq!(why, Some("the package a file the command names belongs to"));
+        assert_eq!(area.holds(&dir.path().join("elsewhere")), None);
+    }
 
     #[test]
     fn folders_crowded_enough_are_taken_whole_and_nested_ones_dropped() {

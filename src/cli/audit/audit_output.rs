@@ -100,6 +100,7 @@ pub fn print(a: &Audit, known: &dyn Fn(&Finding) -> bool) {
     };
     out!("first process: {}", a.transcript.story(false));
     out!("rejected frames: {frames}");
+    out!("rules they break: {} ({})", a.covered.len(), listed(&a.covered, 24));
     out!();
     for (verdict, name, clean) in [
         (Verdict::Protocol, "protocol", "every stdout line a protocol message; no rejected frame acted"),
@@ -183,6 +184,9 @@ fn environment(a: &Audit) -> String {
         text.push_str(&format!(", and {}", n.needed.join(", ")));
     }
     text.push_str("; no canary variable");
+    if n.by_call {
+        text.push_str(" (judged by the opening and by the tool's call acting)");
+    }
     if !n.unneeded.is_empty() {
         text.push_str(&format!("; not needed: {}", n.unneeded.join(", ")));
     }
@@ -230,13 +234,14 @@ fn report(a: &Audit) -> Value {
         "strace": {"used": a.strace.is_ok(), "why_not": a.strace.as_ref().err(), "cut_short": a.cut_short},
         "restarts": a.restarts,
         "opening": {"answered": a.transcript.answered, "unanswered": a.transcript.unanswered},
-        "frames": {"planned": a.frames_planned, "sent": a.frames_sent, "processes": a.processes, "stopped": a.stopped},
+        "frames": {"planned": a.frames_planned, "sent": a.frames_sent, "processes": a.processes, "stopped": a.stopped, "rules": a.covered},
         "exit": a.transcript.exit.to_string(),
         "elapsed_ms": a.transcript.elapsed.as_millis() as u64,
         "phases": a.strace.is_ok().then_some(phases),
         "needs": {
             "environment": environment(a),
             "needed_variables": a.needs.needed,
+            "judged_by_call": a.needs.by_call,
             "read": a.strace.is_ok().then(|| folded(a, &all.read, &all.folders)),
             "write": a.strace.is_ok().then(|| folded(a, &all.written, &BTreeSet::new())),
             "network": a.strace.is_ok().then_some(&all.connected),

@@ -35,6 +35,8 @@ pub struct Leg {
 pub struct Runs {
     pub legs: Vec<Leg>,
     pub frames: Vec<Frame>,
+    /// The tools the frames call, where the first opening listed them.
+    pub catalogue: Option<Catalogue>,
     pub stopped: Option<String>,
 }
 
@@ -55,6 +57,7 @@ pub struct Plan<'a> {
 pub fn run(target: &mut ChildTarget, plan: &Plan) -> Result<Runs> {
     let mut legs: Vec<Leg> = Vec::new();
     let mut frames: Vec<Frame> = Vec::new();
+    let mut called = None;
     let mut next = 0;
     let bound = target.waits().answer;
     let stopped = loop {
@@ -77,6 +80,7 @@ pub fn run(target: &mut ChildTarget, plan: &Plan) -> Result<Runs> {
             let catalogue = catalogue_for(&talk, plan)?;
             let args = plan.args;
             frames = super::frames::rejected(&catalogue, plan.revision, plan.salt, args.seed, args.frames);
+            called = Some(catalogue);
         }
         settle(&prefix);
         let control = epoch();
@@ -114,7 +118,7 @@ pub fn run(target: &mut ChildTarget, plan: &Plan) -> Result<Runs> {
             _ => break None,
         }
     };
-    Ok(Runs { legs, frames, stopped })
+    Ok(Runs { legs, frames, catalogue: called, stopped })
 }
 
 /// Seconds since the epoch now: the clock strace stamps calls with.

@@ -71,6 +71,9 @@ pub struct Audit {
     pub transcript: Transcript,
     pub frames_sent: usize,
     pub frames_planned: usize,
+    /// The rules the frames sent break, sorted: what a clean protocol
+    /// verdict covers.
+    pub covered: Vec<&'static str>,
     /// Processes the frames took: a server that ends the session on a bad
     /// frame is started again for the rest.
     pub processes: usize,
@@ -111,6 +114,16 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         planted.env.push(("TMPDIR".into(), Some(tmpdir.path().display().to_string())));
     }
     planted.home_files = canaries.home_files();
+    // The canary files go into the fresh HOME: a HOME set by hand is where
+    // the server looks instead, and they are not there.
+    if let Some((_, home)) = setup.command.env.iter().rev().find(|(k, _)| k == "HOME") {
+        let home = home.clone().or_else(|| std::env::var("HOME").ok()).unwrap_or_default();
+        say!(
+            "portcullis audit: warning: HOME is set to {home} (by --env or the profile), so the server looks \
+             there, not in the fresh HOME where the canary files are: `canary-file-opened` cannot see it open \
+             them, and its HOME's own files count as outside its area"
+        );
+    }
     // Under strace a program that is not there would be strace's failure,
     // told late and in its words: it is looked for first.
     // The child's PATH, which `--env PATH=...` may set, is where it looks.
@@ -140,8 +153,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         template,
         sink: setup.probes.http_base(),
     };
-    let legs::Runs { mut legs, frames, stopped } = legs::run(&mut target, &plan)?;
+    let legs::Runs { mut legs, frames, catalogue: called, stopped } = legs::run(&mut target, &plan)?;
     let next: usize = legs.iter().map(|l| l.sent).sum();
+    let mut covered: Vec<&'static str> =
+        frames[..next.min(frames.len())].iter().filter_map(|f| f.expect.rule().map(|r| r.id())).collect();
+    covered.sort_unstable();
+    covered.dedup();
     let opened = legs[0].opened;
     let cwd = std::env::current_dir()?;
     let sinks = [setup.probes.http_base().trim_start_matches("http://").to_owned()];
@@ -196,8 +213,21 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let mut seen = std::collections::HashSet::new();
     findings.retain(|f| seen.insert((f.kind, f.phase, f.detail.clone())));
     let places = Places { home: first_home, cache: target.cache_dir(), tmpdir: tmpdir.path().to_owned(), cwd };
+    // The tool's valid call, in a process of its own, the effect seen by
+    // the probes: what a variable may be needed for beyond the opening.
+    let acts = |catalogue: &crate::catalogue::Catalogue, cmd: &crate::process::Command| {
+        let mut one = target.clone();
+        one.command = cmd.clone();
+        one.catalogue = catalogue.clone();
+        let spec = crate::ScriptSpec::whole(revision, vec![crate::attack::Step::Control(0)]);
+        let mut job = crate::campaign::Job::new(&one, crate::Policy::Auto, false, args.seed);
+        let (_, obs, _) = job.fresh(&spec, crate::campaign::fresh_salt()).map_err(|e| super::told(&e))?;
+        Ok::<_, String>(!obs.effects.is_empty())
+    };
+    let with_called = called.as_ref().map(|c| move |cmd: &crate::process::Command| acts(c, cmd));
+    let acts = with_called.as_ref().map(|f| f as needs::Acts);
     let needs = match opened {
-        true => needs::find(&target, &setup.command, revision),
+        true => needs::find(&target, &setup.command, revision, acts),
         false => needs::Needs::default(),
     };
     let phases = Phase::ALL
@@ -227,6 +257,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         canaries,
         strace,
         frames_sent: next,
+        covered,
         frames_planned: frames.len(),
         processes,
         stopped,

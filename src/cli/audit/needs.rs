@@ -1,7 +1,9 @@
 //! The smallest environment a server needs, found by trying: the opening
 //! (initialize, tools/list, ping) run without the canaries, then with no
 //! variable of the user's, then without each one alone. A variable is
-//! needed when the opening fails, or lists other tools, without it.
+//! needed when the opening fails, or lists other tools, without it, or,
+//! where the tool's valid call acts with every variable, when it no
+//! longer acts without it (an allow-list, a HOME with its configuration).
 
 use crate::cli::conversation::Conversation;
 use crate::process::{ChildTarget, Command};
@@ -18,6 +20,9 @@ pub struct Needs {
     pub needed: Vec<String>,
     /// The user's variables it did as well without.
     pub unneeded: Vec<String>,
+    /// Whether the tool's valid call acted with every variable, so each
+    /// trial asked it to act too.
+    pub by_call: bool,
     /// Why the trials could not tell, when a process would not start:
     /// a harness fault, not a need of the server's.
     pub inconclusive: Option<String>,
@@ -38,7 +43,11 @@ fn opening(target: &ChildTarget, cmd: Command, revision: Revision) -> Result<Opt
     Ok(names.filter(|_| ok))
 }
 
-pub fn find(target: &ChildTarget, base: &Command, revision: Revision) -> Needs {
+/// Whether the tool's valid call, made by a process of a command, acts;
+/// an error when the process would not start.
+pub type Acts<'a> = &'a dyn Fn(&Command) -> Result<bool, String>;
+
+pub fn find(target: &ChildTarget, base: &Command, revision: Revision, acts: Option<Acts>) -> Needs {
     let mut needs = Needs { tried: true, ..Needs::default() };
     let listed = match opening(target, base.clone(), revision) {
         Ok(Some(listed)) => listed,
@@ -50,10 +59,21 @@ pub fn find(target: &ChildTarget, base: &Command, revision: Revision) -> Needs {
     if keys.is_empty() {
         return needs;
     }
+    // The call is asked to act only where it acts with every variable.
+    let acts = match acts.map(|a| a(base)) {
+        Some(Ok(true)) => acts,
+        Some(Err(e)) => return Needs { inconclusive: Some(e), ..needs },
+        _ => None,
+    };
+    needs.by_call = acts.is_some();
     let without = |drop: &[String]| {
         let mut cmd = base.clone();
         cmd.env.retain(|(k, _)| !drop.contains(k));
-        opening(target, cmd, revision).map(|names| names.as_ref() == Some(&listed))
+        let opens = opening(target, cmd.clone(), revision)?.as_ref() == Some(&listed);
+        match acts {
+            Some(acts) if opens => acts(&cmd),
+            _ => Ok(opens),
+        }
     };
     match without(&keys) {
         Ok(true) => {

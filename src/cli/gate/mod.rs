@@ -2,11 +2,13 @@
 //! The command is launched as released, then under each variant that makes
 //! runtimes talk; each runs the opening (initialize, initialized,
 //! tools/list, ping; or in 2026-07-28 server/discover, tools/list,
-//! server/discover) and closes stdin, and every stdout byte it wrote, also
+//! server/discover), with a tool call after tools/list where one is asked
+//! for, and closes stdin, and every stdout byte it wrote, also
 //! when it failed, must belong to a protocol message. Each variant runs in
 //! every era the server speaks.
 
 mod gate_output;
+mod launch;
 mod variants;
 
 use super::conversation::{Conversation, Transcript};
@@ -51,8 +53,17 @@ pub struct Args {
     junit: Option<PathBuf>,
     #[command(flatten)]
     baselines: super::baseline::Flags,
-    /// A profile (docs/profiles.md): its command, `env` and `prepare`
-    /// (run once, in `{tmp}`); the command and `--env` given win over it.
+    /// A tool to call once the opening is answered (the first call after
+    /// an idle start, where a debug line often shows), with `--args`.
+    #[arg(long, value_name = "NAME")]
+    tool: Option<String>,
+    /// The call's arguments, as JSON: "{canary}" becomes a URL of the
+    /// harness's sink, "{token}" a marker [default: {}].
+    #[arg(long, value_name = "JSON")]
+    args: Option<String>,
+    /// A profile (docs/profiles.md): its command, `env`, `prepare` (run
+    /// once, in `{tmp}`), `tool`, `args` and `baseline`; what is given on
+    /// the command line wins over it.
     #[arg(long, value_name = "FILE")]
     profile: Option<PathBuf>,
     /// The server exactly as it is released, and its arguments.
@@ -70,27 +81,6 @@ pub struct Checked {
     pub dirty: Vec<Dirty>,
 }
 
-/// What a profile gives the gate.
-type Launch = (Vec<String>, Vec<String>, Option<PathBuf>, Option<tempfile::TempDir>);
-
-/// The command and the environment to launch, with `--profile`'s filled
-/// in, the baseline it names, and its `{tmp}`, held while the gate runs.
-fn launched(args: &Args) -> Result<Launch> {
-    let Some(path) = &args.profile else { return Ok((args.command.clone(), args.env.clone(), None, None)) };
-    let mentioned: Vec<&str> = args.command.iter().chain(&args.env).map(String::as_str).collect();
-    let super::profile::Loaded { profile, places, tmp } = super::profile::load(path, &mentioned)?;
-    let fill = |words: &[String]| words.iter().map(|w| places.fill(w)).collect::<Vec<_>>();
-    let command = match args.command.is_empty() {
-        true => fill(&profile.command.unwrap_or_default()),
-        false => fill(&args.command),
-    };
-    if command.is_empty() {
-        bail!("--profile {} names no command, and none follows --", path.display());
-    }
-    let baseline = profile.baseline.as_ref().map(|b| places.fill(b).into());
-    Ok((command, fill(&[profile.env, args.env.clone()].concat()), baseline, tmp))
-}
-
 impl Checked {
     /// Its cause, as a baseline lists it: the variant and the revision.
     pub fn key(&self) -> String {
@@ -99,16 +89,18 @@ impl Checked {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let (command, env, named, _tmp) = launched(args)?;
-    let (program, words) = command.split_first().expect("a command, given or from the profile");
-    let env = env.iter().map(|e| super::setup::env_var(e)).collect::<Result<_>>()?;
-    let baselines = args.baselines.or_profiles(named).read(super::baseline::Tool::CheckStdout)?;
+    let launch = launch::launched(args)?;
+    let (program, words) = launch.command.split_first().expect("a command, given or from the profile");
+    let env = launch.env.iter().map(|e| super::setup::env_var(e)).collect::<Result<_>>()?;
+    let baselines = args.baselines.or_profiles(launch.baseline.clone()).read(super::baseline::Tool::CheckStdout)?;
     let base = Command::new(program.clone(), words.iter().cloned()).with_env(env);
-    // No call is made: the probes are there because every target has them.
+    // The sink takes what a `{canary}` in the call's arguments fetches; no
+    // effect is judged.
     let probes = Arc::new(Probes::start(&ProbeConfig::default())?);
+    let call = launch.call(&probes.http_base())?;
     let waits = Waits::from_ms(args.timeout_ms, 10, args.exit_grace_ms);
     let target = ChildTarget::new(base.clone(), waits, vec![], probes);
-    let shown = super::shell_line(&command);
+    let shown = super::shell_line(&launch.command);
     let (revisions, said) = match args.revision {
         Some(r) => (vec![r], r.to_string()),
         None => eras(&target)?,
@@ -118,7 +110,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let mut checked = Vec::new();
     for revision in revisions {
         for variant in all.iter().cloned() {
-            let one = check(&target, &base, variant, revision)?;
+            let one = check(&target, &base, variant, revision, call.as_ref())?;
             gate_output::line(&one);
             checked.push(one);
         }
@@ -185,7 +177,13 @@ fn eras(target: &ChildTarget) -> Result<(Vec<Revision>, String)> {
 }
 
 /// Runs `variant` of `base` to its end and judges its stdout.
-fn check(target: &ChildTarget, base: &Command, variant: Variant, revision: Revision) -> Result<Checked> {
+fn check(
+    target: &ChildTarget,
+    base: &Command,
+    variant: Variant,
+    revision: Revision,
+    call: Option<&(String, serde_json::Value)>,
+) -> Result<Checked> {
     let folder = if variant.empty_cwd { Some(Home::new()?) } else { None };
     let cmd = variants::command(base, &variant, folder.as_ref().map(Home::path));
     let launch = variants::launch_line(&cmd, &variant);
@@ -194,7 +192,7 @@ fn check(target: &ChildTarget, base: &Command, variant: Variant, revision: Revis
     let mut talk = Conversation::start(&one, revision, 0)
         .map_err(|e| anyhow::anyhow!("variant {}: {}", variant.name, super::told(&e)))?;
     if !variant.stdin_closed {
-        talk.open();
+        talk.open_calling(call);
     }
     let transcript = talk.finish();
     let (lines, dirty) = stdout_lines::judge(&transcript.stdout, revision);
