@@ -71,7 +71,8 @@ fn bad_inputs_to_the_actions_steps_are_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     for (env, said) in [
         (vec![("PORTCULLIS_COMMAND", "")], "give a command"),
-        (vec![("PORTCULLIS_COMMAND", "python3 'unclosed")], "is not a list of shell words"),
+        (vec![("PORTCULLIS_COMMAND", "   ")], "give a command"),
+        (vec![("PORTCULLIS_COMMAND", "python3 'unclosed")], "is not a list of words"),
         (vec![("PORTCULLIS_BASELINE", "none.toml")], "no file at none.toml"),
         (vec![("PORTCULLIS", "/nonexistent/portcullis")], "no portcullis binary"),
     ] {

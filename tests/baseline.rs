@@ -74,11 +74,14 @@ fn a_baseline_passes_the_run_it_was_written_from_and_fails_on_a_new_cause() {
     let log: serde_json::Value = serde_json::from_slice(&std::fs::read(&sarif).unwrap()).unwrap();
     assert_eq!(log["runs"][0]["results"][0]["baselineState"], "new", "{log}");
 
-    // Updated from that run: its cause added, the one not seen dropped,
-    // and a reason written stays where its cause does.
-    let updated = fuzz(dir.path(), "lax-jsonrpc", &["--update-baseline", path]);
+    // Updated from that run: its cause added with no reason yet, and the
+    // one it did not see kept, since a reviewer gave it a reason.
+    let updated = fuzz(dir.path(), "join-broken-lines", &["--update-baseline", path]);
     assert_eq!(updated.status.code(), Some(0), "{}", text(&updated));
-    assert!(std::fs::read_to_string(&file).unwrap().contains("reason = \"tracked upstream\""));
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert!(after.contains(&format!("finding = \"{key}\"\nreason = \"tracked upstream\"")), "{after}");
+    let new = "finding = \"no-effect-on-reject/effect_of_rejected (unparseable_line)\"\nreason = \"\"";
+    assert!(after.contains(new), "{after}");
 }
 
 #[test]

@@ -271,7 +271,10 @@ pub fn hunt<T: Target>(target: &T, cfg: &HuntConfig) -> Result<Option<Finding>, 
 
 /// Hunts for every distinct finding (at most
 /// [`HuntConfig::max_findings`]), each shrunk and listed once, in the order
-/// they were found; empty when every case held.
+/// they were found; empty when every case held. A success answer to a frame
+/// that must be rejected is listed in its effect's [`Finding::also`] where
+/// both are found ([`crate::finding::fold`]): its key is kept there, its
+/// own session is not.
 pub fn hunt_all<T: Target>(target: &T, cfg: &HuntConfig) -> Result<Vec<Finding>, Fault> {
     let seen = match cfg.policy {
         Policy::Auto => Some(probe_policy(&|spec, salt, _| session(target, Policy::Auto, spec, salt), cfg)?),

@@ -112,9 +112,12 @@ impl Known {
         d.folds_into().is_some_and(|to| self.lock().made.contains(&to))
     }
 
-    /// How many there are.
+    /// How many there are, leaving out those that fold into another made
+    /// ([`Distinct::folds_into`]): what `--max-findings` counts.
     pub(crate) fn len(&self) -> usize {
-        self.lock().made.len()
+        let known = self.lock();
+        let folds = |d: &Distinct| d.folds_into().is_some_and(|to| known.made.contains(&to));
+        known.made.iter().filter(|d| !folds(d)).count()
     }
 
     /// Counts one more search session that showed `d`.
@@ -156,6 +159,7 @@ impl Known {
 /// search and the shrinking, and stops either by returning false. Under
 /// [`Policy::Auto`](crate::Policy::Auto) it runs no probe: each session is
 /// held to the policy it shows ([`hunt_all`](super::hunt_all) probes first).
+/// Findings are folded as [`hunt_all`](super::hunt_all) says.
 pub fn hunt_by(
     cfg: &HuntConfig,
     scripts: BoxedStrategy<ScriptSpec>,

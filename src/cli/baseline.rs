@@ -3,8 +3,9 @@
 //! reports a known cause as known and fails only on a new one; a known
 //! cause the run did not see is reported as possibly fixed.
 
+use crate::finding::Distinct;
 pub use crate::report::Standing;
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -12,8 +13,8 @@ use std::path::{Path, PathBuf};
 const HEADER: &str = "\
 # portcullis baseline: causes known and accepted, one [[known]] entry each.
 # A run reports these as known and fails only on a cause not listed here.
-# `--update-baseline FILE` rewrites the list from a run and keeps each
-# reason written; say in `reason` why a cause is accepted (an upstream issue).
+# `--update-baseline FILE` adds a run's new causes and keeps every reason
+# written; say in `reason` why a cause is accepted (an upstream issue).
 ";
 
 /// `--baseline` and `--update-baseline`, as `fuzz`, `check-stdout` and
@@ -26,9 +27,9 @@ pub struct Flags {
     /// lists that the run did not see is reported as possibly fixed.
     #[arg(long, value_name = "FILE.toml")]
     pub baseline: Option<PathBuf>,
-    /// Write this run's causes to this baseline file, keeping the reasons
-    /// it gives already; the run then exits 0 unless the harness failed.
-    /// A run stopped before its end writes nothing.
+    /// Write this run's causes to this baseline file, keeping every entry
+    /// that gives a reason; the run then exits 0 unless the harness
+    /// failed. A run stopped before its end writes nothing.
     #[arg(long, value_name = "FILE.toml")]
     pub update_baseline: Option<PathBuf>,
 }
@@ -38,28 +39,65 @@ pub struct Flags {
 pub struct Given {
     against: Option<(Baseline, PathBuf)>,
     keeping: Option<(Baseline, PathBuf)>,
-    tool: Tool,
+    finder: Finder,
 }
 
-/// Which command a baseline is read for: one file may hold the causes of
-/// all three, each command judging and rewriting only its own (by the
-/// key's first word: `check-stdout/`, `audit/`, or a check of `fuzz`).
+/// Which command finds the causes a baseline is read for: one file may
+/// hold the causes of all three, each command judging and rewriting only
+/// its own (by the key's first word: `check-stdout/`, `audit/`, or a
+/// check of `fuzz`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Tool {
+pub enum Finder {
     Fuzz,
     CheckStdout,
     Audit,
 }
 
-impl Tool {
+impl Finder {
     /// Whether the cause `key` is one this command finds.
     fn owns(self, key: &str) -> bool {
         let first = key.split('/').next().unwrap_or_default();
         match self {
-            Tool::CheckStdout => first == "check-stdout",
-            Tool::Audit => first == "audit",
-            Tool::Fuzz => first != "check-stdout" && first != "audit",
+            Finder::CheckStdout => first == "check-stdout",
+            Finder::Audit => first == "audit",
+            Finder::Fuzz => first != "check-stdout" && first != "audit",
         }
+    }
+}
+
+/// One cause a run found, as a baseline judges it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Seen {
+    /// Its key: what the baseline lists to accept it, and what an update
+    /// writes.
+    pub key: String,
+    /// A key that accepts it too: the finding it would fold into, listed
+    /// for a run that also saw that one. Never the other way round: a
+    /// baseline that accepts a success answer does not accept its effect.
+    pub accepted_by: Option<String>,
+    /// The keys of findings folded into it: seen, so not possibly fixed,
+    /// but accepting nothing.
+    pub folded: Vec<String>,
+}
+
+impl Seen {
+    /// A finding of `key`, with the findings `also` folded into it.
+    pub fn of(key: &Distinct, also: &[Distinct]) -> Seen {
+        Seen {
+            key: key.to_string(),
+            accepted_by: key.folds_into().map(|k| k.to_string()),
+            folded: also.iter().map(|k| k.to_string()).collect(),
+        }
+    }
+
+    /// A cause that folds into none.
+    pub fn alone(key: String) -> Seen {
+        Seen { key, accepted_by: None, folded: Vec::new() }
+    }
+
+    /// Whether it shows the cause `finding`.
+    fn shows(&self, finding: &str) -> bool {
+        self.key == finding || self.accepted_by.as_deref() == Some(finding) || self.folded.iter().any(|f| f == finding)
     }
 }
 
@@ -69,36 +107,35 @@ impl Flags {
         Flags { baseline: self.baseline.clone().or(named), update_baseline: self.update_baseline.clone() }
     }
 
-    /// Reads the files the flags name, for `tool`.
-    pub fn read(&self, tool: Tool) -> Result<Given> {
-        let against =
-            self.baseline.as_ref().map(|p| Ok::<_, anyhow::Error>((Baseline::read(p, "--baseline")?, p.clone())));
-        let keeping = self
-            .update_baseline
-            .as_ref()
-            .map(|p| Ok::<_, anyhow::Error>((Baseline::read_if_there(p, "--update-baseline")?, p.clone())));
-        Ok(Given { against: against.transpose()?, keeping: keeping.transpose()?, tool })
+    /// Reads the files the flags name, for the causes `finder` finds.
+    pub fn read(&self, finder: Finder) -> Result<Given> {
+        let against = self.baseline.as_ref().map(|p| Baseline::read(p, "--baseline").map(|b| (b, p.clone())));
+        let keeping = self.update_baseline.as_ref();
+        let keeping = keeping.map(|p| Baseline::read_if_there(p, "--update-baseline").map(|b| (b, p.clone())));
+        Ok(Given { against: against.transpose()?, keeping: keeping.transpose()?, finder })
     }
 }
 
 impl Given {
-    /// How the causes `seen` (each a finding's key, then those folded into
-    /// it) stand against `--baseline`, where one was given.
-    pub fn stand(&self, seen: &[Vec<String>]) -> Option<Standing> {
-        self.against.as_ref().map(|(b, p)| b.own(self.tool).stand(p, seen))
+    /// How the causes `seen` stand against `--baseline`, where one was
+    /// given.
+    pub fn stand(&self, seen: &[Seen]) -> Option<Standing> {
+        self.against.as_ref().map(|(b, p)| b.own(self.finder).stand(p, seen))
     }
 
-    /// Writes `seen` to `--update-baseline`, keeping the reasons it gives,
-    /// unless the run was stopped; whether it wrote.
-    pub fn update(&self, seen: &[Vec<String>]) -> Result<bool> {
+    /// Writes `seen` to `--update-baseline`, keeping the entries that give
+    /// a reason, unless the run was stopped; whether it wrote. Call it only
+    /// once the run has judged, harness errors told first: a run that
+    /// could not finish has not seen what it would have.
+    pub fn update(&self, seen: &[Seen]) -> Result<bool> {
         let Some((old, path)) = &self.keeping else { return Ok(false) };
         if super::interrupt::stopped().is_some() {
             say!("portcullis: --update-baseline {}: left as it was, since the run was stopped", path.display());
             return Ok(false);
         }
-        let mut new = old.own(self.tool).updated(seen);
+        let mut new = old.own(self.finder).updated(seen);
         // The other commands' causes stay as they are.
-        new.known.extend(old.known.iter().filter(|k| !self.tool.owns(&k.finding)).cloned());
+        new.known.extend(old.known.iter().filter(|k| !self.finder.owns(&k.finding)).cloned());
         new.known.sort_by(|a, b| a.finding.cmp(&b.finding));
         new.write(path, "--update-baseline")?;
         let unreasoned = new.known.iter().filter(|k| k.reason.is_empty()).count();
@@ -156,22 +193,15 @@ pub struct Known {
 impl Baseline {
     /// The baseline at `path`, named by `flag` in what goes wrong.
     pub fn read(path: &Path, flag: &str) -> Result<Baseline> {
-        let named = |what: &str| format!("{flag} {}{what}", path.display());
-        let text = std::fs::read_to_string(path).with_context(|| named(""))?;
-        let baseline: Baseline = toml::from_str(&text).map_err(|e| {
-            let line = e.span().map(|s| format!(" line {}", text[..s.start].matches('\n').count() + 1));
-            anyhow!("{}: {}", named(&line.unwrap_or_default()), e.message().trim_end().replace('\n', " "))
-        })?;
+        let named = format!("{flag} {}", path.display());
+        let baseline: Baseline = super::profile::read_toml(path, &named)?;
         for (i, k) in baseline.known.iter().enumerate() {
             if !k.finding.contains('/') {
-                bail!(
-                    "{}: `{}` is no finding key such as `correlation/unanswered (unparseable_line)`",
-                    named(""),
-                    k.finding
-                );
+                let example = "correlation/unanswered (unparseable_line)";
+                bail!("{named}: `{}` is no finding key such as `{example}`", k.finding);
             }
             if baseline.known[..i].iter().any(|o| o.finding == k.finding) {
-                bail!("{}: `{}` is listed twice", named(""), k.finding);
+                bail!("{named}: `{}` is listed twice", k.finding);
             }
         }
         Ok(baseline)
@@ -185,9 +215,9 @@ impl Baseline {
         }
     }
 
-    /// Its entries for the causes `tool` finds.
-    fn own(&self, tool: Tool) -> Baseline {
-        Baseline { known: self.known.iter().filter(|k| tool.owns(&k.finding)).cloned().collect() }
+    /// Its entries for the causes `finder` finds.
+    fn own(&self, finder: Finder) -> Baseline {
+        Baseline { known: self.known.iter().filter(|k| finder.owns(&k.finding)).cloned().collect() }
     }
 
     /// The reason it gives for `finding`, if it lists it.
@@ -195,33 +225,40 @@ impl Baseline {
         self.known.iter().find(|k| k.finding == finding).map(|k| k.reason.as_str())
     }
 
-    /// How `seen` (the run's finding keys, each finding's own and those
-    /// folded into it) stands against it, read from `file`.
-    pub fn stand(&self, file: &Path, seen: &[Vec<String>]) -> Standing {
+    /// How `seen` stands against it, read from `file`: each cause known by
+    /// its own key (or the one it would fold into), else new; each entry
+    /// no cause shows, possibly fixed.
+    pub fn stand(&self, file: &Path, seen: &[Seen]) -> Standing {
         let mut standing = Standing { file: file.display().to_string(), ..Standing::default() };
-        for keys in seen {
-            match keys.iter().find_map(|k| self.reason(k).map(|r| (k, r))) {
-                Some((k, reason)) => standing.known.push((k.clone(), reason.to_owned())),
-                None => standing.new.extend(keys.first().cloned()),
+        for s in seen {
+            let reason = self.reason(&s.key).or_else(|| s.accepted_by.as_deref().and_then(|k| self.reason(k)));
+            match reason {
+                Some(reason) => standing.known.push((s.key.clone(), reason.to_owned())),
+                None => standing.new.push(s.key.clone()),
             }
         }
         for k in &self.known {
-            if !seen.iter().flatten().any(|s| *s == k.finding) {
+            if !seen.iter().any(|s| s.shows(&k.finding)) {
                 standing.possibly_fixed.push((k.finding.clone(), k.reason.clone()));
             }
         }
         standing
     }
 
-    /// The baseline that knows the causes `seen` and no other, keeping the
-    /// reasons this one gives.
-    pub fn updated(&self, seen: &[Vec<String>]) -> Baseline {
+    /// The baseline that knows the causes `seen`, keeping the reasons this
+    /// one gives, and every entry of its that gives one though the run did
+    /// not see it (a bounded run misses causes it would find another
+    /// time); an entry with no reason that the run did not see goes.
+    pub fn updated(&self, seen: &[Seen]) -> Baseline {
         let mut known: Vec<Known> = Vec::new();
-        for k in seen.iter().flatten() {
-            if !known.iter().any(|o| o.finding == *k) {
-                known.push(Known { finding: k.clone(), reason: self.reason(k).unwrap_or_default().to_owned() });
+        for s in seen {
+            if !known.iter().any(|o| o.finding == s.key) {
+                let reason = self.reason(&s.key).unwrap_or_default().to_owned();
+                known.push(Known { finding: s.key.clone(), reason });
             }
         }
+        let kept = self.known.iter().filter(|k| !k.reason.is_empty() && !known.iter().any(|o| o.finding == k.finding));
+        known.extend(kept.cloned().collect::<Vec<_>>());
         known.sort_by(|a, b| a.finding.cmp(&b.finding));
         Baseline { known }
     }
@@ -238,8 +275,12 @@ impl Baseline {
 mod tests {
     use super::*;
 
-    fn keys(list: &[&[&str]]) -> Vec<Vec<String>> {
-        list.iter().map(|ks| ks.iter().map(|k| k.to_string()).collect()).collect()
+    fn seen(keys: &[&str]) -> Vec<Seen> {
+        keys.iter().map(|k| Seen::alone(k.to_string())).collect()
+    }
+
+    fn key(check: crate::CheckId, kind: &str, what: &str) -> Distinct {
+        Distinct { check, kind: kind.to_owned(), what: what.to_owned() }
     }
 
     #[test]
@@ -254,11 +295,9 @@ finding = "liveness/running_after_eof"
 reason = "tracked upstream"
 "#;
         let b: Baseline = toml::from_str(text).unwrap();
-        let seen = keys(&[
-            &["correlation/unanswered (unparseable_line)"],
-            &["no-effect-on-reject/effect_of_rejected (tool_call)"],
-        ]);
-        let s = b.stand(Path::new("b.toml"), &seen);
+        let run =
+            seen(&["correlation/unanswered (unparseable_line)", "no-effect-on-reject/effect_of_rejected (tool_call)"]);
+        let s = b.stand(Path::new("b.toml"), &run);
         assert_eq!(s.new, ["no-effect-on-reject/effect_of_rejected (tool_call)"]);
         let known =
             ("correlation/unanswered (unparseable_line)".to_owned(), "the SDK drops lines it cannot parse".to_owned());
@@ -267,26 +306,35 @@ reason = "tracked upstream"
     }
 
     #[test]
-    fn a_finding_is_known_by_a_cause_folded_into_it() {
-        let b = Baseline {
-            known: vec![Known { finding: "correlation/rejected_succeeded (x)".into(), reason: "r".into() }],
-        };
-        let seen = keys(&[&["no-effect-on-reject/effect_of_rejected (x)", "correlation/rejected_succeeded (x)"]]);
-        let s = b.stand(Path::new("b.toml"), &seen);
+    fn an_accepted_answer_accepts_no_effect_but_an_accepted_effect_accepts_its_answer() {
+        use crate::CheckId::{Correlation, NoEffectOnReject};
+        let (effect, answer) =
+            (key(NoEffectOnReject, "effect_of_rejected", "x"), key(Correlation, "rejected_succeeded", "x"));
+        let listing = |k: &Distinct| Baseline { known: vec![Known { finding: k.to_string(), reason: "r".into() }] };
+        let file = Path::new("b.toml");
+        // The effect, its answer folded in, against a baseline of the answer:
+        // new, and the answer's entry was seen.
+        let s = listing(&answer).stand(file, &[Seen::of(&effect, std::slice::from_ref(&answer))]);
+        assert_eq!(s.new, [effect.to_string()], "{s:?}");
+        assert!(s.possibly_fixed.is_empty(), "{s:?}");
+        // The answer alone, against a baseline of the effect: known.
+        let s = listing(&effect).stand(file, &[Seen::of(&answer, &[])]);
         assert!(s.new.is_empty() && s.possibly_fixed.is_empty(), "{s:?}");
+        assert_eq!(s.known, [(answer.to_string(), "r".to_owned())]);
     }
 
     #[test]
-    fn an_update_keeps_the_reasons_written_and_drops_what_was_not_seen() {
+    fn an_update_keeps_every_reason_written_and_drops_unreasoned_causes_not_seen() {
         let b = Baseline {
             known: vec![
                 Known { finding: "b/x".into(), reason: "why b".into() },
                 Known { finding: "gone/y".into(), reason: "why gone".into() },
+                Known { finding: "unreviewed/z".into(), reason: String::new() },
             ],
         };
-        let u = b.updated(&keys(&[&["b/x"], &["a/z", "a/w"]]));
+        let u = b.updated(&seen(&["b/x", "a/z", "a/w"]));
         let found: Vec<(&str, &str)> = u.known.iter().map(|k| (k.finding.as_str(), k.reason.as_str())).collect();
-        assert_eq!(found, [("a/w", ""), ("a/z", ""), ("b/x", "why b")]);
+        assert_eq!(found, [("a/w", ""), ("a/z", ""), ("b/x", "why b"), ("gone/y", "why gone")]);
         let text = format!("{HEADER}\n{}", toml::to_string(&u).unwrap());
         assert_eq!(toml::from_str::<Baseline>(&text).unwrap(), u, "it reads back as written");
     }
@@ -296,14 +344,14 @@ reason = "tracked upstream"
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("b.toml");
         let text = "[[known]]\nfinding = \"check-stdout/verbose (2025-11-25)\"\nreason = \"a\"\n\n\
-                    [[known]]\nfinding = \"correlation/unanswered (unparseable_line)\"\nreason = \"b\"\n";
+                    [[known]]\nfinding = \"correlation/unanswered (unparseable_line)\"\n";
         std::fs::write(&path, text).unwrap();
         let flags = Flags { baseline: Some(path.clone()), update_baseline: Some(path.clone()) };
-        let fuzz = flags.read(Tool::Fuzz).unwrap();
+        let fuzz = flags.read(Finder::Fuzz).unwrap();
         let s = fuzz.stand(&[]).unwrap();
         let fixed: Vec<&str> = s.possibly_fixed.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(fixed, ["correlation/unanswered (unparseable_line)"], "the gate's cause is not fuzz's to miss");
-        assert!(fuzz.update(&keys(&[&["liveness/crashed"]])).unwrap());
+        assert!(fuzz.update(&seen(&["liveness/crashed"])).unwrap());
         let kept = Baseline::read(&path, "--baseline").unwrap();
         let found: Vec<&str> = kept.known.iter().map(|k| k.finding.as_str()).collect();
         assert_eq!(found, ["check-stdout/verbose (2025-11-25)", "liveness/crashed"]);

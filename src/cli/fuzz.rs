@@ -2,7 +2,7 @@
 //! attack scripts against a real child process, findings minimized, saved as
 //! replayable artifacts, and reported for a human, as JSON and as JUnit.
 
-use super::baseline::{reason_text, standing_text};
+use super::baseline::{Seen, reason_text, standing_text};
 use super::call_template::carries_canary;
 use super::campaigning::campaign;
 use super::fuzz_args::Args;
@@ -30,7 +30,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let args = &args.with_profile()?;
     // Read before anything runs: a bad file is a one-line error, and the
     // reasons an update keeps are known good.
-    let baselines = args.baselines.read(super::baseline::Tool::Fuzz)?;
+    let baselines = args.baselines.read(super::baseline::Finder::Fuzz)?;
     if args.mix == Mix::Lean && (args.policy() == Policy::Close || args.no_share) {
         say!(
             "portcullis: --mix lean saves process starts only when keep-open sessions share a process; \
@@ -97,7 +97,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let detail = seen.map(|s| s.detail);
     let findings = outcome.findings.into_iter().map(|(f, path)| (Finding { policy_seen: detail.clone(), ..f }, path));
     let findings: Vec<(Finding, PathBuf)> = findings.collect();
-    let causes: Vec<Vec<String>> = findings.iter().map(|(f, _)| keys_of(f)).collect();
+    let causes: Vec<Seen> = findings.iter().map(|(f, _)| Seen::of(&f.distinct(), &f.also)).collect();
     let standing = baselines.stand(&causes);
     let outcome = Outcome { findings, standing, ..outcome };
     args.write_reports(&outcome)?;
@@ -176,11 +176,6 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-/// A finding's key and those folded into it: what a baseline may list it by.
-fn keys_of(f: &Finding) -> Vec<String> {
-    std::iter::once(f.distinct()).chain(f.also.iter().cloned()).map(|k| k.to_string()).collect()
 }
 
 /// The revisions a campaign draws when none is named: the four that open

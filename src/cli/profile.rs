@@ -143,10 +143,7 @@ pub struct Loaded {
 pub fn load(path: &Path, beside: &[&str]) -> Result<Loaded> {
     let named = |what: &str| format!("--profile {}{what}", path.display());
     let text = std::fs::read_to_string(path).with_context(|| named(""))?;
-    let profile: Profile = toml::from_str(&text).map_err(|e| {
-        let line = e.span().map(|s| format!(" line {}", text[..s.start].matches('\n').count() + 1));
-        anyhow!("{}: {}", named(&line.unwrap_or_default()), e.message().trim_end().replace('\n', " "))
-    })?;
+    let profile: Profile = parse_toml(&text, &named(""))?;
     if profile.level == Some(Level::Tolerated) {
         bail!("{}: level \"tolerated\" is judged by neither; use spec or hardening", named(""));
     }
@@ -161,6 +158,21 @@ pub fn load(path: &Path, beside: &[&str]) -> Result<Loaded> {
         prepare(&places.fill(script), dir.path()).map_err(|e| anyhow!("{}: {e}", named(": prepare")))?;
     }
     Ok(Loaded { profile, places, tmp })
+}
+
+/// The TOML file at `path` as a `T`, what goes wrong said in one line
+/// that starts with `named` (and the line of the file at fault).
+pub fn read_toml<T: serde::de::DeserializeOwned>(path: &Path, named: &str) -> Result<T> {
+    let text = std::fs::read_to_string(path).with_context(|| named.to_owned())?;
+    parse_toml(&text, named)
+}
+
+/// `text`, a TOML file's, as a `T`, as [`read_toml`] reads it.
+fn parse_toml<T: serde::de::DeserializeOwned>(text: &str, named: &str) -> Result<T> {
+    toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| format!(" line {}", text[..s.start].matches('\n').count() + 1));
+        anyhow!("{named}{}: {}", line.unwrap_or_default(), e.message().trim_end().replace('\n', " "))
+    })
 }
 
 impl Profile {

@@ -29,19 +29,18 @@ pub struct Standing {
     pub file: String,
     /// Causes it does not list: they fail the run.
     pub new: Vec<String>,
-    /// Causes it lists, each with its reason.
+    /// Causes it knows, each by the run's key, with its reason.
     pub known: Vec<(String, String)>,
     /// Causes it lists that the run did not see, each with its reason.
     pub possibly_fixed: Vec<(String, String)>,
 }
 
 impl Standing {
-    /// The reason the baseline gives for the finding `f` (by its key or
-    /// one folded into it), where it lists it.
+    /// The reason the baseline gives for the finding `f`, where it knows
+    /// it (by its key, or the one it would fold into).
     pub fn reason(&self, f: &Finding) -> Option<&str> {
-        let keys: Vec<String> =
-            std::iter::once(f.distinct()).chain(f.also.iter().cloned()).map(|k| k.to_string()).collect();
-        self.known.iter().find(|(k, _)| keys.contains(k)).map(|(_, r)| r.as_str())
+        let key = f.distinct().to_string();
+        self.known.iter().find(|(k, _)| *k == key).map(|(_, r)| r.as_str())
     }
 }
 

@@ -100,7 +100,7 @@ fn newest_spoken(target: &crate::process::ChildTarget) -> Result<Revision> {
 pub fn run(args: &Args) -> Result<ExitCode> {
     let (child, profile) = args.child.with_profile(&[])?;
     let named = profile.and_then(|(p, places)| p.baseline.map(|b| places.fill(&b).into()));
-    let baselines = args.baselines.or_profiles(named).read(super::baseline::Tool::Audit)?;
+    let baselines = args.baselines.or_profiles(named).read(super::baseline::Finder::Audit)?;
     let setup = child.setup()?;
     let template = args.args.as_deref().map(parse_args).transpose()?;
     let user_keys: Vec<String> = setup.command.env.iter().map(|(k, _)| k.clone()).collect();
@@ -283,9 +283,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     // One cause per kind of finding and phase: the files of one kind
     // opened in one phase are one behaviour.
-    let mut causes: Vec<Vec<String>> = audit.findings.iter().map(|f| vec![f.key()]).collect();
-    causes.sort();
-    causes.dedup();
+    let mut keys: Vec<String> = audit.findings.iter().map(|f| f.key()).collect();
+    keys.sort();
+    keys.dedup();
+    let causes: Vec<super::baseline::Seen> = keys.into_iter().map(super::baseline::Seen::alone).collect();
     let standing = baselines.stand(&causes);
     let updated = baselines.update(&causes)?;
     let known = |f: &judge::Finding| standing.as_ref().is_some_and(|s| s.known.iter().any(|(k, _)| *k == f.key()));

@@ -92,7 +92,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let launch = launch::launched(args)?;
     let (program, words) = launch.command.split_first().expect("a command, given or from the profile");
     let env = launch.env.iter().map(|e| super::setup::env_var(e)).collect::<Result<_>>()?;
-    let baselines = args.baselines.or_profiles(launch.baseline.clone()).read(super::baseline::Tool::CheckStdout)?;
+    let baselines = args.baselines.or_profiles(launch.baseline.clone()).read(super::baseline::Finder::CheckStdout)?;
     let base = Command::new(program.clone(), words.iter().cloned()).with_env(env);
     // The sink takes what a `{canary}` in the call's arguments fetches; no
     // effect is judged.
@@ -118,9 +118,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let outputs = gate_output::Outputs { json: args.report.as_deref(), junit: args.junit.as_deref() };
     gate_output::write(outputs, &shown, &checked)?;
     let dirty: Vec<&Checked> = checked.iter().filter(|c| !c.dirty.is_empty()).collect();
-    let causes: Vec<Vec<String>> = dirty.iter().map(|c| vec![c.key()]).collect();
+    let causes: Vec<super::baseline::Seen> = dirty.iter().map(|c| super::baseline::Seen::alone(c.key())).collect();
     let standing = baselines.stand(&causes);
-    let updated = baselines.update(&causes)?;
     let known = |c: &Checked| standing.as_ref().and_then(|s| s.known.iter().find(|(k, _)| *k == c.key()).cloned());
     for c in &dirty {
         match known(c) {
@@ -142,6 +141,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             crate::process::stderr_tail(stderr)
         );
     }
+    // Written once the gate is known to have run to its end.
+    let updated = baselines.update(&causes)?;
     let new = dirty.iter().filter(|c| known(c).is_none()).count();
     let aside = match dirty.len() - new {
         0 => String::new(),
