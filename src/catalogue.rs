@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 /// What kind of string an argument holds, which decides where a canary token
 /// goes.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub enum ArgKind {
     /// A URL: the token goes in its path, under the canary base.
     Url,

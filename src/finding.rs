@@ -8,8 +8,10 @@ use crate::script::{Script, ScriptSpec};
 use crate::seam::Exit;
 use std::time::Duration;
 
-/// A failing session, minimized.
+/// A failing session, minimized. Made by the hunt, `minimize` and an
+/// artifact's replay, all through one constructor; fields may be added.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Finding {
     /// The check it fails.
     pub check: CheckId,

@@ -42,6 +42,7 @@ pub struct Fill {
 /// What a retry does with the state it was handed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Reuse {
     /// Sends it back as it came.
     Verbatim,
@@ -63,6 +64,7 @@ impl Fill {
 /// What a frame must cause, known when it is built.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Expect {
     /// Valid and causes no action: handshake, ping, tools/list, blank lines.
     /// `request` is true when it carries an id and so needs a success response.
@@ -178,6 +180,7 @@ pub struct Call {
 /// How a must-reject frame is classed, which decides what the session policy
 /// requires after it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Class {
     /// Bytes that are not one strict JSON value on one line. Closes under `close`.
     Malformed,
@@ -193,6 +196,7 @@ pub enum Class {
 /// shows under every rule of its class, and is one finding, with each rule
 /// that showed it as evidence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Cause {
     /// Bytes that are no JSON text on one line.
     UnparseableLine,
@@ -327,6 +331,7 @@ impl Rule {
 
 /// What reply a must-reject frame is owed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Reply {
     /// None: notifications and client-sent responses get no answer.
     Silent,
@@ -347,6 +352,7 @@ macro_rules! rules {
         /// may be): a MUST of a specification, or a hardening rule against
         /// parser differentials. Ids are stable.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[non_exhaustive]
         pub enum Rule {
             $(#[doc = $why] #[serde(rename = $id)] $variant,)*
         }

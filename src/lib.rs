@@ -77,6 +77,7 @@ pub mod check;
 pub mod cli;
 mod counted;
 mod escape;
+#[doc(hidden)]
 pub mod fill;
 mod finding;
 pub mod frame;
@@ -96,8 +97,11 @@ pub mod script;
 pub mod seam;
 mod token;
 
+#[doc(hidden)]
+pub use campaign::PolicySeen;
+#[doc(hidden)]
 pub use campaign::delta;
-pub use campaign::{HuntConfig, PolicySeen, assert_holds, hunt, hunt_all};
+pub use campaign::{HuntConfig, assert_holds, hunt, hunt_all};
 pub use catalogue::{ArgKind, ArgSpec, Catalogue, ToolSpec};
 pub use check::{CheckId, Violation};
 pub use finding::Finding;

@@ -289,6 +289,7 @@ impl fmt::Display for Level {
 /// A JSON-RPC request id as the suite wrote it: a string or an integer.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum Id {
     /// An integer id.
     Int(i64),

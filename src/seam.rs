@@ -161,6 +161,7 @@ impl Recorder {
 
 /// Whether the gateway is still running, and how it ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Exit {
     /// Still running.
     Running,

@@ -223,6 +223,7 @@ fn oracle(script: &Script, index: usize) -> Result<(), String> {
         }
         Expect::Tolerate(rule, _) => Err(format!("{} is not a tolerated rule the oracle knows", rule.id())),
         Expect::Reject(rule) | Expect::Unjudged(rule) => reject_oracle(script, index, frame, *rule),
+        other => Err(format!("a label the oracle does not know: {other:?}")),
     }
 }
 

@@ -74,6 +74,7 @@ fn reply(rule: Rule) -> String {
             let codes = if codes.is_empty() { "any error".to_owned() } else { codes.join(" or ") };
             if tool_error_ok { format!("{codes}, or `isError`") } else { codes }
         }
+        other => panic!("a reply the table cannot say: {other:?}"),
     }
 }
 

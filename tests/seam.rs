@@ -143,11 +143,28 @@ impl Target for NaiveTarget {
 fn a_naive_user_gateway_is_caught_with_a_full_report() {
     let f = hunt(&NaiveTarget, &HuntConfig::default()).unwrap().expect("caught");
     assert!(f.script.frames.len() <= 4, "shrunk: {}", portcullis::report::finding(&f, None));
-    let panic = std::panic::catch_unwind(|| assert_holds(&NaiveTarget, &HuntConfig::default())).unwrap_err();
+    let panic =
+        std::panic::catch_unwind(|| assert_holds(&NaiveTarget, &HuntConfig::default().persist(false))).unwrap_err();
     let text = panic.downcast_ref::<String>().expect("a report");
     for part in ["portcullis finding", "seed: 0", "Minimized script", "First offending", "stderr", "exit:"] {
         assert!(text.contains(part), "missing {part:?} in {text}");
     }
+}
+
+#[test]
+fn assert_holds_keeps_the_failing_seed_where_it_is_told_and_runs_it_first_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let file: &'static str = Box::leak(dir.path().join("naive.txt").display().to_string().into_boxed_str());
+    let cfg = HuntConfig::default().persistence(Some(file)).max_shrink_iters(0).max_findings(1);
+    let run = |cfg: &HuntConfig| std::panic::catch_unwind(|| assert_holds(&NaiveTarget, cfg)).unwrap_err();
+    run(&cfg);
+    let kept = std::fs::read_to_string(file).expect("the failing seed is kept");
+    assert!(kept.lines().any(|l| l.starts_with("cc ")), "{kept}");
+    // Kept seeds run first: under another seed, the kept one fails again
+    // before any other is drawn, and no other is kept.
+    run(&cfg.clone().seed(7));
+    let again = std::fs::read_to_string(file).unwrap();
+    assert_eq!(again, kept);
 }
 
 #[test]

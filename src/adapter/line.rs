@@ -7,6 +7,7 @@ use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Target};
 /// What a line handler returns: bytes for stdout, and whether the session
 /// goes on. A handler that never ends the session returns `Vec<u8>`.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Flow {
     /// Write these bytes and read on.
     Continue(Vec<u8>),

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 /// Where in the lifecycle the next frame lands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Phase {
     /// Before `initialize`: only the handshake may be sent.
     BeforeInit,

@@ -34,6 +34,7 @@ macro_rules! kinds {
     ($(#[$m:meta])* pub enum $name:ident { $($(#[doc = $d:literal])* $v:ident => $s:literal,)* }) => {
         $(#[$m])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
+        #[non_exhaustive]
         pub enum $name { $($(#[doc = $d])* $v,)* }
 
         impl $name {
@@ -56,6 +57,7 @@ pub(crate) use kinds;
 
 /// A family of attacks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Family {
     /// Stray text and banners.
     Noise,
@@ -166,6 +168,7 @@ impl Family {
 /// One element of a script: a valid control call or one family's attack.
 /// It renders to one or more frames.
 #[derive(Clone, Debug, PartialEq, Eq, arbitrary::Arbitrary, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub enum Step {
     /// A plain valid `tools/call` of the runnable tool picked by the byte.
     Control(u8),

@@ -71,7 +71,8 @@ pub struct HuntConfig {
     /// Sessions to try before calling the target clean. Default: the
     /// `PROPTEST_CASES` environment variable, else 256.
     pub cases: u32,
-    /// The RNG seed; the same seed draws the same scripts.
+    /// The RNG seed; the same seed draws the same scripts. Default: the
+    /// `PROPTEST_RNG_SEED` environment variable, else 0.
     pub seed: u64,
     /// The policy the target is held to. Default: [`Policy::Auto`], which
     /// [`hunt`] settles with a probe session before it draws any script.
@@ -85,8 +86,17 @@ pub struct HuntConfig {
     /// one of; 2026-07-28 is drawn when asked for.
     pub revisions: Vec<Revision>,
     /// Where proptest keeps failing seeds (a path from the crate root), if
-    /// anywhere.
+    /// anywhere. Without one, [`assert_holds`] keeps them in
+    /// `proptest-regressions/` under the crate root, in a file named for
+    /// the test file that calls it (`tests/boundary.rs` keeps
+    /// `proptest-regressions/tests/boundary.txt`), unless
+    /// [`HuntConfig::persist`] is off or
+    /// `PROPTEST_DISABLE_FAILURE_PERSISTENCE` is set; a failing seed kept
+    /// there runs first the next time.
     pub persistence: Option<&'static str>,
+    /// Whether [`assert_holds`] keeps failing seeds where
+    /// [`HuntConfig::persistence`] names no file. Default: true.
+    pub persist: bool,
     /// Only this check counts, when set: a hunt for one kind of bug.
     pub focus: Option<CheckId>,
     /// How often scripts that need a process of their own are drawn.
@@ -108,14 +118,17 @@ pub struct HuntConfig {
 
 impl Default for HuntConfig {
     fn default() -> Self {
-        let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(256);
+        let from_env = |name: &str| std::env::var(name).ok();
+        let cases = from_env("PROPTEST_CASES").and_then(|c| c.parse().ok()).unwrap_or(256);
+        let seed = from_env("PROPTEST_RNG_SEED").and_then(|c| c.parse().ok()).unwrap_or(0);
         HuntConfig {
             cases,
-            seed: 0,
+            seed,
             policy: Policy::Auto,
             level: Level::Hardening,
             revisions: Revision::HANDSHAKEN.to_vec(),
             persistence: None,
+            persist: true,
             focus: None,
             mix: Mix::Full,
             max_shrink_iters: 2048,
@@ -140,6 +153,8 @@ setters! {
     revisions: Vec<Revision>,
     /// Sets [`HuntConfig::persistence`]: where proptest keeps failing seeds.
     persistence: Option<&'static str>,
+    /// Sets [`HuntConfig::persist`].
+    persist: bool,
     /// Sets [`HuntConfig::focus`].
     focus: Option<CheckId>,
     /// Sets [`HuntConfig::mix`].
@@ -312,9 +327,25 @@ pub(crate) fn hunt_with<T: Target>(
     hunt_by(cfg, scripts, progress, &|spec, salt, _| session(target, cfg.policy, spec, salt))
 }
 
+/// Where [`assert_holds`] called from `file` keeps failing seeds: under
+/// the crate root (`CARGO_MANIFEST_DIR`, as `cargo test` sets it, else the
+/// working folder), `proptest-regressions/` and the file's path, `.txt`
+/// for `.rs`. Made once per call, for the life of the test process.
+fn regressions_of(file: &str) -> &'static str {
+    let root = std::env::var("CARGO_MANIFEST_DIR").map(std::path::PathBuf::from).unwrap_or_default();
+    let path = root.join("proptest-regressions").join(std::path::Path::new(file).with_extension("txt"));
+    Box::leak(path.display().to_string().into_boxed_str())
+}
+
 /// Hunts and panics with the full report of every distinct finding (or of
-/// a harness fault): the one call a user's `#[test]` needs.
+/// a harness fault): the one call a user's `#[test]` needs. Failing seeds
+/// are kept under `proptest-regressions/` beside the calling test, and run
+/// first the next time (see [`HuntConfig::persistence`]).
+#[track_caller]
 pub fn assert_holds<T: Target>(target: &T, cfg: &HuntConfig) {
+    let kept = std::env::var_os("PROPTEST_DISABLE_FAILURE_PERSISTENCE").is_none() && cfg.persist;
+    let persistence = cfg.persistence.or_else(|| kept.then(|| regressions_of(std::panic::Location::caller().file())));
+    let cfg = &HuntConfig { persistence, ..cfg.clone() };
     match hunt_all(target, cfg) {
         Ok(found) if found.is_empty() => {}
         Ok(found) => {
@@ -322,5 +353,15 @@ pub fn assert_holds<T: Target>(target: &T, cfg: &HuntConfig) {
             panic!("{}\n{}", reports.join("\n"), crate::report::distinct_table(&found, &[]))
         }
         Err(fault) => panic!("harness fault (not a finding about the gateway): {fault}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn assert_holds_keeps_its_seeds_under_the_crate_root_named_for_its_test_file() {
+        let kept = super::regressions_of("tests/boundary.rs");
+        let root = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+        assert_eq!(kept, format!("{root}/proptest-regressions/tests/boundary.txt"));
     }
 }

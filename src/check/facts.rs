@@ -39,6 +39,7 @@ pub struct Reply {
 /// What a frame is held to, at the revision the session negotiated and the
 /// level its script was labelled at.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub enum Judged {
     /// Valid, no action; `request` when a success response is owed.
     Inert {

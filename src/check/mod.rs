@@ -104,6 +104,7 @@ impl fmt::Display for CheckId {
 
 /// Which byte stream a span points into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Stream {
     /// What the client wrote.
     Stdin,

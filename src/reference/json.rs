@@ -9,6 +9,7 @@ use std::fmt;
 
 /// Why a line is not strict JSON.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum JsonError {
     /// Not JSON at all, or cut short; `eof` when it ended mid-value.
     Syntax {

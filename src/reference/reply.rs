@@ -6,6 +6,7 @@ use serde_json::Value;
 
 /// One response, or a batch of them.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Reply {
     /// A result.
     Result {

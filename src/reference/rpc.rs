@@ -8,6 +8,7 @@ use serde_json::Value;
 
 /// A message the client sent.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Msg {
     /// A request: an id and a method.
     Request {

@@ -24,6 +24,7 @@ pub struct Paths<'a> {
 
 /// A report that could not be written.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum WriteError {
     /// The file could not be written or put in place.
     Io {
