@@ -3,7 +3,7 @@
 //! violations escaped for a human. Written atomically (a temporary file,
 //! then a hard link under its name) and never over an existing file.
 
-use crate::catalogue::ToolSpec;
+use crate::catalogue::{Catalogue, ToolSpec};
 use crate::check::{CheckId, Violation};
 use crate::escape::{SHOWN, escape};
 use crate::finding::{Distinct, Finding, distinct};
@@ -87,6 +87,11 @@ pub struct Artifact {
     /// script's paths may point: a replay moves them into its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile_tmp: Option<String>,
+    /// A witness of each other rule its cause was seen under (its choices
+    /// and salt, rendered against `tools` as `spec` is), when the hunt saw
+    /// more than one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub witnesses: Vec<crate::finding::Witness>,
 }
 
 /// Why an artifact could not be read or written.
@@ -140,7 +145,15 @@ impl Artifact {
             waits_ms: None,
             start_ms: None,
             profile_tmp: None,
+            witnesses: f.witnesses.clone(),
         }
+    }
+
+    /// The witness of `rule`'s session, rendered against its tools.
+    pub fn witness(&self, rule: &str) -> Option<Script> {
+        let w = self.witnesses.iter().find(|w| w.rule == rule)?;
+        let catalogue = Catalogue { tools: self.tools.clone(), canary_base: self.canary_base.clone() };
+        Some(w.spec.render(&catalogue, w.salt))
     }
 
     /// Its finding key, when it was saved with one. An artifact saved

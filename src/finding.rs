@@ -60,6 +60,30 @@ pub struct Finding {
     /// checks showed, folded into this one ([`Distinct::folds_into`]):
     /// its evidence too, each still saved apart.
     pub also: Vec<Distinct>,
+    /// A witness of each other rule the hunt saw its cause under: the
+    /// first search session that showed it, unshrunk.
+    pub witnesses: Vec<Witness>,
+}
+
+/// A session that showed a finding's cause under one of its rules: its
+/// choices and the salt of its tokens, which render it again against the
+/// same catalogue.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct Witness {
+    /// The rule (or attack kind) it showed the cause under.
+    pub rule: String,
+    /// Its choices.
+    pub spec: ScriptSpec,
+    /// The salt of its tokens.
+    pub salt: u32,
+}
+
+impl Witness {
+    /// The witness of `rule`: `spec` rendered with tokens of `salt`.
+    pub fn new(rule: String, spec: ScriptSpec, salt: u32) -> Witness {
+        Witness { rule, spec, salt }
+    }
 }
 
 /// What makes two findings distinct, the finding key: a root cause. Their
@@ -289,6 +313,7 @@ impl Finding {
             first_seen: None,
             rules: Vec::new(),
             also: Vec::new(),
+            witnesses: Vec::new(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! the default case count and the default seed, by the check expected to
 //! catch it. A change that blinds the suite to any of them fails here.
 
+use portcullis::Target;
 use portcullis::campaign::{HuntConfig, hunt};
 use portcullis::reference::{Mutant, Reference};
 use portcullis::report;
@@ -63,6 +64,18 @@ fn a_served_frame_that_acts_and_is_answered_is_one_finding_with_its_answer_as_ev
     assert_eq!(also, ["correlation/rejected_succeeded (bad_envelope_version)"], "{tables}");
     let line = found[0].cause_line().unwrap();
     assert!(line.ends_with("; also shown as correlation/rejected_succeeded"), "{line}");
+    // Both rules of the cause showed it: the one its own session does not
+    // show has a witness, a session whose frame breaks that rule.
+    let (rules, own) = (found[0].evidence(), found[0].script.frames.iter().filter_map(|f| f.expect.rule()));
+    let own: Vec<&str> = own.map(|r| r.id()).collect();
+    assert_eq!(rules, ["handshake_version", "unsupported_version"], "{tables}");
+    let witnessed: Vec<&str> = found[0].witnesses.iter().map(|w| w.rule.as_str()).collect();
+    let other: Vec<&str> = rules.iter().map(String::as_str).filter(|r| !own.contains(r)).collect();
+    assert_eq!(witnessed, other, "{tables}");
+    for w in &found[0].witnesses {
+        let script = w.spec.render(&Reference::mutant(m).catalogue(), w.salt);
+        assert!(script.frames.iter().any(|f| f.expect.rule().is_some_and(|r| r.id() == w.rule)), "{}", w.rule);
+    }
     // Hunted alone, the answer is a finding of its own.
     let alone =
         portcullis::campaign::hunt_all(&Reference::mutant(m), &cfg.focus(Some(portcullis::CheckId::Correlation)));

@@ -263,7 +263,9 @@ fn two_planted_bugs_of_one_cause_and_one_of_another_are_two_findings() {
     let report = dir.path().join("report.json");
     let flags = ["--check", "no-effect-on-reject", "--level", "spec", "--cases", "400"];
     let bugs = ["--bug", "id-true", "--bug", "lax-jsonrpc", "--bug", "lenient-args"];
-    let out = found(&fuzz(&[&flags[..], &["--report", report.to_str().unwrap()]].concat(), &bugs));
+    let saved = dir.path().join("findings");
+    let to = ["--report", report.to_str().unwrap(), "--artifacts", saved.to_str().unwrap()];
+    let out = found(&fuzz(&[&flags[..], &to].concat(), &bugs));
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let findings = json["findings"].as_array().unwrap();
     let mut distinct: Vec<&str> = findings.iter().map(|f| f["distinct"].as_str().unwrap()).collect();
@@ -279,4 +281,15 @@ fn two_planted_bugs_of_one_cause_and_one_of_another_are_two_findings() {
         assert!(invalid.as_array().unwrap().iter().any(|r| r == rule), "{rule} among {invalid}\n{out}");
     }
     assert!(out.contains("cause: JSON that is no valid request (invalid_request), seen with "), "{out}");
+    // Shrunk once, to one witness, and saved with a witness of each other
+    // rule: a session whose frame breaks it.
+    let at = findings.iter().find(|f| f["distinct"] == causes[0]).unwrap()["artifact"].as_str().unwrap();
+    let artifact = portcullis::artifact::Artifact::load(std::path::Path::new(at)).unwrap();
+    let own: Vec<&str> = artifact.script.frames.iter().filter_map(|f| f.expect.rule()).map(|r| r.id()).collect();
+    let others: Vec<&str> = ["bad_id", "bad_jsonrpc"].into_iter().filter(|r| !own.contains(r)).collect();
+    assert!(!others.is_empty(), "shrunk to one rule's frame: {own:?}");
+    for rule in others {
+        let witness = artifact.witness(rule).unwrap_or_else(|| panic!("a witness of {rule} in {at}"));
+        assert!(witness.frames.iter().any(|f| f.expect.rule().is_some_and(|r| r.id() == rule)), "{rule}");
+    }
 }

@@ -322,6 +322,7 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
         let d = f.distinct();
         f.hits = f.hits.max(known.hits(&d) + u32::from(from_control.as_ref() == Some(&d)));
         f.rules = known.rules(f);
+        f.witnesses = known.witnesses(f);
     }
     kept.sort_by_key(|(f, ..)| (f.first_seen.is_none(), f.first_seen));
     // A harness error ends the run, but what the jobs found is kept: no

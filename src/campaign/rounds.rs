@@ -15,7 +15,7 @@ use crate::seam::Fault;
 use proptest::strategy::BoxedStrategy;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError};
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -77,6 +77,8 @@ struct Seen {
     made: Vec<Distinct>,
     hits: HashMap<Distinct, u32>,
     rules: HashMap<Distinct, BTreeSet<String>>,
+    /// The first search session that showed each finding under each rule.
+    witnesses: HashMap<Distinct, BTreeMap<String, (ScriptSpec, u32)>>,
 }
 
 impl Known {
@@ -131,14 +133,33 @@ impl Known {
     }
 
     /// Records what showed each finding `run` shows within `scope`: the
-    /// rule of each violation, under its cause.
-    pub(crate) fn saw(&self, scope: super::scope::Scope, (script, obs, violations): &SessionRun) {
+    /// rule of each violation, under its cause, and `spec` drawn with
+    /// `salt` as the first witness of each.
+    pub(crate) fn saw(
+        &self,
+        scope: super::scope::Scope,
+        (script, obs, violations): &SessionRun,
+        (spec, salt): (&ScriptSpec, u32),
+    ) {
         let mut known = self.lock();
         for v in scope.reported(violations, script, obs) {
             if let Some(rule) = evidence(v, script) {
-                known.rules.entry(distinct(v, script, obs)).or_default().insert(rule);
+                let d = distinct(v, script, obs);
+                let witnesses = known.witnesses.entry(d.clone()).or_default();
+                witnesses.entry(rule.clone()).or_insert_with(|| (spec.clone(), salt));
+                known.rules.entry(d).or_default().insert(rule);
             }
         }
+    }
+
+    /// A witness of each rule that showed `f`'s key but none of its own
+    /// session's, by rule.
+    pub(crate) fn witnesses(&self, f: &Finding) -> Vec<crate::finding::Witness> {
+        let own = f.own_rules();
+        let known = self.lock();
+        let all = known.witnesses.get(&f.distinct()).into_iter().flatten();
+        let others = all.filter(|(rule, _)| !own.contains(rule));
+        others.map(|(rule, (spec, salt))| crate::finding::Witness::new(rule.clone(), spec.clone(), *salt)).collect()
     }
 
     /// The rules that showed `d`, sorted, with those of `f`'s own session.
@@ -215,6 +236,7 @@ pub(crate) fn hunt_among<'a>(
     for f in &mut findings {
         f.hits = known.hits(&f.distinct()).max(1);
         f.rules = known.rules(f);
+        f.witnesses = known.witnesses(f);
     }
     Ok(findings)
 }
@@ -492,7 +514,7 @@ impl Hunt<'_> {
             };
             let mut shown = judged(cfg, &outcome);
             if shrinking.is_none() {
-                self.known.saw(super::scope::Scope::from(cfg), &outcome);
+                self.known.saw(super::scope::Scope::from(cfg), &outcome, (&spec, salt));
             }
             if let (Some(d), Some(w)) = (&shrinking, written) {
                 tried.borrow_mut().insert(w, shown.contains(d));

@@ -110,7 +110,12 @@ pub(super) fn campaign(
     let mut findings = Vec::new();
     for (f, base, waits) in ran.found {
         match watching.saved.path_of(&f.distinct()) {
-            Some(path) => findings.push((f, path)),
+            Some(path) => {
+                // Saved as it came: the witnesses of its other rules are
+                // known only now.
+                with_witnesses(&path, &f)?;
+                findings.push((f, path))
+            }
             None => findings.push(save(&f, tools, &base, waits, args)?),
         }
     }
@@ -124,4 +129,17 @@ pub(super) fn campaign(
         bail!("harness error: {e}{saved}");
     }
     Ok(Outcome::new(findings, ran.sessions, ran.ignored, args.mix))
+}
+
+/// Adds `f`'s witnesses to the artifact this run saved for it at `path`,
+/// in place and whole.
+fn with_witnesses(path: &std::path::Path, f: &Finding) -> Result<()> {
+    if f.witnesses.is_empty() {
+        return Ok(());
+    }
+    let mut artifact = crate::artifact::Artifact::load(path)?;
+    artifact.witnesses = f.witnesses.clone();
+    let text = serde_json::to_string_pretty(&artifact).expect("artifacts serialize");
+    report::write_atomically(path, text.as_bytes())?;
+    Ok(())
 }
