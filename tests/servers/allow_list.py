@@ -7,18 +7,9 @@ beside it)."""
 import os
 import urllib.parse
 
-from mcp_stdio import send, serve, try_get
+from mcp_stdio import FETCH, send, serve, try_get
 
-TOOLS = [
-    {
-        "name": "fetch",
-        "inputSchema": {
-            "type": "object",
-            "properties": {"url": {"type": "string", "format": "uri"}},
-            "required": ["url"],
-        },
-    },
-]
+TOOLS = [FETCH]
 ALLOWED = [h for h in os.environ.get("ALLOWED_HOSTS", "").split(",") if h]
 
 

@@ -15,6 +15,17 @@ import urllib.request
 lock = threading.Lock()
 
 
+# A tool that GETs its `url`, a URL by its schema.
+FETCH = {
+    "name": "fetch",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"url": {"type": "string", "format": "uri"}},
+        "required": ["url"],
+    },
+}
+
+
 def write(message):
     """Writes one line; the caller holds `lock`."""
     sys.stdout.write(json.dumps(message) + "\n")

@@ -4,17 +4,10 @@ mark as one. It runs `notify` for anyone: a gateway that forgot to refuse
 the tool its client may not run. Used by tests/forbidden.rs; standard
 library only (with mcp_stdio.py beside it)."""
 
-from mcp_stdio import send, serve, try_get
+from mcp_stdio import FETCH, send, serve, try_get
 
 TOOLS = [
-    {
-        "name": "fetch",
-        "inputSchema": {
-            "type": "object",
-            "properties": {"url": {"type": "string", "format": "uri"}},
-            "required": ["url"],
-        },
-    },
+    FETCH,
     {
         "name": "notify",
         "inputSchema": {"type": "object", "properties": {"webhook": {"type": "string"}}, "required": ["webhook"]},
