@@ -2,11 +2,10 @@
 //! attack scripts against a real child process, findings minimized, saved as
 //! replayable artifacts, and reported for a human, as JSON and as JUnit.
 
-use super::baseline::{Seen, reason_text, standing_text};
+use super::baseline::Seen;
 use super::call_template::carries_canary;
 use super::campaigning::campaign;
 use super::fuzz_args::Args;
-use super::interrupt;
 use super::profile::Effect;
 use super::saving::save;
 use super::setup::{Setup, choose_tools, confirming, forbidden, parse_args};
@@ -15,7 +14,7 @@ use crate::campaign::Job;
 use crate::campaign::{Finding, HuntConfig, PolicySeen, control_finding, fresh_salt, probe_policy};
 use crate::catalogue::ToolSpec;
 use crate::process::{speaks_stateless, stderr_tail};
-use crate::report::{self, Outcome, counted};
+use crate::report::Outcome;
 use crate::token::tokens_in;
 use crate::{CheckId, Mix, Policy, Revision, ScriptSpec};
 use anyhow::{Result, bail};
@@ -102,80 +101,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let outcome = Outcome { findings, standing, ..outcome };
     args.write_reports(&outcome)?;
     let updated = baselines.update(&causes)?;
-    let sessions = counted(outcome.sessions as usize, "session");
-    let known = |f: &Finding| outcome.standing.as_ref().and_then(|s| s.reason(f));
-    for (f, path) in &outcome.findings {
-        if let Some(reason) = known(f) {
-            out!("Known: {} ({}), saved in {}", f.distinct(), reason_text(reason), path.display());
-            continue;
-        }
-        let replay = format!(
-            "{}\n\nMinimize with:\n  {}",
-            args.child.command_line("replay", path),
-            args.child.command_line("minimize", path)
-        );
-        out!("{}", report::finding(f, Some(&replay)));
-        out!("Saved: {}", path.display());
-        for key in &f.also {
-            let at = outcome.folded_at(key).map_or_else(String::new, |p| format!(", saved in {}", p.display()));
-            out!("Also shown as {key}{at}");
-        }
-        out!("");
-        if f.shrink_ran_out {
-            say!(
-                "portcullis: shrinking {} stopped before its end (at --shrink-ms {} ms, --duration or a \
-                 stop); the script may cut down further with its Minimize command",
-                f.distinct(),
-                args.shrink_ms
-            );
-        }
-        if let Some(hint) = keep_open_hint(f) {
-            say!("portcullis: {hint}");
-        }
-    }
-    if !outcome.findings.is_empty() {
-        let (found, paths): (Vec<Finding>, Vec<PathBuf>) = outcome.findings.iter().cloned().unzip();
-        out_raw!("{}", report::distinct_table(&found, &paths));
-    }
-    if let Some(s) = &outcome.standing {
-        out_raw!("{}", standing_text(s));
-    }
-    let new: Vec<&Finding> = outcome.findings.iter().map(|(f, _)| f).filter(|f| known(f).is_none()).collect();
-    let stopped = interrupt::stopped().is_some();
-    let known_n = outcome.findings.len() - new.len();
-    let aside = match known_n {
-        0 => String::new(),
-        n => format!(" ({})", counted(n, "known cause")),
-    };
-    if !new.is_empty() {
-        // Each check once, in the order first seen, with how many where more.
-        let mut checks: Vec<(String, usize)> = Vec::new();
-        for f in &new {
-            match checks.iter_mut().find(|(c, _)| *c == f.check.to_string()) {
-                Some((_, n)) => *n += 1,
-                None => checks.push((f.check.to_string(), 1)),
-            }
-        }
-        let checks: Vec<String> = checks.into_iter().map(|(c, n)| if n > 1 { format!("{n} {c}") } else { c }).collect();
-        let what = if known_n > 0 { "new finding" } else { "finding" };
-        out!("{} ({}) in {sessions}{aside}", counted(new.len(), what), checks.join(", "));
-        return Ok(if updated { ExitCode::SUCCESS } else { ExitCode::from(1) });
-    }
-    let none = if known_n > 0 { "no new finding" } else { "no finding" };
-    match () {
-        () if stopped => {
-            out!("{none} in {sessions} before portcullis was stopped{aside}");
-            Ok(ExitCode::SUCCESS)
-        }
-        () => {
-            let ignored = match outcome.ignored_requests {
-                0 => String::new(),
-                n => format!(" ({n} sink requests left out by --sink-ignore)"),
-            };
-            out!("{none} in {sessions} against `{}`{ignored}{aside}", args.child.command.join(" "));
-            Ok(ExitCode::SUCCESS)
-        }
-    }
+    Ok(super::fuzz_outcome::told(&outcome, args, updated))
 }
 
 /// The revisions a campaign draws when none is named: the four that open
@@ -246,7 +172,7 @@ fn unseen_hint(tool: &ToolSpec, args: &Args) -> Option<String> {
 /// Under close, a server that went on after a rejected frame may be meant
 /// to: servers built on the official SDKs answer such a frame (or skip it)
 /// and carry on, which keep-open checks.
-fn keep_open_hint(f: &Finding) -> Option<&'static str> {
+pub(super) fn keep_open_hint(f: &Finding) -> Option<&'static str> {
     // Under close, a policy finding is a server that went on past a frame
     // that must end the session (it answered, acted, or kept running).
     let went_on = f.check == CheckId::Policy && f.policy == Policy::Close;

@@ -34,6 +34,7 @@ mod conversation;
 mod corpus;
 mod fuzz;
 mod fuzz_args;
+mod fuzz_outcome;
 mod gate;
 mod interrupt;
 mod minimize;
