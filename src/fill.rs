@@ -78,13 +78,21 @@ pub(crate) fn fill(frame: &Frame, fill: &Fill, stdout: &[u8], earlier: &[Id]) ->
         Some(r) => r.get("result").cloned().filter(json_line::asks_input),
     };
     let result = result.ok_or(Unwritten::NotAsked)?;
-    let state = result.get("requestState").and_then(Value::as_str).ok_or(Unwritten::NoState)?;
+    let handed = result.get("requestState").and_then(Value::as_str).filter(|s| !s.is_empty());
+    // A server may ask for input and hand out no state (the schema asks for
+    // one of the two): the retry that confirms carries the answers alone.
+    // Any other retry is about the state, and has none to be about.
+    let answers_alone = matches!(frame.expect, crate::frame::Expect::Act(_)) && result.get("inputRequests").is_some();
+    if handed.is_none() && !answers_alone {
+        return Err(Unwritten::NoState);
+    }
     if !earlier.iter().all(|id| response(stdout, id).is_some_and(|r| served(&r))) {
         return Err(Unwritten::EarlierNotServed);
     }
-    let state = match fill.state {
-        Reuse::Verbatim => state.to_owned(),
-        Reuse::Altered { at } => altered(state, at).ok_or(Unwritten::NoState)?,
+    let state = match (handed, &fill.state) {
+        (Some(state), Reuse::Verbatim) => Some(state.to_owned()),
+        (Some(state), Reuse::Altered { at }) => Some(altered(state, *at).ok_or(Unwritten::NoState)?),
+        (None, _) => None,
     };
     let answers = match result.get("inputRequests") {
         Some(Value::Object(asked)) => accepting(asked).ok_or(Unwritten::Unanswerable)?,
@@ -93,9 +101,17 @@ pub(crate) fn fill(frame: &Frame, fill: &Fill, stdout: &[u8], earlier: &[Id]) ->
     };
     let placeholders = (find(&frame.bytes, Fill::STATE), find(&frame.bytes, Fill::ANSWERS));
     let (Some(at_state), Some(at_answers)) = placeholders else { return Err(Unwritten::NoPlaceholders) };
-    let (state, answers) = (Value::from(state).to_string(), answers.to_string());
-    let mut spliced =
-        [(at_state, Fill::STATE.len(), state.as_bytes()), (at_answers, Fill::ANSWERS.len(), answers.as_bytes())];
+    // With no state, the member that would carry it goes, comma and all.
+    let (at_state, state_len, state) = match state {
+        Some(state) => (at_state, Fill::STATE.len(), Value::from(state).to_string()),
+        None => {
+            let member = format!("\"requestState\":{},", Fill::STATE);
+            let at = find(&frame.bytes, &member).ok_or(Unwritten::NoPlaceholders)?;
+            (at, member.len(), String::new())
+        }
+    };
+    let answers = answers.to_string();
+    let mut spliced = [(at_state, state_len, state.as_bytes()), (at_answers, Fill::ANSWERS.len(), answers.as_bytes())];
     spliced.sort_by_key(|(at, ..)| *at);
     let (mut bytes, mut from) = (Vec::with_capacity(frame.bytes.len() + state.len() + answers.len()), 0);
     for (at, len, with) in spliced {
@@ -337,6 +353,13 @@ mod tests {
         let after = |r: &[u8]| fill(&frame, &how, &[&stdout[..], r, b"\n"].concat(), &[Id::Int(4)]);
         assert!(after(served).is_ok());
         assert_eq!(after(refused), Err(Unwritten::EarlierNotServed));
+        // Input asked for with no state: the confirming retry carries the
+        // answers alone; a retry about the state has none to be about.
+        let stateless = br#"{"jsonrpc":"2.0","id":3,"result":{"resultType":"input_required","inputRequests":{}}}"#;
+        let stdout = [&stateless[..], b"\n"].concat();
+        assert_eq!(fill(&frame, &how, &stdout, &[]), Err(Unwritten::NoState));
+        let confirms = Frame { expect: Expect::Act(vec![]), ..frame.clone() };
+        assert_eq!(fill(&confirms, &how, &stdout, &[]).unwrap(), b"{\"params\":{\"inputResponses\":{}}}\n");
     }
 
     #[test]
