@@ -1,7 +1,9 @@
 //! Saved findings: everything needed to replay one — the check, the policy,
 //! the script's choices and salt, the tool it called — plus the frames and
 //! violations escaped for a human. Written atomically (a temporary file,
-//! then a hard link under its name) and never over an existing file.
+//! then a hard link under its name) and never over an existing file but
+//! its own: a run adds to the artifact it saved what it learns later (the
+//! witnesses of its other rules), by a rename over it.
 
 use crate::catalogue::{Catalogue, ToolSpec};
 use crate::check::{CheckId, Violation};
@@ -226,6 +228,15 @@ impl Artifact {
         }
         let full = format!("{NAMES_PER_FINDING} artifacts of this finding are there already");
         Err(ArtifactError::Io(dir.to_path_buf(), std::io::Error::new(std::io::ErrorKind::AlreadyExists, full)))
+    }
+
+    /// Writes it over `path`, an artifact this run saved, whole or not at
+    /// all (a temporary file beside it, then a rename).
+    pub fn save_over(&self, path: &Path) -> Result<(), ArtifactError> {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let text = serde_json::to_string_pretty(self).expect("artifacts serialize");
+        let tmp = Staged::write(dir, text.as_bytes()).map_err(|e| ArtifactError::Io(dir.to_path_buf(), e))?;
+        std::fs::rename(&tmp.0, path).map_err(|e| ArtifactError::Io(path.to_path_buf(), e))
     }
 
     /// Reads one.

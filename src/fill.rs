@@ -78,7 +78,7 @@ pub(crate) fn fill(frame: &Frame, fill: &Fill, stdout: &[u8], earlier: &[Id]) ->
         Some(r) => r.get("result").cloned().filter(json_line::asks_input),
     };
     let result = result.ok_or(Unwritten::NotAsked)?;
-    let handed = result.get("requestState").and_then(Value::as_str).filter(|s| !s.is_empty());
+    let handed = result.get("requestState").and_then(Value::as_str);
     // A server may ask for input and hand out no state (the schema asks for
     // one of the two): the retry that confirms carries the answers alone.
     // Any other retry is about the state, and has none to be about.

@@ -150,13 +150,18 @@ pub fn fold<T>(items: Vec<T>, finding: impl Fn(&mut T) -> &mut Finding) -> (Vec<
     let keys: Vec<Distinct> = items.iter_mut().map(|i| finding(i).distinct()).collect();
     let into: Vec<Option<usize>> =
         keys.iter().map(|k| k.folds_into().and_then(|to| keys.iter().position(|o| *o == to))).collect();
-    let mut evidence: Vec<(usize, Distinct, Vec<String>)> = Vec::new();
+    let mut evidence: Vec<(usize, Distinct, Vec<String>, Vec<Witness>)> = Vec::new();
     for (i, item) in items.iter_mut().enumerate() {
         if let Some(to) = into[i] {
-            evidence.push((to, keys[i].clone(), finding(item).evidence()));
+            let folded = finding(item);
+            // Its own session witnesses the rules it shows, beside those
+            // its witnesses do.
+            let own = folded.own_rules().into_iter().map(|r| Witness::new(r, folded.spec.clone(), folded.salt));
+            let witnesses = own.chain(folded.witnesses.iter().cloned()).collect();
+            evidence.push((to, keys[i].clone(), folded.evidence(), witnesses));
         }
     }
-    for (to, key, rules) in evidence {
+    for (to, key, rules, witnesses) in evidence {
         let f = finding(&mut items[to]);
         let mut all = f.evidence();
         all.extend(rules);
@@ -164,6 +169,13 @@ pub fn fold<T>(items: Vec<T>, finding: impl Fn(&mut T) -> &mut Finding) -> (Vec<
         all.dedup();
         f.rules = all;
         f.also.push(key);
+        let own = f.own_rules();
+        for w in witnesses {
+            if !own.contains(&w.rule) && !f.witnesses.iter().any(|o| o.rule == w.rule) {
+                f.witnesses.push(w);
+            }
+        }
+        f.witnesses.sort_by(|a, b| a.rule.cmp(&b.rule));
     }
     let (mut left, mut folded) = (Vec::new(), Vec::new());
     for (i, item) in items.into_iter().enumerate() {

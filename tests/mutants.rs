@@ -2,7 +2,6 @@
 //! the default case count and the default seed, by the check expected to
 //! catch it. A change that blinds the suite to any of them fails here.
 
-use portcullis::Target;
 use portcullis::campaign::{HuntConfig, hunt};
 use portcullis::reference::{Mutant, Reference};
 use portcullis::report;
@@ -21,8 +20,12 @@ fn every_mutant_is_caught_by_its_expected_check() {
     for &m in Mutant::ALL {
         // 256 is proptest's default case count; fixed here so that
         // PROPTEST_CASES cannot make the suite look sharper than it is.
-        let cfg =
-            HuntConfig::default().cases(256).policy(m.policy()).revisions(m.revisions()).focus(Some(m.expected()));
+        let cfg = HuntConfig::default()
+            .cases(256)
+            .seed(0)
+            .policy(m.policy())
+            .revisions(m.revisions())
+            .focus(Some(m.expected()));
         match hunt(&Reference::mutant(m), &cfg).expect("the harness runs") {
             Some(f) => {
                 assert_eq!(f.check, m.expected(), "{}", report::finding(&f, None));
@@ -36,7 +39,7 @@ fn every_mutant_is_caught_by_its_expected_check() {
 
 #[test]
 fn a_caught_mutant_shrinks_to_a_minimal_script_with_escaped_bounded_bytes() {
-    let cfg = HuntConfig::default().policy(Mutant::ReplaceInvalidUtf8.policy());
+    let cfg = HuntConfig::default().seed(0).policy(Mutant::ReplaceInvalidUtf8.policy());
     let f = hunt(&Reference::mutant(Mutant::ReplaceInvalidUtf8), &cfg).unwrap().expect("caught");
     // Handshake plus the one offending frame.
     assert_eq!(f.script.frames.len(), 3, "{}", report::finding(&f, None));
@@ -55,7 +58,7 @@ fn a_served_frame_that_acts_and_is_answered_is_one_finding_with_its_answer_as_ev
     // The mutant acts on a request of a version it does not speak and
     // answers it with a success: one behaviour, shown by two checks.
     let m = Mutant::AnyVersion;
-    let cfg = HuntConfig::default().cases(256).policy(m.policy()).revisions(m.revisions()).max_shrink_ms(2_000);
+    let cfg = HuntConfig::default().cases(256).seed(0).policy(m.policy()).revisions(m.revisions()).max_shrink_ms(2_000);
     let found = portcullis::campaign::hunt_all(&Reference::mutant(m), &cfg).expect("the harness runs");
     let keys: Vec<String> = found.iter().map(|f| f.distinct().to_string()).collect();
     let tables = report::distinct_table(&found, &[]);
@@ -72,9 +75,16 @@ fn a_served_frame_that_acts_and_is_answered_is_one_finding_with_its_answer_as_ev
     let witnessed: Vec<&str> = found[0].witnesses.iter().map(|w| w.rule.as_str()).collect();
     let other: Vec<&str> = rules.iter().map(String::as_str).filter(|r| !own.contains(r)).collect();
     assert_eq!(witnessed, other, "{tables}");
+    // Each witness, run again, shows the finding under its rule.
+    let key = found[0].distinct();
     for w in &found[0].witnesses {
-        let script = w.spec.render(&Reference::mutant(m).catalogue(), w.salt);
-        assert!(script.frames.iter().any(|f| f.expect.rule().is_some_and(|r| r.id() == w.rule)), "{}", w.rule);
+        let (script, obs, violations) =
+            portcullis::campaign::session(&Reference::mutant(m), cfg.policy, &w.spec, w.salt)
+                .expect("the harness runs");
+        assert!(key.shown_in(&violations, &script, &obs), "{} does not show {key}", w.rule);
+        let at_fault = violations.iter().filter_map(|v| v.frame).filter_map(|i| script.frames[i].expect.rule());
+        let shown: Vec<&str> = at_fault.map(|r| r.id()).collect();
+        assert!(shown.contains(&w.rule.as_str()), "{} among {shown:?}", w.rule);
     }
     // Hunted alone, the answer is a finding of its own.
     let alone =

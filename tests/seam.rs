@@ -141,10 +141,10 @@ impl Target for NaiveTarget {
 
 #[test]
 fn a_naive_user_gateway_is_caught_with_a_full_report() {
-    let f = hunt(&NaiveTarget, &HuntConfig::default()).unwrap().expect("caught");
+    let f = hunt(&NaiveTarget, &HuntConfig::default().seed(0)).unwrap().expect("caught");
     assert!(f.script.frames.len() <= 4, "shrunk: {}", portcullis::report::finding(&f, None));
-    let panic =
-        std::panic::catch_unwind(|| assert_holds(&NaiveTarget, &HuntConfig::default().persist(false))).unwrap_err();
+    let panic = std::panic::catch_unwind(|| assert_holds(&NaiveTarget, &HuntConfig::default().seed(0).persist(false)))
+        .unwrap_err();
     let text = panic.downcast_ref::<String>().expect("a report");
     for part in ["portcullis finding", "seed: 0", "Minimized script", "First offending", "stderr", "exit:"] {
         assert!(text.contains(part), "missing {part:?} in {text}");

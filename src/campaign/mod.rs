@@ -327,14 +327,35 @@ pub(crate) fn hunt_with<T: Target>(
     hunt_by(cfg, scripts, progress, &|spec, salt, _| session(target, cfg.policy, spec, salt))
 }
 
-/// Where [`assert_holds`] called from `file` keeps failing seeds: under
-/// the crate root (`CARGO_MANIFEST_DIR`, as `cargo test` sets it, else the
-/// working folder), `proptest-regressions/` and the file's path, `.txt`
-/// for `.rs`. Made once per call, for the life of the test process.
-fn regressions_of(file: &str) -> &'static str {
-    let root = std::env::var("CARGO_MANIFEST_DIR").map(std::path::PathBuf::from).unwrap_or_default();
-    let path = root.join("proptest-regressions").join(std::path::Path::new(file).with_extension("txt"));
-    Box::leak(path.display().to_string().into_boxed_str())
+/// Where [`assert_holds`] called from `file` keeps failing seeds (see
+/// [`regressions_path`]), the crate root `CARGO_MANIFEST_DIR` as `cargo
+/// test` sets it, else the working folder. Made once per file for the life
+/// of the test process.
+fn regressions_of(file: &'static str) -> &'static str {
+    static KEPT: std::sync::Mutex<std::collections::BTreeMap<&'static str, &'static str>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    kept.entry(file).or_insert_with(|| {
+        let root = std::env::var_os("CARGO_MANIFEST_DIR").map(std::path::PathBuf::from);
+        let root = root.or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+        Box::leak(regressions_path(&root, file).display().to_string().into_boxed_str())
+    })
+}
+
+/// `root/proptest-regressions/` and `file`'s path within the crate at
+/// `root`, `.txt` for `.rs`. The compiler names `file` from the workspace's
+/// root, which may be `root` or a folder above it, or absolutely; a file
+/// outside the crate is named by its file name alone.
+fn regressions_path(root: &std::path::Path, file: &str) -> std::path::PathBuf {
+    use std::path::{Path, PathBuf};
+    let path = Path::new(file);
+    let absolute = match path.is_absolute() {
+        true => Some(path.to_path_buf()),
+        false => root.ancestors().map(|a| a.join(path)).find(|p| p.is_file()),
+    };
+    let within = absolute.as_deref().and_then(|p| p.strip_prefix(root).ok()).map(Path::to_path_buf);
+    let within = within.unwrap_or_else(|| PathBuf::from(path.file_name().unwrap_or_default()));
+    root.join("proptest-regressions").join(within.with_extension("txt"))
 }
 
 /// Hunts and panics with the full report of every distinct finding (or of
@@ -358,10 +379,23 @@ pub fn assert_holds<T: Target>(target: &T, cfg: &HuntConfig) {
 
 #[cfg(test)]
 mod tests {
+    use super::regressions_path;
+    use std::path::Path;
+
     #[test]
     fn assert_holds_keeps_its_seeds_under_the_crate_root_named_for_its_test_file() {
-        let kept = super::regressions_of("tests/boundary.rs");
-        let root = std::env::var("CARGO_MANIFEST_DIR").unwrap();
-        assert_eq!(kept, format!("{root}/proptest-regressions/tests/boundary.txt"));
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().join("crates/gateway");
+        std::fs::create_dir_all(root.join("tests")).unwrap();
+        std::fs::write(root.join("tests/boundary.rs"), "").unwrap();
+        let kept = root.join("proptest-regressions/tests/boundary.txt");
+        // From the crate's root, from the workspace's, and absolutely.
+        assert_eq!(regressions_path(&root, "tests/boundary.rs"), kept);
+        assert_eq!(regressions_path(&root, "crates/gateway/tests/boundary.rs"), kept);
+        assert_eq!(regressions_path(&root, root.join("tests/boundary.rs").to_str().unwrap()), kept);
+        // Outside the crate: its file name alone, never beside the file.
+        let elsewhere = regressions_path(&root, "/elsewhere/src/lib.rs");
+        assert_eq!(elsewhere, root.join("proptest-regressions/lib.txt"));
+        assert!(elsewhere.starts_with(&root) && !Path::new("/elsewhere").join("lib.txt").exists());
     }
 }

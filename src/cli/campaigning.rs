@@ -110,12 +110,7 @@ pub(super) fn campaign(
     let mut findings = Vec::new();
     for (f, base, waits) in ran.found {
         match watching.saved.path_of(&f.distinct()) {
-            Some(path) => {
-                // Saved as it came: the witnesses of its other rules are
-                // known only now.
-                with_witnesses(&path, &f)?;
-                findings.push((f, path))
-            }
+            Some(path) => findings.push((f, path)),
             None => findings.push(save(&f, tools, &base, waits, args)?),
         }
     }
@@ -128,7 +123,16 @@ pub(super) fn campaign(
         };
         bail!("harness error: {e}{saved}");
     }
-    Ok(Outcome::new(findings, ran.sessions, ran.ignored, args.mix))
+    let outcome = Outcome::new(findings, ran.sessions, ran.ignored, args.mix);
+    // Saved as they came: the witnesses of their other rules (and of those
+    // folded in) are known only now. Added where they can be; an artifact
+    // that cannot take them keeps what it has.
+    for (f, path) in &outcome.findings {
+        if let Err(e) = with_witnesses(path, f) {
+            say!("portcullis: {}: the witnesses of its other rules were not added: {e}", path.display());
+        }
+    }
+    Ok(outcome)
 }
 
 /// Adds `f`'s witnesses to the artifact this run saved for it at `path`,
@@ -139,7 +143,6 @@ fn with_witnesses(path: &std::path::Path, f: &Finding) -> Result<()> {
     }
     let mut artifact = crate::artifact::Artifact::load(path)?;
     artifact.witnesses = f.witnesses.clone();
-    let text = serde_json::to_string_pretty(&artifact).expect("artifacts serialize");
-    report::write_atomically(path, text.as_bytes())?;
+    artifact.save_over(path)?;
     Ok(())
 }

@@ -82,6 +82,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     saved.start_ms = artifact.start_ms;
     // Its paths were moved into this run's `{tmp}`.
     saved.profile_tmp = loaded.child.tmp_path();
+    // The witnesses of its cause's other rules stay with it.
+    saved.witnesses = artifact.witnesses.clone();
     let dir = args.artifact.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let path = saved.save(dir)?;
     let replay = loaded.child.command_line("replay", &path);

@@ -59,8 +59,11 @@ pub fn find(target: &ChildTarget, base: &Command, revision: Revision, acts: Opti
     if keys.is_empty() {
         return needs;
     }
+    // A call that did not act is made once more before that counts: an
+    // effect that came late, or a server slow once, is no need.
+    let twice = |acts: Acts, cmd: &Command| Ok::<_, String>(acts(cmd)? || acts(cmd)?);
     // The call is asked to act only where it acts with every variable.
-    let acts = match acts.map(|a| a(base)) {
+    let acts = match acts.map(|a| twice(a, base)) {
         Some(Ok(true)) => acts,
         Some(Err(e)) => return Needs { inconclusive: Some(e), ..needs },
         _ => None,
@@ -71,7 +74,7 @@ pub fn find(target: &ChildTarget, base: &Command, revision: Revision, acts: Opti
         cmd.env.retain(|(k, _)| !drop.contains(k));
         let opens = opening(target, cmd.clone(), revision)?.as_ref() == Some(&listed);
         match acts {
-            Some(acts) if opens => acts(&cmd),
+            Some(acts) if opens => twice(acts, &cmd),
             _ => Ok(opens),
         }
     };

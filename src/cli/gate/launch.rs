@@ -21,8 +21,9 @@ pub struct Launch {
 
 /// The launch `args` ask for, `--profile`'s filled in where one is given.
 pub fn launched(args: &Args) -> Result<Launch> {
+    let no_tool = "--args needs --tool (or a profile's `tool`), the tool they are for";
     if args.args.is_some() && args.tool.is_none() && args.profile.is_none() {
-        bail!("--args needs --tool, the tool they are for");
+        bail!("{no_tool}");
     }
     let given = args.tool.clone().map(|t| (t, args.args.clone().unwrap_or_else(|| "{}".to_owned())));
     let Some(path) = &args.profile else {
@@ -51,7 +52,8 @@ pub fn launched(args: &Args) -> Result<Launch> {
         (Some(t), Some(a)) => Some((t, places.fill_args(a))),
         (Some(t), None) if own_tool => Some((t, profile.call_args(&places)?.unwrap_or_else(|| "{}".to_owned()))),
         (Some(t), None) => Some((t, "{}".to_owned())),
-        (None, _) => None,
+        (None, Some(_)) => bail!("{no_tool}"),
+        (None, None) => None,
     };
     let baseline = profile.baseline.as_ref().map(|b| places.fill(b).into());
     let env = fill(&[profile.env.clone(), args.env.clone()].concat());
@@ -66,9 +68,9 @@ impl Launch {
         let text = text
             .replace("{canary}", &format!("{sink}/portcullis-check-stdout"))
             .replace("{token}", "portcullis-check-stdout");
-        let arguments: Value = serde_json::from_str(&text).with_context(|| format!("--args is no JSON: {text}"))?;
+        let arguments: Value = serde_json::from_str(&text).with_context(|| format!("--args is not JSON: {text}"))?;
         if !arguments.is_object() {
-            bail!("--args must be a JSON object, not {text}");
+            bail!("--args must be a JSON object, got {text}");
         }
         Ok(Some((tool.clone(), arguments)))
     }

@@ -134,9 +134,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let released = checked.iter().filter(|c| c.variant.name == "released");
     let unanswered = released.filter_map(|c| c.transcript.unanswered.map(|m| (m, c.revision, &c.transcript.stderr)));
     if let Some((method, revision, stderr)) = unanswered.into_iter().next().filter(|_| dirty.is_empty()) {
+        let slow = if method == "tools/call" { "its call is slow" } else { "it is slow to start" };
         bail!(
             "the server as released left {method} unanswered within {} ms in {revision}, so its stdout was not \
-             gated past that ({}; raise --timeout-ms if it is slow to start)",
+             gated past that ({}; raise --timeout-ms if {slow})",
             args.timeout_ms,
             crate::process::stderr_tail(stderr)
         );
