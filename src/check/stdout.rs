@@ -9,7 +9,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     let stdout = &facts.obs.stdout;
     for line in &facts.lines {
         let bytes = &stdout[line.range.clone()];
-        if let Some(p) = line_problem(bytes, line.value.as_ref(), facts.revision) {
+        if let Some(p) = line_problem(bytes, line.value.as_ref(), shaped_by(facts, line.value.as_ref())) {
             out.push(Violation::at_stdout(
                 CheckId::StdoutClean,
                 line.range.clone(),
@@ -23,6 +23,20 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     if tail < stdout.len() && finished {
         let kind = Kind::AfterLastLf { bytes: stdout.len() - tail };
         out.push(Violation::at_stdout(CheckId::StdoutClean, tail..stdout.len(), None, kind));
+    }
+}
+
+/// The revision whose shapes the response `value` is judged by: the
+/// session's, but for the answer to a request of the handshake era sent in
+/// a session of a revision without one (`legacy_method`: `initialize` or
+/// `ping` with no envelope), which a server of both eras may still answer
+/// as that era does, with no `resultType`.
+fn shaped_by(facts: &Facts, value: Option<&Value>) -> Revision {
+    let frame = value.and_then(|v| v.get("id")).filter(|_| value.is_some_and(|v| v.get("method").is_none()));
+    let frame = frame.and_then(|id| facts.frame_of(id)).and_then(|i| facts.script.frames.get(i));
+    match frame.and_then(|f| f.expect.rule_or_tolerated()) {
+        Some(crate::frame::Rule::LegacyMethod) => Revision::LATEST_HANDSHAKEN,
+        _ => facts.revision,
     }
 }
 
@@ -133,5 +147,37 @@ mod tests {
         }
         assert!(line_problem(b"", Some(&untyped), new).is_some_and(|p| p.contains("resultType")));
         assert!(line_problem(b"", Some(&request), new).is_some_and(|p| p.contains("request from the server")));
+    }
+
+    #[test]
+    fn an_answer_to_a_request_of_the_handshake_era_needs_no_result_type() {
+        use crate::attack::Step;
+        use crate::attack::envelope::{Envelope, Kind as EnvelopeKind};
+        use crate::catalogue::Catalogue;
+        use crate::check::{CheckId, check};
+        use crate::frame::Rule;
+        use crate::observation::Observation;
+        use crate::protocol::Policy;
+        use crate::script::ScriptSpec;
+        use crate::seam::Session;
+        let revision = Revision::R2026_07_28;
+        let ping = Step::Envelope(Envelope { kind: EnvelopeKind::Ping, tool: 0, pick: 0 });
+        let script = ScriptSpec::whole(revision, vec![ping]).render(&Catalogue::reference(), 1);
+        let legacy = script.frames.iter().find(|f| f.expect.rule_or_tolerated() == Some(Rule::LegacyMethod));
+        let id = legacy.and_then(|f| f.id.clone()).expect("a ping of the handshake era").to_json();
+        let judged = |answer: &str| {
+            let stdout = format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"resultType\":\"complete\",\"supportedVersions\":[\"2026-07-28\"]}}}}\n\
+                 {{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{answer}}}\n"
+            );
+            let obs = Observation { stdout: stdout.into_bytes(), ..Observation::none() };
+            let session = Session { policy: Policy::KeepOpen, revision, salt: 1 };
+            check(&script, &obs, &session).into_iter().filter(|v| v.check == CheckId::StdoutClean).count()
+        };
+        // Answered as the handshake era answers a ping, or as 2026-07-28 would.
+        assert_eq!(judged("{}"), 0);
+        assert_eq!(judged(r#"{"resultType":"complete"}"#), 0);
+        // Still a result that is no object.
+        assert_eq!(judged("7"), 1);
     }
 }
