@@ -76,7 +76,19 @@ impl ScriptSpec {
         // Round trips render only where the revision has no handshake.
         let round_trip = |s: &Step| matches!(s, Step::RoundTrip(r) if r.kind.adapts());
         let adapts = confirming && !self.revision.has_handshake() && self.steps.iter().any(round_trip);
-        early || adapts || self.steps.iter().rev().find(|s| !s.before_handshake()).is_some_and(cut)
+        // A request of the other era (an `initialize` where the revision
+        // has none, a call with the 2026-07-28 envelope where it has one)
+        // may turn the connection to that era for whatever a shared process
+        // runs after it: a server of both eras may answer it so.
+        let other_era = |s: &Step| match s {
+            Step::Lifecycle(l) => {
+                l.kind == attack::lifecycle::Kind::RepeatedInitialize && !self.revision.has_handshake()
+            }
+            Step::Envelope(e) => e.kind == attack::envelope::Kind::ModernEnvelope && self.revision.has_handshake(),
+            _ => false,
+        };
+        let era = self.steps.iter().any(other_era);
+        early || adapts || era || self.steps.iter().rev().find(|s| !s.before_handshake()).is_some_and(cut)
     }
 
     /// Renders the script against a target's tools. `salt` keeps the tokens
@@ -482,6 +494,19 @@ pub fn scripts(revision: BoxedStrategy<Revision>, step: BoxedStrategy<Step>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_of_the_other_era_runs_in_a_process_of_its_own() {
+        use crate::attack::envelope::{Envelope, Kind as EnvelopeKind};
+        use crate::attack::lifecycle::{Kind as LifecycleKind, Lifecycle};
+        let initialize = Step::Lifecycle(Lifecycle { kind: LifecycleKind::RepeatedInitialize, tool: 0 });
+        let modern = Step::Envelope(Envelope { kind: EnvelopeKind::ModernEnvelope, tool: 0, pick: 0 });
+        let own = |revision, step: &Step| ScriptSpec::whole(revision, vec![step.clone()]).needs_own_process();
+        assert!(own(Revision::R2026_07_28, &initialize), "an initialize may open the handshake era");
+        assert!(!own(Revision::R2025_11_25, &initialize), "a second initialize is of its own era");
+        assert!(own(Revision::R2025_11_25, &modern), "a modern envelope may open 2026-07-28");
+        assert!(!own(Revision::R2026_07_28, &modern));
+    }
 
     #[test]
     fn a_history_replays_as_one_session_with_its_markers() {
