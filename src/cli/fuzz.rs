@@ -169,20 +169,6 @@ fn unseen_hint(tool: &ToolSpec, args: &Args) -> Option<String> {
     ))
 }
 
-/// Under close, a server that went on after a rejected frame may be meant
-/// to: servers built on the official SDKs answer such a frame (or skip it)
-/// and carry on, which keep-open checks.
-pub(super) fn keep_open_hint(f: &Finding) -> Option<&'static str> {
-    // Under close, a policy finding is a server that went on past a frame
-    // that must end the session (it answered, acted, or kept running).
-    let went_on = f.check == CheckId::Policy && f.policy == Policy::Close;
-    went_on.then_some(
-        "the server went on after a rejected frame, which --policy close forbids; if it is meant to \
-         (servers built on the official SDKs are), --policy keep-open checks instead that such a frame \
-         gets an error and that nothing carries over from it",
-    )
-}
-
 /// One valid call must cause exactly one observed effect before the
 /// campaign means anything. A control that breaks a check is a finding.
 fn control(

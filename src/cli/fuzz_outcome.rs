@@ -8,6 +8,7 @@ use super::fuzz_args::Args;
 use super::interrupt;
 use crate::campaign::Finding;
 use crate::report::{self, Outcome, counted};
+use crate::{CheckId, Policy};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -42,7 +43,7 @@ pub(super) fn told(outcome: &Outcome, args: &Args, updated: bool) -> ExitCode {
                 args.shrink_ms
             );
         }
-        if let Some(hint) = super::fuzz::keep_open_hint(f) {
+        if let Some(hint) = keep_open_hint(f) {
             say!("portcullis: {hint}");
         }
     }
@@ -89,4 +90,18 @@ pub(super) fn told(outcome: &Outcome, args: &Args, updated: bool) -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+/// Under close, a server that went on after a rejected frame may be meant
+/// to: servers built on the official SDKs answer such a frame (or skip it)
+/// and carry on, which keep-open checks.
+fn keep_open_hint(f: &Finding) -> Option<&'static str> {
+    // Under close, a policy finding is a server that went on past a frame
+    // that must end the session (it answered, acted, or kept running).
+    let went_on = f.check == CheckId::Policy && f.policy == Policy::Close;
+    went_on.then_some(
+        "the server went on after a rejected frame, which --policy close forbids; if it is meant to \
+         (servers built on the official SDKs are), --policy keep-open checks instead that such a frame \
+         gets an error and that nothing carries over from it",
+    )
 }
