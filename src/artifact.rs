@@ -8,7 +8,7 @@
 use crate::catalogue::{Catalogue, ToolSpec};
 use crate::check::{CheckId, Violation};
 use crate::escape::{SHOWN, escape};
-use crate::finding::{Distinct, Finding, distinct};
+use crate::finding::{Distinct, Finding, class_of, distinct};
 use crate::observation::Observation;
 use crate::protocol::Policy;
 use crate::script::{Script, ScriptSpec};
@@ -41,8 +41,9 @@ pub struct Artifact {
     /// in an artifact saved before keys held causes, the rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub what: Option<String>,
-    /// Whether `what` holds a cause where the frame breaks a rule; false in
-    /// artifacts saved before, whose `what` named the rule.
+    /// Whether `what` was written by a build that keyed findings by cause;
+    /// false in artifacts saved before, whose `what` named the rule. Either
+    /// way [`Artifact::key`] reads it as the class its frame belongs to now.
     #[serde(default)]
     pub keyed_by_cause: bool,
     /// The policy the gateway was held to.
@@ -158,25 +159,27 @@ impl Artifact {
         Some(w.spec.render(&catalogue, w.salt))
     }
 
-    /// Its finding key, when it was saved with one. An artifact saved
-    /// before keys held causes named the rule of the frame its first
-    /// violation concerns: read as that rule's cause. Its attack kinds and
-    /// crash lines read as they were.
+    /// Its finding key, when it was saved with one. A key saved by an
+    /// older build named the frame its first violation concerns by that
+    /// frame's rule, an older cause or its attack kind: read as the class
+    /// that frame belongs to now ([`class_of`]). Crash lines read as they
+    /// were.
     pub fn key(&self) -> Option<Distinct> {
         let check = CheckId::from_id(&self.check)?;
         let kind = self.kind.clone()?;
         let what = self.what.clone().unwrap_or_default();
-        if self.keyed_by_cause {
-            return Some(Distinct { check, kind, what });
-        }
         // "… (frame #N) …" in the first violation's text.
         let first = self.violations.first().and_then(|v| v.rsplit_once("(frame #")).map(|(_, rest)| rest);
         let at = first.and_then(|rest| rest.split(')').next()).and_then(|n| n.parse::<usize>().ok());
-        let rule = at.and_then(|i| self.script.frames.get(i)).and_then(|f| f.expect.rule_or_tolerated());
-        let what = match rule {
-            Some(rule) if rule.id() == what => rule.cause().id().to_owned(),
-            _ => what,
+        let Some(frame) = at.and_then(|i| self.script.frames.get(i)) else {
+            return Some(Distinct { check, kind, what });
         };
+        let rule = frame.expect.rule_or_tolerated();
+        let named_it = what == frame.kind
+            || rule.is_some_and(|r| r.id() == what)
+            || crate::frame::Cause::from_id(&what).is_some()
+            || what == class_of(frame);
+        let what = if named_it { class_of(frame).to_owned() } else { what };
         Some(Distinct { check, kind, what })
     }
 

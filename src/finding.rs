@@ -1,7 +1,7 @@
 //! A finding: a failing session, minimized, with what shows it.
 
 use crate::check::{CheckId, Kind, Violation};
-use crate::frame::Rule;
+use crate::frame::{Expect, Frame, Rule};
 use crate::observation::Observation;
 use crate::protocol::{Level, Policy};
 use crate::script::{Script, ScriptSpec};
@@ -89,8 +89,9 @@ impl Witness {
 /// What makes two findings distinct, the finding key: a root cause. Their
 /// check, the kind of violation ([`Kind::name`](crate::check::Kind::name)),
 /// and the class of input the frame at fault belongs to: its rule's
-/// [`Cause`](crate::frame::Cause), or its attack kind where it breaks no
-/// rule, nothing where no frame is at fault. One server behaviour shown under several rules of
+/// [`Cause`](crate::frame::Cause); where it breaks no rule, `valid_call`
+/// for a valid call of any shape, `batch` for a batch, else its attack
+/// kind; nothing where no frame is at fault. One server behaviour shown under several rules of
 /// one class is one finding, with each rule as evidence ([`evidence`]).
 /// The hunt, confirmation, `minimize`, `replay`, the artifact and the
 /// SARIF fingerprint all use this one key.
@@ -117,7 +118,8 @@ impl std::fmt::Display for Distinct {
 
 /// The distinct finding violation `v` of a session of `script` that
 /// showed `obs` shows: its check, kind, and the cause of its frame's rule,
-/// or the frame's attack kind where it breaks none. A crash (a signal, a panic, or an
+/// or the class of a frame that breaks none (`valid_call`, `batch`, else
+/// its attack kind). A crash (a signal, a panic, or an
 /// exit with a failure status before stdin closed) is told apart by what
 /// it said last on stderr, with numbers and tokens left out, as fuzzers
 /// tell crashes apart by their stack; a hang on EOF is one finding.
@@ -126,11 +128,24 @@ pub fn distinct(v: &Violation, script: &Script, obs: &Observation) -> Distinct {
         Some(line) => line,
         None if v.kind == Kind::RunningAfterEof => String::new(),
         None => match v.frame.and_then(|i| script.frames.get(i)) {
-            Some(f) => f.expect.rule_or_tolerated().map_or_else(|| f.kind.to_string(), |r| r.cause().id().to_owned()),
+            Some(f) => class_of(f).to_owned(),
             None => String::new(),
         },
     };
     Distinct { check: v.check, kind: v.kind.name().to_owned(), what }
+}
+
+/// The class of input frame `f` belongs to, a finding key's last part:
+/// the cause of its rule; where it breaks none, `valid_call` for one
+/// valid call whatever its shape (its encoding, size, id or placement is
+/// the evidence), `batch` for a batch of them, else its attack kind.
+pub(crate) fn class_of(f: &Frame) -> &str {
+    match (&f.expect, f.expect.rule_or_tolerated()) {
+        (_, Some(rule)) => rule.cause().id(),
+        (Expect::Act(calls), None) if calls.len() != 1 || f.kind == "batch" => "batch",
+        (Expect::Act(_), None) => "valid_call",
+        _ => &f.kind,
+    }
 }
 
 /// What showed violation `v` of a session of `script`, within its cause:
@@ -383,5 +398,45 @@ impl Finding {
     /// The rule of the frame its first violation concerns, if one.
     pub fn rule(&self) -> Option<Rule> {
         self.violations.first().and_then(|v| v.rule(&self.script))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::distinct;
+    use crate::attack::{Step, jsonrpc, terminator};
+    use crate::catalogue::Catalogue;
+    use crate::check::{CheckId, Kind, Violation};
+    use crate::frame::Expect;
+    use crate::observation::Observation;
+    use crate::protocol::Revision;
+    use crate::script::ScriptSpec;
+
+    /// A valid call is one class of input whatever its shape: a server
+    /// that loses calls is one finding with each shape as evidence, not
+    /// one per shape. A batch is a class of its own.
+    #[test]
+    fn valid_calls_of_every_shape_share_a_key_and_a_batch_has_its_own() {
+        let pad = Step::Terminator(terminator::Terminator { kind: terminator::Kind::Padded, tool: 0 });
+        let nel = Step::Terminator(terminator::Terminator { kind: terminator::Kind::NextLine, tool: 0 });
+        let batch = Step::JsonRpc(jsonrpc::JsonRpc { kind: jsonrpc::Kind::Batch, tool: 0 });
+        let steps = vec![Step::Control(0), pad, nel, batch];
+        let script = ScriptSpec::whole(Revision::R2025_03_26, steps).render(&Catalogue::reference(), 1);
+        let keys: Vec<(String, String)> = (0..script.frames.len())
+            .filter(|i| matches!(script.frames[*i].expect, Expect::Act(_)))
+            .map(|i| {
+                let kind = Kind::NeverExecuted { id: "2".into(), refused: false };
+                let v = Violation { check: CheckId::ExactlyOnce, frame: Some(i), span: None, kind };
+                (script.frames[i].kind.to_string(), distinct(&v, &script, &Observation::none()).to_string())
+            })
+            .collect();
+        let key = |k: &str| format!("exactly-once/never_executed ({k})");
+        let want = [
+            ("valid_call".to_owned(), key("valid_call")),
+            ("padded".to_owned(), key("valid_call")),
+            ("nel_in_string".to_owned(), key("valid_call")),
+            ("batch".to_owned(), key("batch")),
+        ];
+        assert_eq!(keys, want);
     }
 }

@@ -224,7 +224,9 @@ pub enum Cause {
     /// A retry of a call that must be confirmed, with a state or answers
     /// it was not handed.
     UnconfirmedRetry,
-    /// A `tools/call` whose name or arguments break the tool's schema.
+    /// A well-formed `tools/call` naming a tool the server does not offer,
+    /// or with arguments its schema does not allow. (A name that is no
+    /// string or arguments that are no object make an invalid request.)
     ToolCall,
     /// A method the server does not have.
     MethodNotFound,
@@ -292,7 +294,7 @@ impl Cause {
             }
             Cause::UndeclaredCapability => "a request needing a capability its own envelope does not declare",
             Cause::UnconfirmedRetry => "a retry of a call that must be confirmed, without what confirms it",
-            Cause::ToolCall => "a tool call that breaks the tool's schema",
+            Cause::ToolCall => "a tool call naming an unknown tool or breaking its schema",
             Cause::MethodNotFound => "a method the server does not have",
             Cause::Authorization => "a tool the caller may not run",
         }
@@ -301,8 +303,9 @@ impl Cause {
 
 impl Rule {
     /// The class of input it belongs to. No class holds rules of both the
-    /// spec and the hardening level, so the findings of one key share one
-    /// level.
+    /// spec and the hardening level, nor rules that differ in whether a
+    /// tool result may refuse them, so the findings of one key share one
+    /// level ([`Violation::level`](crate::check::Violation::level)).
     pub fn cause(self) -> Cause {
         use Rule::*;
         match self {
@@ -314,15 +317,14 @@ impl Rule {
             | AmbiguousMessage => Cause::AmbiguousJson,
             TooDeep => Cause::NestingDepth,
             NotAnObject | BadJsonrpc | BadId | BadMethod | BadParams | PositionalParams | BatchNotAllowed
-            | EmptyBatch | ClientResponse | NotificationCall => Cause::InvalidRequest,
+            | EmptyBatch | ClientResponse | NotificationCall | BadToolName | BadArguments => Cause::InvalidRequest,
             BeforeInitialize => Cause::BeforeOpening,
             RepeatedInitialize | LegacyMethod => Cause::HandshakeAgain,
             MissingEnvelope | BadEnvelope | UnsupportedVersion | HandshakeVersion | ModernEnvelope
             | ReservedMetaKey | MalformedMetaKey => Cause::BadEnvelopeVersion,
             MissingCapability => Cause::UndeclaredCapability,
             ForgedState | UnrequestedInput | ReplayedState | AlteredState | ForeignState => Cause::UnconfirmedRetry,
-            BadToolName | BadArguments | UnknownArgument | MistypedArgument | MissingArgument | UnknownMember
-            | UnknownTool => Cause::ToolCall,
+            UnknownArgument | MistypedArgument | MissingArgument | UnknownMember | UnknownTool => Cause::ToolCall,
             UnknownMethod => Cause::MethodNotFound,
             UnauthorizedTool => Cause::Authorization,
         }

@@ -31,7 +31,8 @@ fn rebasing_moves_every_canary_to_the_new_sink() {
     assert_eq!(*script.write_ends.last().unwrap(), script.stdin().len());
 }
 
-/// An artifact saved before keys held causes named the rule of its frame:
+/// An artifact saved before keys held causes named the rule of its frame,
+/// one saved by an older build an older class:
 /// it reads as the same finding, so a replay of it says FAILED for the
 /// same bug; other keys (a crash line) read as they were.
 #[test]
@@ -49,6 +50,13 @@ fn an_artifact_keyed_by_a_rule_reads_as_its_cause() {
     let rule = f.rule().expect("a rule").id().to_owned();
     let old = Artifact { keyed_by_cause: false, what: Some(rule), ..artifact.clone() };
     assert_eq!(old.key(), Some(key.clone()), "a rule reads as its cause");
+    // Keys of older builds: the frame's attack kind, or a cause its rule
+    // belonged to then, read as the class the frame belongs to now.
+    let frame = f.violations[0].frame.map(|i| f.script.frames[i].kind.to_string()).expect("a frame at fault");
+    let by_kind = Artifact { what: Some(frame), ..artifact.clone() };
+    assert_eq!(by_kind.key(), Some(key.clone()), "an attack kind reads as its class");
+    let by_old_cause = Artifact { what: Some("tool_call".into()), ..artifact.clone() };
+    assert_eq!(by_old_cause.key(), Some(key.clone()), "a cause reads as the frame's class now");
     let crash = Artifact { keyed_by_cause: false, what: Some("thread 'main' panicked".into()), ..artifact };
     assert_eq!(crash.key().map(|k| k.what), Some("thread 'main' panicked".into()), "other keys as they were");
 }

@@ -142,6 +142,14 @@ fn a_cause_holds_one_level_and_its_id_names_nothing_else() {
             .map(|r| r.level().to_string())
             .collect();
         assert!(levels.len() <= 1, "{} mixes levels {levels:?}", cause.id());
+        // A tool result refusing a frame is at most hardening where its
+        // rule lets a tool refuse it that way: that level too is one per cause.
+        let tool_result: std::collections::BTreeSet<String> = Rule::ALL
+            .iter()
+            .filter(|r| r.cause() == cause && r.level() != Level::Tolerated)
+            .map(|r| if r.tool_error_ok() { r.level().max(Level::Hardening) } else { r.level() }.to_string())
+            .collect();
+        assert!(tool_result.len() <= 1, "{} mixes levels of a tool result {tool_result:?}", cause.id());
         let kinds: Vec<&str> = Family::ALL.iter().flat_map(|f| f.kind_names()).collect();
         assert!(!kinds.contains(&cause.id()), "{} is an attack kind too", cause.id());
         assert!(Rule::ALL.iter().all(|r| r.id() != cause.id()), "{} is a rule too", cause.id());

@@ -38,6 +38,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
         let frame = last_seen.min(facts.spans.len() - 1);
         match facts.policy {
             Policy::KeepOpen if rejected_before => {
+                let frame = ended_on(facts, end).unwrap_or(frame);
                 out.push(Violation::at_frame(CheckId::Policy, facts, frame, Kind::EndedUnderKeepOpen { at: end }))
             }
             // The gateway may end as soon as it has seen part of the closing frame.
@@ -57,6 +58,20 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
         let frame = facts.spans.len() - 1;
         out.push(Violation::at_frame(CheckId::Liveness, facts, frame, Kind::RunningAfterEof));
     }
+}
+
+/// The frame a session that ended under keep-open most likely ended on:
+/// the first it may close on written after the last frame it answered
+/// (it had read that far and was alive), else the last such frame it
+/// answered. The end is seen only when a later write fails or stdout
+/// closes, often frames later; blaming the frame written last would key
+/// one cause (say, a line past a reader's limit) by whatever came after.
+fn ended_on(facts: &Facts, end: usize) -> Option<usize> {
+    let written = |i: &usize| *i < facts.delivered && facts.spans[*i].start < end;
+    let answered = facts.replies.iter().filter_map(|r| facts.frame_of(&r.id)).filter(written).max();
+    let may_close = |i: &usize| facts.judged[*i].may_close();
+    let after = answered.map_or(0, |a| a + 1);
+    (after..facts.delivered).filter(written).find(may_close).or(answered.filter(may_close))
 }
 
 /// Whether a whole empty or blank line was written before stdin byte `end`.
@@ -98,6 +113,41 @@ mod tests {
         let session = Session { policy, revision, salt: 1 };
         let ends = |c: &CheckId| matches!(c, CheckId::Liveness | CheckId::Policy);
         check(&script, &obs, &session).into_iter().map(|v| v.check).filter(ends).collect()
+    }
+
+    /// A session that answered everything before a raw CR in a string,
+    /// then ended, the end seen only once the valid call after it was
+    /// written, is blamed on the frame it ended on, not the one written
+    /// last.
+    #[test]
+    fn an_end_under_keep_open_is_blamed_on_the_first_frame_after_the_last_answer() {
+        let revision = Revision::R2025_06_18;
+        let bad = Step::Terminator(Terminator { kind: Kind::RawCr, tool: 0 });
+        let script = ScriptSpec::whole(revision, vec![Step::Control(0), bad, Step::Control(0)])
+            .render(&Catalogue::reference(), 1);
+        let at = script.frames.iter().position(|f| f.kind == "raw_cr_in_string").expect("the raw CR");
+        let mut stdout = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"{revision}"}}}}"#) + "\n";
+        for f in script.frames[1..at].iter().filter_map(|f| f.id.as_ref()) {
+            stdout += &format!(r#"{{"jsonrpc":"2.0","id":{f},"result":{{"content":[]}}}}"#);
+            stdout += "\n";
+        }
+        let obs = Observation {
+            stdout: stdout.into_bytes(),
+            exit_before_eof: Exit::Exited(0),
+            exit: Exit::Exited(0),
+            ended_at: Some(script.frames.iter().map(|f| f.bytes.len()).sum()),
+            eof_sent: true,
+            ..Observation::none()
+        };
+        let session = Session { policy: Policy::KeepOpen, revision, salt: 1 };
+        let ended = check(&script, &obs, &session).into_iter().find(|v| v.check == CheckId::Policy);
+        assert!(at + 1 < script.frames.len(), "frames were written after it");
+        assert_eq!(
+            ended.and_then(|v| v.frame),
+            Some(at),
+            "{:?}",
+            script.frames.iter().map(|f| &f.kind).collect::<Vec<_>>()
+        );
     }
 
     #[test]
