@@ -259,3 +259,20 @@ fn an_answer_that_comes_after_the_marker_is_its_requests_not_the_next_scripts() 
     found.extend(job.finish().expect("the job ends"));
     assert!(found.is_empty(), "every answer is its own request's: {found:#?}");
 }
+
+#[test]
+fn an_answer_still_being_written_when_the_next_script_begins_is_its_requests_whole() {
+    // The call's 100 KiB answer comes in two parts 0.4 s apart, after the
+    // ping that marks its script's end: the next script begins between them.
+    let target = python_server("slow_long_answer.py", &[], Waits::default());
+    let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
+    let (_, _, first) = job.session(&call(), 1, Lane::Search).expect("the harness runs");
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    let (_, obs, second) =
+        job.session(&ScriptSpec::whole(REVISION, vec![]), 2, Lane::Search).expect("the harness runs");
+    let mut found = job.take_found();
+    found.extend(job.finish().expect("the job ends"));
+    let shown = String::from_utf8_lossy(&obs.stdout).chars().take(200).collect::<String>();
+    assert!(first.is_empty() && second.is_empty(), "{first:?} {second:?} {shown}");
+    assert!(found.is_empty(), "the answer is the call's, whole: {found:#?}");
+}

@@ -142,10 +142,17 @@ impl Persistent {
         let late_out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
         let late_err = self.child.take_stderr();
         let (mut stdout, mut stderr) = std::mem::take(&mut self.early);
+        // A line the server is still writing (a long answer to an earlier
+        // script, say) is routed whole, with the rest of it, in this
+        // script's window; judged apart, its tail would read as a line of
+        // this script that is no protocol message.
+        let mut partial = Vec::new();
         match &self.last {
             Some((last, ..)) => {
                 let last = *last;
-                let late_out = self.route(late_out, None, ledger);
+                let whole = crate::json_line::whole(&late_out);
+                partial = late_out[whole..].to_vec();
+                let late_out = self.route(late_out[..whole].to_vec(), None, ledger);
                 ledger.late_output(last, &late_out, &late_err, self.child.output_at(true));
             }
             None => {
@@ -166,6 +173,7 @@ impl Persistent {
         self.marks += 1;
         let mark = format!("portcullis-mark-{}", self.marks);
         self.child.write_stdin(&self.revision.marker(&mark))?;
+        self.routes.marked(Id::Str(mark.clone()), salt);
         let session = Session { policy: Policy::KeepOpen, revision: self.revision, salt };
         let owed_ids = owed(body, &session);
         // Answers that may come with the request's id or a null one.
@@ -192,7 +200,7 @@ impl Persistent {
         // within a wait of its own once every answer came, else within the
         // answers' deadline (a call left unanswered had all of it to act).
         // One still awaited may act until its answer is due.
-        let out = self.child.take_stdout();
+        let out = [partial, self.child.take_stdout()].concat();
         let mut out = self.route(out, Some(salt), ledger);
         // The server read past the script: it can serve the next one, even
         // where an answer it owed never came.
@@ -317,7 +325,7 @@ impl Persistent {
         let out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
         let err = self.child.take_stderr();
         let grace = self.child.waits().answer;
-        let Persistent { child, last, routes, .. } = self;
+        let Persistent { child, last, mut routes, .. } = self;
         let at = child.output_at(true);
         let (tail_out, tail_err) = child.finish();
         if let Some((salt, recorder, seen)) = last {
