@@ -157,7 +157,7 @@ impl<'a> Job<'a> {
         // process: its candidates run fresh.
         let at_an_end = matches!(&lane, Lane::Shrink(d) if Kind::shows_at_an_end(&d.kind));
         let own = spec.needs_own_process_with(&self.target.catalogue);
-        let shared = match self.share && lane != Lane::Confirm && !at_an_end && !own {
+        let shared = match self.share && !lane.confirms() && !at_an_end && !own {
             // A search session goes on once the server has read past it; a
             // shrinking step must see what it shows whole.
             true => self.shared(spec, salt, &lane, lane == Lane::Search)?,
@@ -165,9 +165,11 @@ impl<'a> Job<'a> {
         };
         let run = match shared {
             Some(run) => run,
-            // A confirming run waits twice as long: a verdict that rests on
-            // time alone must hold with longer waits before it is reported.
+            // A confirming run waits twice as long, and a second one for a
+            // verdict that rests on time alone four times: it must hold
+            // with longer waits before it is reported.
             None if lane == Lane::Confirm => self.fresh_patiently(spec, salt, 2, self.cover)?,
+            None if lane == Lane::Reconfirm => self.fresh_patiently(spec, salt, 4, self.cover)?,
             None => self.fresh(spec, salt)?,
         };
         self.judge_late()?;

@@ -710,8 +710,10 @@ impl Hunt<'_> {
     /// not repeat it (the shrinking ran in a shared process, whose state
     /// helped, or the server is flaky), the accepted candidates are tried
     /// fresh from the smallest back, at doubling distances, and then the
-    /// script the search caught. Where none repeats it, a finding that
-    /// rests on time alone is not confirmed (`None`); any other is
+    /// script the search caught. A finding that rests on time alone is
+    /// confirmed only where a [`Lane::Reconfirm`] session, with longer
+    /// waits still, repeats it after a [`Lane::Confirm`] one did; where
+    /// none does, it is not confirmed (`None`); any other is
     /// reported with the session the search caught, and the history of
     /// its shared process if it ran in one. Where no cut showed the
     /// finding and the search's session ran fresh, that session is it.
@@ -747,8 +749,18 @@ impl Hunt<'_> {
             let salt = super::salt(self.cfg, self.sessions);
             self.sessions += 1;
             let again = (self.run)(spec, salt, Lane::Confirm)?;
-            if judged(self.cfg, &again).contains(d) {
+            if !judged(self.cfg, &again).contains(d) {
+                continue;
+            }
+            if !timed {
                 return Ok(Some(Caught { spec: spec.clone(), run: again, salt, history: None }));
+            }
+            // Resting on time, it holds once more with longer waits still.
+            let salt = super::salt(self.cfg, self.sessions);
+            self.sessions += 1;
+            let patient = (self.run)(spec, salt, Lane::Reconfirm)?;
+            if judged(self.cfg, &patient).contains(d) {
+                return Ok(Some(Caught { spec: spec.clone(), run: patient, salt, history: None }));
             }
         }
         Ok((!timed).then_some(caught))
@@ -863,7 +875,7 @@ mod tests {
             let caught = Reference::mutant(Mutant::BoolId);
             let cfg = HuntConfig { cases: 256, policy: Policy::KeepOpen, ..Default::default() };
             let run = |spec: &ScriptSpec, salt: u32, lane: Lane| match lane {
-                Lane::Confirm => super::super::session(&fresh, cfg.policy, spec, salt),
+                Lane::Confirm | Lane::Reconfirm => super::super::session(&fresh, cfg.policy, spec, salt),
                 _ => super::super::session(&caught, cfg.policy, spec, salt),
             };
             let together = |_: &[(ScriptSpec, u32)], _: &Distinct, _: Option<Instant>| Ok(Vec::new());
