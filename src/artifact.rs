@@ -9,6 +9,7 @@ use crate::catalogue::{Catalogue, ToolSpec};
 use crate::check::{CheckId, Violation};
 use crate::escape::{SHOWN, escape};
 use crate::finding::{Distinct, Finding, class_of, distinct};
+use crate::frame::Rule;
 use crate::observation::Observation;
 use crate::protocol::Policy;
 use crate::script::{Script, ScriptSpec};
@@ -23,8 +24,9 @@ use std::time::Duration;
 /// hold before saving one more is refused rather than searched for ever.
 const NAMES_PER_FINDING: u32 = 10_000;
 
-/// The artifact format's version.
-pub const VERSION: u32 = 1;
+/// The artifact format's version. Version 1 (keys of older builds, read
+/// as [`Artifact::key`] says) is read too.
+pub const VERSION: u32 = 2;
 
 /// One saved finding.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -37,8 +39,9 @@ pub struct Artifact {
     /// absent from artifacts saved before keys had kinds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    /// The cause (or attack kind, or what a crash said) of its finding key;
-    /// in an artifact saved before keys held causes, the rule.
+    /// The class of input (or what a crash said) of its finding key; in an
+    /// artifact saved by an older build, maybe the rule, the attack kind or
+    /// an older class ([`Artifact::key`] reads them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub what: Option<String>,
     /// Whether `what` was written by a build that keyed findings by cause;
@@ -162,8 +165,7 @@ impl Artifact {
     /// Its finding key, when it was saved with one. A key saved by an
     /// older build named the frame its first violation concerns by that
     /// frame's rule, an older cause or its attack kind: read as the class
-    /// that frame belongs to now ([`class_of`]). Crash lines read as they
-    /// were.
+    /// that frame belongs to now. Crash lines read as they were.
     pub fn key(&self) -> Option<Distinct> {
         let check = CheckId::from_id(&self.check)?;
         let kind = self.kind.clone()?;
@@ -175,19 +177,28 @@ impl Artifact {
             return Some(Distinct { check, kind, what });
         };
         let rule = frame.expect.rule_or_tolerated();
+        // Before version 2, `bad_tool_name` and `bad_arguments` were of
+        // the cause `tool_call`, and a tolerated call was of its rule's
+        // cause to `exactly-once` too.
+        let moved = matches!(rule, Some(Rule::BadToolName | Rule::BadArguments)) && what == "tool_call";
         let named_it = what == frame.kind
-            || rule.is_some_and(|r| r.id() == what)
-            || crate::frame::Cause::from_id(&what).is_some()
-            || what == class_of(frame);
-        let what = if named_it { class_of(frame).to_owned() } else { what };
+            || rule.is_some_and(|r| r.id() == what || r.cause().id() == what)
+            || moved
+            || what == class_of(check, frame);
+        let what = if named_it { class_of(check, frame).to_owned() } else { what };
         Some(Distinct { check, kind, what })
     }
 
     /// The violations of a run of its script (`script` showed `obs`) that
     /// show its finding: of its key, or, saved without one, of its check.
+    /// An end under keep-open saved before version 2 was keyed by the frame
+    /// written last, which says nothing of the frame it ended on: any such
+    /// end shows it.
     pub fn showing(&self, violations: &[Violation], script: &Script, obs: &Observation) -> Vec<Violation> {
         let key = self.key();
+        let by_last_frame = self.portcullis_artifact < 2 && self.kind.as_deref() == Some("ended_under_keep_open");
         let shows = |v: &&Violation| match &key {
+            Some(k) if by_last_frame => v.check == k.check && v.kind.name() == k.kind,
             Some(k) => distinct(v, script, obs) == *k,
             None => v.check.id() == self.check,
         };
@@ -247,7 +258,7 @@ impl Artifact {
         let text = std::fs::read_to_string(path).map_err(|e| ArtifactError::Io(path.to_path_buf(), e))?;
         let a: Artifact =
             serde_json::from_str(&text).map_err(|e| ArtifactError::Format(path.to_path_buf(), e.to_string()))?;
-        if a.portcullis_artifact != VERSION {
+        if !(1..=VERSION).contains(&a.portcullis_artifact) {
             return Err(ArtifactError::Format(path.to_path_buf(), format!("version {}", a.portcullis_artifact)));
         }
         Ok(a)

@@ -101,7 +101,8 @@ pub struct Distinct {
     pub check: CheckId,
     /// The kind of violation's name.
     pub kind: String,
-    /// What a crash said last, the cause of the rule, the attack kind, or
+    /// What a crash said last, or the class of input ([`class_of`]): the
+    /// cause of the rule, `valid_call`, `batch` or the attack kind; or
     /// empty.
     pub what: String,
 }
@@ -128,21 +129,33 @@ pub fn distinct(v: &Violation, script: &Script, obs: &Observation) -> Distinct {
         Some(line) => line,
         None if v.kind == Kind::RunningAfterEof => String::new(),
         None => match v.frame.and_then(|i| script.frames.get(i)) {
-            Some(f) => class_of(f).to_owned(),
+            Some(f) => class_of(v.check, f).to_owned(),
             None => String::new(),
         },
     };
     Distinct { check: v.check, kind: v.kind.name().to_owned(), what }
 }
 
-/// The class of input frame `f` belongs to, a finding key's last part:
-/// the cause of its rule; where it breaks none, `valid_call` for one
-/// valid call whatever its shape (its encoding, size, id or placement is
-/// the evidence), `batch` for a batch of them, else its attack kind.
-pub(crate) fn class_of(f: &Frame) -> &str {
+/// The class of input frame `f` belongs to, a finding key's last part,
+/// for a violation of `check`: the cause of its rule; where it breaks
+/// none, `valid_call` for one valid call whatever its shape (its
+/// encoding, size, id or placement is the evidence), `batch` for a batch
+/// of them, else its attack kind. An `exactly-once` violation is about a
+/// call the server took, so a frame either reading of which may act (a
+/// tolerated rule's) is a `valid_call` or `batch` there too: a server
+/// that loses or repeats calls is one finding, whatever carried them.
+pub(crate) fn class_of(check: CheckId, f: &Frame) -> &str {
+    let batch = |calls: &[crate::frame::Call]| calls.len() != 1 || f.kind == "batch";
     match (&f.expect, f.expect.rule_or_tolerated()) {
+        (Expect::Tolerate(_, calls), _) if check == CheckId::ExactlyOnce && !calls.is_empty() => {
+            if batch(calls) {
+                "batch"
+            } else {
+                "valid_call"
+            }
+        }
         (_, Some(rule)) => rule.cause().id(),
-        (Expect::Act(calls), None) if calls.len() != 1 || f.kind == "batch" => "batch",
+        (Expect::Act(calls), None) if batch(calls) => "batch",
         (Expect::Act(_), None) => "valid_call",
         _ => &f.kind,
     }
@@ -283,7 +296,7 @@ impl Distinct {
 
     /// Whether the session shows it only by time (no answer, effect or
     /// exit within a wait; [`Kind::rests_on_time`](crate::check::Kind::rests_on_time)):
-    /// such a finding is reported only once a session with doubled waits
+    /// such a finding is reported only once a session with waits four times as long
     /// repeats it.
     pub(crate) fn rests_on_time(&self, violations: &[Violation], script: &Script, obs: &Observation) -> bool {
         let exited = obs.exit.ended();
@@ -438,5 +451,23 @@ mod tests {
             ("batch".to_owned(), key("batch")),
         ];
         assert_eq!(keys, want);
+    }
+
+    /// A frame either reading of which may act (a CR before the LF) is a
+    /// valid call to `exactly-once`, which judges calls the server took,
+    /// and of its rule's cause to every other check.
+    #[test]
+    fn a_tolerated_call_is_a_valid_call_to_exactly_once_alone() {
+        let crlf = Step::Terminator(terminator::Terminator { kind: terminator::Kind::Crlf, tool: 0 });
+        let script = ScriptSpec::whole(Revision::R2025_06_18, vec![crlf]).render(&Catalogue::reference(), 1);
+        let at = script.frames.iter().position(|f| matches!(f.expect, Expect::Tolerate(..))).expect("a tolerated call");
+        let key = |check, kind| {
+            let v = Violation { check, frame: Some(at), span: None, kind };
+            distinct(&v, &script, &Observation::none()).to_string()
+        };
+        let lost = Kind::NeverExecuted { id: "2".into(), refused: false };
+        assert_eq!(key(CheckId::ExactlyOnce, lost), "exactly-once/never_executed (valid_call)");
+        let silent = Kind::Unanswered { id: "2".into() };
+        assert_eq!(key(CheckId::Correlation, silent), "correlation/unanswered (line_ending)");
     }
 }

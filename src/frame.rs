@@ -209,7 +209,8 @@ pub enum Cause {
     AmbiguousJson,
     /// Nesting deeper than any request needs.
     NestingDepth,
-    /// JSON that is no valid JSON-RPC request.
+    /// JSON that is no valid JSON-RPC request, or a `tools/call` whose
+    /// `name` or `arguments` are not of the schema's types.
     InvalidRequest,
     /// A request before the session was opened.
     BeforeOpening,

@@ -50,13 +50,13 @@ fn an_artifact_keyed_by_a_rule_reads_as_its_cause() {
     let rule = f.rule().expect("a rule").id().to_owned();
     let old = Artifact { keyed_by_cause: false, what: Some(rule), ..artifact.clone() };
     assert_eq!(old.key(), Some(key.clone()), "a rule reads as its cause");
-    // Keys of older builds: the frame's attack kind, or a cause its rule
-    // belonged to then, read as the class the frame belongs to now.
+    // Keys of older builds: the frame's attack kind reads as the class the
+    // frame belongs to now; a class it never belonged to, as it was.
     let frame = f.violations[0].frame.map(|i| f.script.frames[i].kind.to_string()).expect("a frame at fault");
     let by_kind = Artifact { what: Some(frame), ..artifact.clone() };
     assert_eq!(by_kind.key(), Some(key.clone()), "an attack kind reads as its class");
-    let by_old_cause = Artifact { what: Some("tool_call".into()), ..artifact.clone() };
-    assert_eq!(by_old_cause.key(), Some(key.clone()), "a cause reads as the frame's class now");
+    let by_other_cause = Artifact { what: Some("nesting_depth".into()), ..artifact.clone() };
+    assert_eq!(by_other_cause.key().map(|k| k.what), Some("nesting_depth".into()), "a class the frame never had stays");
     let crash = Artifact { keyed_by_cause: false, what: Some("thread 'main' panicked".into()), ..artifact };
     assert_eq!(crash.key().map(|k| k.what), Some("thread 'main' panicked".into()), "other keys as they were");
 }
@@ -78,4 +78,35 @@ fn an_artifact_without_keyed_by_cause_reads_as_keyed_by_rule() {
     let old: Artifact = serde_json::from_value(json).unwrap();
     assert!(!old.keyed_by_cause);
     assert_eq!(old.key(), Some(f.distinct()));
+}
+
+/// An end under keep-open saved before version 2 was keyed by the frame
+/// written last, not the one it ended on: a replay of it shows any such
+/// end; one saved since, only an end of its own class.
+#[test]
+fn an_end_under_keep_open_of_version_one_shows_whatever_frame_it_is_blamed_on() {
+    use portcullis::artifact::Artifact;
+    use portcullis::attack::{Step, terminator};
+    use portcullis::campaign::{HuntConfig, hunt};
+    use portcullis::check::Kind;
+    use portcullis::reference::{Mutant, Reference};
+    use portcullis::{CheckId, Violation};
+    let m = Mutant::BoolId;
+    let cfg = HuntConfig::default().policy(m.policy()).revisions(m.revisions()).focus(Some(m.expected()));
+    let f = hunt(&Reference::mutant(m), &cfg).expect("the harness runs").expect("the mutant is caught");
+    let saved = Artifact {
+        check: "policy".into(),
+        kind: Some("ended_under_keep_open".into()),
+        what: Some("valid_call".into()),
+        ..Artifact::new(&f, vec![], "", vec![])
+    };
+    let cr = Step::Terminator(terminator::Terminator { kind: terminator::Kind::RawCr, tool: 0 });
+    let script =
+        portcullis::ScriptSpec::whole(portcullis::Revision::R2025_06_18, vec![cr]).render(&Catalogue::reference(), 1);
+    let at = script.frames.iter().position(|f| f.kind == "raw_cr_in_string").expect("the raw CR");
+    let ended =
+        Violation { check: CheckId::Policy, frame: Some(at), span: None, kind: Kind::EndedUnderKeepOpen { at: 0 } };
+    let shown = |a: &Artifact| !a.showing(std::slice::from_ref(&ended), &script, &f.observation).is_empty();
+    assert!(!shown(&saved), "since version 2, an end of another class is another finding");
+    assert!(shown(&Artifact { portcullis_artifact: 1, ..saved }), "before it, any end under keep-open");
 }

@@ -60,18 +60,25 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
     }
 }
 
-/// The frame a session that ended under keep-open most likely ended on:
-/// the first it may close on written after the last frame it answered
-/// (it had read that far and was alive), else the last such frame it
-/// answered. The end is seen only when a later write fails or stdout
-/// closes, often frames later; blaming the frame written last would key
-/// one cause (say, a line past a reader's limit) by whatever came after.
+/// The frame a session that ended under keep-open most likely ended on,
+/// among those it may close on from the last frame it answered on (it had
+/// read that far and was alive; a server may answer the frame it then
+/// ends on): one past the size a reader may hold, the likeliest end (the
+/// last such), else the first. The end is seen only when a later write
+/// fails or stdout closes, often frames later; blaming the frame written
+/// last would key one cause (say, a line past a reader's limit) by
+/// whatever came after.
 fn ended_on(facts: &Facts, end: usize) -> Option<usize> {
     let written = |i: &usize| *i < facts.delivered && facts.spans[*i].start < end;
     let answered = facts.replies.iter().filter_map(|r| facts.frame_of(&r.id)).filter(written).max();
     let may_close = |i: &usize| facts.judged[*i].may_close();
-    let after = answered.map_or(0, |a| a + 1);
-    (after..facts.delivered).filter(written).find(may_close).or(answered.filter(may_close))
+    let from = answered.map_or(0, |a| if may_close(&a) { a } else { a + 1 });
+    let candidates: Vec<usize> = (from..facts.delivered).filter(written).filter(may_close).collect();
+    let oversize = |i: &&usize| {
+        let rule = facts.script.frames[**i].expect.rule_or_tolerated();
+        rule.is_some_and(|r| r.cause() == crate::frame::Cause::Oversize)
+    };
+    candidates.iter().rfind(oversize).or(candidates.first()).copied()
 }
 
 /// Whether a whole empty or blank line was written before stdin byte `end`.
@@ -117,17 +124,43 @@ mod tests {
 
     /// A session that answered everything before a raw CR in a string,
     /// then ended, the end seen only once the valid call after it was
-    /// written, is blamed on the frame it ended on, not the one written
-    /// last.
+    /// written, is blamed on that frame, not the one written last.
     #[test]
     fn an_end_under_keep_open_is_blamed_on_the_first_frame_after_the_last_answer() {
-        let revision = Revision::R2025_06_18;
         let bad = Step::Terminator(Terminator { kind: Kind::RawCr, tool: 0 });
-        let script = ScriptSpec::whole(revision, vec![Step::Control(0), bad, Step::Control(0)])
-            .render(&Catalogue::reference(), 1);
-        let at = script.frames.iter().position(|f| f.kind == "raw_cr_in_string").expect("the raw CR");
+        assert_blamed(vec![Step::Control(0), bad, Step::Control(0)], "valid_call", "raw_cr_in_string");
+    }
+
+    /// A server may answer the frame it then ends on: one it answered is
+    /// blamed before a later frame it may close on.
+    #[test]
+    fn an_end_after_an_answered_frame_it_may_close_on_is_blamed_on_that_frame() {
+        let cr = Step::Terminator(Terminator { kind: Kind::RawCr, tool: 0 });
+        let lf = Step::Terminator(Terminator { kind: Kind::RawLf, tool: 0 });
+        assert_blamed(vec![Step::Control(0), cr, lf, Step::Control(0)], "raw_cr_in_string", "raw_cr_in_string");
+    }
+
+    /// Where several frames it may close on went unanswered, one past the
+    /// size a reader may hold is the likeliest end.
+    #[test]
+    fn an_end_after_unanswered_frames_is_blamed_on_one_past_a_readers_size() {
+        use crate::attack::size::{Kind as Sized, Size};
+        let bad = Step::Terminator(Terminator { kind: Kind::RawCr, tool: 0 });
+        let large = Step::Size(Size { kind: Sized::Pipe, size: 2, tool: 0 });
+        assert_blamed(vec![Step::Control(0), bad, large, Step::Control(0)], "valid_call", "pipe_sized_call");
+    }
+
+    /// A session of `steps` that answered every request up to the first
+    /// frame of attack kind `answered` (that one too), then ended, the end
+    /// seen only once every frame was written, is blamed on the frame of
+    /// attack kind `kind`.
+    fn assert_blamed(steps: Vec<Step>, answered: &str, kind: &str) {
+        let revision = Revision::R2025_06_18;
+        let script = ScriptSpec::whole(revision, steps).render(&Catalogue::reference(), 1);
+        let at = script.frames.iter().position(|f| f.kind == answered).expect("the last frame answered");
+        let blamed = script.frames.iter().position(|f| f.kind == kind).expect("the frame blamed");
         let mut stdout = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"{revision}"}}}}"#) + "\n";
-        for f in script.frames[1..at].iter().filter_map(|f| f.id.as_ref()) {
+        for f in script.frames[1..=at].iter().filter_map(|f| f.id.as_ref()) {
             stdout += &format!(r#"{{"jsonrpc":"2.0","id":{f},"result":{{"content":[]}}}}"#);
             stdout += "\n";
         }
@@ -141,13 +174,9 @@ mod tests {
         };
         let session = Session { policy: Policy::KeepOpen, revision, salt: 1 };
         let ended = check(&script, &obs, &session).into_iter().find(|v| v.check == CheckId::Policy);
-        assert!(at + 1 < script.frames.len(), "frames were written after it");
-        assert_eq!(
-            ended.and_then(|v| v.frame),
-            Some(at),
-            "{:?}",
-            script.frames.iter().map(|f| &f.kind).collect::<Vec<_>>()
-        );
+        assert!(blamed + 1 < script.frames.len(), "frames were written after it");
+        let kinds: Vec<_> = script.frames.iter().map(|f| &f.kind).collect();
+        assert_eq!(ended.and_then(|v| v.frame), Some(blamed), "{kinds:?}");
     }
 
     #[test]

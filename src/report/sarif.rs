@@ -43,10 +43,10 @@ pub fn log(outcome: &Outcome, context: &Context) -> Sarif {
                 .physical_location(PhysicalLocation::builder().artifact_location(at).build())
                 .build();
             // The same bug found again fingerprints the same: its finding
-            // key (check, kind of violation, cause or attack kind).
+            // key (check, kind of violation, class of input).
             let d = f.distinct();
             let key = format!("{}:{}:{}", d.check.id(), d.kind, d.what);
-            let fingerprint = BTreeMap::from([("portcullis/v4".to_owned(), key)]);
+            let fingerprint = BTreeMap::from([("portcullis/v5".to_owned(), key)]);
             // A spec finding is an error; one only hardening shows, a warning.
             let level = if f.level() == crate::Level::Hardening { ResultLevel::Warning } else { ResultLevel::Error };
             let mut result = SarifResult::builder()
