@@ -84,6 +84,21 @@ fn a_baseline_passes_the_run_it_was_written_from_and_fails_on_a_new_cause() {
     assert!(after.contains(new), "{after}");
 }
 
+/// A cause the baseline knows does not use up `--max-findings`: the run
+/// goes on drawing for new ones, through every case.
+#[test]
+fn a_known_cause_does_not_count_toward_max_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("baseline.toml");
+    let key = "no-effect-on-reject/effect_of_rejected (invalid_request)";
+    std::fs::write(&file, format!("[[known]]\nfinding = \"{key}\"\nreason = \"tracked upstream\"\n")).unwrap();
+    let run = fuzz(dir.path(), "lax-jsonrpc", &["--baseline", file.to_str().unwrap(), "--max-findings", "1"]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    let out = stdout(&run);
+    assert!(out.contains(&format!("Known: {key}")), "{out}");
+    assert!(out.contains("no new finding in 64 sessions"), "every case was drawn: {out}");
+}
+
 #[test]
 fn a_baseline_that_cannot_be_read_stops_the_run_before_it_starts_and_is_left_as_it_was() {
     let dir = tempfile::tempdir().unwrap();

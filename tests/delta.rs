@@ -158,10 +158,10 @@ fn a_finding_no_fresh_session_repeats_is_reported_as_the_search_caught_it() {
 }
 
 /// A finding that rests on time alone (a gateway still running after its
-/// stdin closed, seen only at the end of the exit grace) is reported with a session that waited longer
-/// still ([`Lane::Reconfirm`]) after a confirming one repeated it; where
-/// that session does not repeat it (a server slowed by a loaded machine
-/// catches up), it is not reported.
+/// stdin closed, seen only at the end of the exit grace) is reported with
+/// a session that waits longer than other confirmations
+/// ([`Lane::ConfirmTimed`]); where no such session repeats it (a server
+/// slowed by a loaded machine catches up), it is not reported.
 #[test]
 fn a_finding_resting_on_time_holds_with_longer_waits_still_or_is_none() {
     use portcullis::campaign::{Lane, hunt_by, session, strategy};
@@ -173,7 +173,7 @@ fn a_finding_resting_on_time_holds_with_longer_waits_still_or_is_none() {
         let lanes = RefCell::new(Vec::new());
         let run = |spec: &portcullis::ScriptSpec, salt: u32, lane: Lane| {
             let mut out = session(&target, cfg.policy, spec, salt)?;
-            if catches_up && lane == Lane::Reconfirm {
+            if catches_up && lane == Lane::ConfirmTimed {
                 out.2.clear();
             }
             lanes.borrow_mut().push(lane);
@@ -181,9 +181,9 @@ fn a_finding_resting_on_time_holds_with_longer_waits_still_or_is_none() {
         };
         let found = hunt_by(&cfg, strategy(&cfg), &|_| true, &run).expect("the harness runs");
         let lanes = lanes.into_inner();
-        assert!(lanes.contains(&Lane::Reconfirm), "{lanes:?}");
+        assert!(lanes.contains(&Lane::ConfirmTimed) && !lanes.contains(&Lane::Confirm), "{lanes:?}");
         match catches_up {
-            false => assert_eq!(lanes.last(), Some(&Lane::Reconfirm), "reported with the patient session"),
+            false => assert_eq!(lanes.last(), Some(&Lane::ConfirmTimed), "reported with the patient session"),
             true => assert!(found.iter().all(|f| f.check != m.expected()), "{found:#?}"),
         }
     }

@@ -250,7 +250,8 @@ impl Placed {
 
     /// A call whose id is an integer on a precision boundary: 2^53 - 1 (or
     /// just under it, so no two calls share one) is valid; past it, no
-    /// reader can be relied on to echo it.
+    /// reader can be relied on to echo it (moved along its boundary, so no
+    /// two scripts of one session share one either).
     fn id(&self, ctx: &mut Ctx) -> Frame {
         let (text, exact) = IDS[self.pick as usize % IDS.len()];
         let mut parts = ctx.parts(self.tool);
@@ -259,10 +260,55 @@ impl Placed {
             parts.id = sign * ctx.boundary_id();
             return ctx.acting(line(parts.request()), vec![parts.call()], FAMILY, Kind::NumberId.name());
         }
+        let text = ctx.past_boundary(text);
         let text = format!(
             r#"{{"jsonrpc":"2.0","id":{text},"method":"tools/call","params":{}}}"#,
             parts.params_with(&parts.args_json())
         );
         ctx.rejected(line(text), Rule::ImpreciseId, None, vec![parts.token.clone()], FAMILY, Kind::NumberId.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IDS;
+    use crate::attack::Ctx;
+    use crate::catalogue::Catalogue;
+    use crate::protocol::Revision;
+
+    /// What a reader does with an integer: how a double reads it, and
+    /// whether i64 and u64 hold it.
+    fn read(v: i128) -> (i128, bool, bool) {
+        (v as f64 as i128, i64::try_from(v).is_ok(), u64::try_from(v).is_ok())
+    }
+
+    /// Every id past a boundary is the boundary itself in a script whose
+    /// ids start at 1, and moved along it in the scripts after it in one
+    /// session: no two share one, and each is read as the boundary is (a
+    /// double rounds it or holds it as it does the boundary; i64 and u64
+    /// hold it or not alike).
+    #[test]
+    fn ids_past_a_boundary_differ_per_script_and_read_as_the_boundary_does() {
+        let catalogue = Catalogue::reference();
+        for (text, exact) in IDS.iter().filter(|(_, exact)| !exact) {
+            let boundary: i128 = text.parse().unwrap();
+            let mut seen = std::collections::HashSet::new();
+            for first in [1, 2, 3, 100, 255, 617_491] {
+                let mut ctx = Ctx::new(Revision::R2025_06_18, &catalogue, 1).with_first_id(first);
+                let moved = ctx.past_boundary(text);
+                if first == 1 {
+                    assert_eq!(&moved, text);
+                }
+                assert!(seen.insert(moved.clone()), "{text}: {moved} sent twice");
+                let v: i128 = moved.parse().unwrap();
+                let (double, i64_holds, u64_holds) = read(v);
+                let (bdouble, bi64, bu64) = read(boundary);
+                assert_eq!((i64_holds, u64_holds), (bi64, bu64), "{text} → {moved}");
+                assert_eq!(double == v, bdouble == boundary, "{text} → {moved}: exact as a double alike ({exact})");
+                if boundary.abs() > 1 << 60 && bdouble != boundary {
+                    assert_eq!(double, bdouble, "{text} → {moved} rounds where the boundary does");
+                }
+            }
+        }
     }
 }

@@ -36,7 +36,7 @@ pub(crate) struct Task {
 /// Runs the confirming session of `task` against `target`: the finding
 /// as that fresh session showed it where it repeats, else as it was seen,
 /// unless it rests on time alone (no answer, effect or exit within a
-/// wait): such a finding no session with doubled waits repeats is none
+/// wait): such a finding no session with every wait four times as long repeats is none
 /// (`Err` with its key).
 pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Result<Confirmed, Fault> {
     let Task { entry, violations, key, patience, sessions } = task;
@@ -62,7 +62,7 @@ pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Resul
 }
 
 /// A late finding, confirmed or kept as seen; or the key of one that
-/// rests on time alone and that no session with doubled waits repeated.
+/// rests on time alone and that no session with every wait four times as long repeated.
 pub(crate) type Confirmed = Result<Finding, Distinct>;
 
 /// The finding `key` as `run` shows it, a run of `entry`'s spec (`entry`

@@ -148,7 +148,7 @@ impl<'a> Job<'a> {
     /// shrinking candidate runs there too (unless what it shrinks shows only
     /// as a session ends), judged by what it showed, the process kept while
     /// it answers its marker (the hunt confirms what it shrinks to); a
-    /// confirming session runs in a process of its own with doubled waits.
+    /// confirming session runs in a process of its own with doubled waits (four times as long for a finding that rests on time alone).
     /// Then judges any late evidence.
     pub fn session(&mut self, spec: &ScriptSpec, salt: u32, lane: Lane) -> Result<SessionRun, Fault> {
         self.sessions += 1;
@@ -165,11 +165,11 @@ impl<'a> Job<'a> {
         };
         let run = match shared {
             Some(run) => run,
-            // A confirming run waits twice as long, and a second one for a
-            // verdict that rests on time alone four times: it must hold
-            // with longer waits before it is reported.
+            // A confirming run waits twice as long, and one of a verdict
+            // that rests on time alone four times: it must hold with longer
+            // waits before it is reported.
             None if lane == Lane::Confirm => self.fresh_patiently(spec, salt, 2, self.cover)?,
-            None if lane == Lane::Reconfirm => self.fresh_patiently(spec, salt, 4, self.cover)?,
+            None if lane == Lane::ConfirmTimed => self.fresh_patiently(spec, salt, 4, self.cover)?,
             None => self.fresh(spec, salt)?,
         };
         self.judge_late()?;
@@ -440,7 +440,7 @@ impl<'a> Job<'a> {
     /// Judges the sessions that gained late evidence, or whose awaited
     /// answers came due; each that breaks a check it did not before, with a
     /// finding within the job's scope that neither the run nor this job has
-    /// made, is confirmed in a fresh session (with doubled waits where it
+    /// made, is confirmed in a fresh session (with waits four times as long where it
     /// rests on time alone) and kept: on the confirming thread where the
     /// server may run twice at once, else here. Only evidence that came late
     /// grows the quiet wait, whatever check it breaks: an answer that never
@@ -481,7 +481,7 @@ impl<'a> Job<'a> {
             };
             let on_time = rests(&key);
             self.made.push(key.clone());
-            let task = Task { entry, violations, key, patience: if on_time { 2 } else { 1 }, sessions: self.sessions };
+            let task = Task { entry, violations, key, patience: if on_time { 4 } else { 1 }, sessions: self.sessions };
             match &self.confirmer {
                 Some(c) => c.push(task),
                 // One instance of the server at a time (none started ahead).
@@ -534,7 +534,7 @@ impl<'a> Job<'a> {
     }
 
     /// Takes the keys of the late findings that rest on time alone and that
-    /// no fresh session with doubled waits repeated, in the order they came.
+    /// no fresh session with waits four times as long repeated, in the order they came.
     pub fn take_unconfirmed(&mut self) -> Vec<Distinct> {
         std::mem::take(&mut self.unconfirmed)
     }

@@ -33,18 +33,18 @@ pub enum Lane {
     /// search's (a child process waits twice as long, so that a verdict
     /// resting on time alone holds on a loaded machine).
     Confirm,
-    /// A finding that rests on time alone (no answer, effect or exit within
-    /// a wait), once a [`Lane::Confirm`] session repeated it: run fresh
-    /// once more with waits twice as long again (a child process waits
-    /// four times as long as the search), so that a server slowed by a
-    /// loaded machine passes where a hung one does not.
-    Reconfirm,
+    /// The session a finding that rests on time alone (no answer, effect
+    /// or exit within a wait) is reported with: as [`Lane::Confirm`], with
+    /// waits twice as long again (a child process waits four times as long
+    /// as the search), so that a server slowed by a loaded machine passes
+    /// where a hung one does not.
+    ConfirmTimed,
 }
 
 impl Lane {
     /// Whether a session of it is one a finding is reported with, run
     /// fresh with longer waits.
     pub(crate) fn confirms(&self) -> bool {
-        matches!(self, Lane::Confirm | Lane::Reconfirm)
+        matches!(self, Lane::Confirm | Lane::ConfirmTimed)
     }
 }

@@ -42,6 +42,9 @@ pub(crate) struct Plan {
     pub(crate) mix: Mix,
     /// Most distinct findings before drawing stops; 0 for no bound.
     pub(crate) max_findings: u32,
+    /// The finding keys a baseline accepts: they do not count toward
+    /// `max_findings`.
+    pub(crate) accepted: Vec<String>,
     /// Whether every session runs in a process of its own.
     pub(crate) no_share: bool,
 }
@@ -129,6 +132,7 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
     let stop = AtomicBool::new(false);
     let done = AtomicU32::new(0);
     let known = Known::default();
+    known.accept(&plan.accepted);
     // The positive control's finding is the run's first, seen once more
     // than the campaign's sessions show it.
     let from_control = control.as_ref().map(|(f, _)| f.distinct());

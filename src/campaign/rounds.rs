@@ -42,7 +42,7 @@ pub enum Progress {
         elapsed: Duration,
     },
     /// A finding that rests on time alone (no exit, answer or effect
-    /// within a wait) was seen, but no fresh session with doubled waits
+    /// within a wait) was seen, but no fresh session with waits four times as long
     /// repeated it: it is not reported, and the hunt goes on.
     Unconfirmed {
         /// The finding's check, kind and cause.
@@ -79,6 +79,8 @@ struct Seen {
     rules: HashMap<Distinct, BTreeSet<String>>,
     /// The first search session that showed each finding under each rule.
     witnesses: HashMap<Distinct, BTreeMap<String, (ScriptSpec, u32)>>,
+    /// The keys a baseline accepts, as it lists them.
+    accepted: Vec<String>,
 }
 
 impl Known {
@@ -114,12 +116,24 @@ impl Known {
         d.folds_into().is_some_and(|to| self.lock().made.contains(&to))
     }
 
+    /// Takes the keys a baseline accepts (`check/kind (cause)`): they do
+    /// not count toward `--max-findings`.
+    #[cfg(feature = "process")]
+    pub(crate) fn accept(&self, keys: &[String]) {
+        self.lock().accepted.extend_from_slice(keys);
+    }
+
     /// How many there are, leaving out those that fold into another made
-    /// ([`Distinct::folds_into`]): what `--max-findings` counts.
+    /// ([`Distinct::folds_into`]) and those a baseline accepts (by their
+    /// key, or the key they would fold into): what `--max-findings` counts.
     pub(crate) fn len(&self) -> usize {
         let known = self.lock();
         let folds = |d: &Distinct| d.folds_into().is_some_and(|to| known.made.contains(&to));
-        known.made.iter().filter(|d| !folds(d)).count()
+        let accepted = |d: &Distinct| {
+            let listed = |k: &Distinct| known.accepted.iter().any(|a| *a == k.to_string());
+            listed(d) || d.folds_into().is_some_and(|to| listed(&to))
+        };
+        known.made.iter().filter(|d| !folds(d) && !accepted(d)).count()
     }
 
     /// Counts one more search session that showed `d`.
@@ -171,9 +185,11 @@ impl Known {
 }
 
 /// Hunts with sessions run by `run` (which may, say, share one process
-/// between sessions, as long as what it reports in [`Lane::Search`] and
-/// [`Lane::Confirm`] holds for a fresh one; a shrunk script is confirmed
-/// in [`Lane::Confirm`] before it is reported; [`Lane::Search`] has more
+/// between sessions, as long as what it reports in [`Lane::Search`],
+/// [`Lane::Confirm`] and [`Lane::ConfirmTimed`] holds for a fresh one; a
+/// shrunk script is confirmed in [`Lane::Confirm`], or in
+/// [`Lane::ConfirmTimed`] with longer waits where its finding rests on
+/// time alone, before it is reported; [`Lane::Search`] has more
 /// room where the runner gives the hunt a shared process's history),
 /// for every distinct finding [`HuntConfig::max_findings`] allows, each
 /// shrunk within [`HuntConfig::max_shrink_ms`]. The callback hears the
@@ -360,7 +376,7 @@ enum Round {
     /// With a finding, shrunk and confirmed.
     Found(Box<Finding>),
     /// With a finding that rests on time alone and that no fresh session
-    /// with doubled waits repeated.
+    /// with waits four times as long repeated.
     Unconfirmed(Distinct),
     /// With a finding handed to be shrunk and confirmed apart.
     Handed,
@@ -710,10 +726,10 @@ impl Hunt<'_> {
     /// not repeat it (the shrinking ran in a shared process, whose state
     /// helped, or the server is flaky), the accepted candidates are tried
     /// fresh from the smallest back, at doubling distances, and then the
-    /// script the search caught. A finding that rests on time alone is
-    /// confirmed only where a [`Lane::Reconfirm`] session, with longer
-    /// waits still, repeats it after a [`Lane::Confirm`] one did; where
-    /// none does, it is not confirmed (`None`); any other is
+    /// script the search caught, each in [`Lane::Confirm`], or in
+    /// [`Lane::ConfirmTimed`] (longer waits still) where the finding rests
+    /// on time alone. Where none repeats it, a finding that rests on time
+    /// alone is not confirmed (`None`); any other is
     /// reported with the session the search caught, and the history of
     /// its shared process if it ran in one. Where no cut showed the
     /// finding and the search's session ran fresh, that session is it.
@@ -748,19 +764,11 @@ impl Hunt<'_> {
         for spec in tries {
             let salt = super::salt(self.cfg, self.sessions);
             self.sessions += 1;
-            let again = (self.run)(spec, salt, Lane::Confirm)?;
-            if !judged(self.cfg, &again).contains(d) {
-                continue;
-            }
-            if !timed {
+            // Resting on time, it must hold with longer waits still.
+            let lane = if timed { Lane::ConfirmTimed } else { Lane::Confirm };
+            let again = (self.run)(spec, salt, lane)?;
+            if judged(self.cfg, &again).contains(d) {
                 return Ok(Some(Caught { spec: spec.clone(), run: again, salt, history: None }));
-            }
-            // Resting on time, it holds once more with longer waits still.
-            let salt = super::salt(self.cfg, self.sessions);
-            self.sessions += 1;
-            let patient = (self.run)(spec, salt, Lane::Reconfirm)?;
-            if judged(self.cfg, &patient).contains(d) {
-                return Ok(Some(Caught { spec: spec.clone(), run: patient, salt, history: None }));
             }
         }
         Ok((!timed).then_some(caught))
@@ -774,6 +782,29 @@ mod tests {
     use crate::protocol::{Policy, Revision};
     use crate::reference::{Mutant, Reference};
     use std::collections::HashSet;
+
+    /// What `--max-findings` counts: neither a finding a baseline accepts
+    /// (by its key, or the key it would fold into) nor one that folds
+    /// into a finding made already.
+    #[test]
+    #[cfg(feature = "process")]
+    fn max_findings_counts_neither_accepted_nor_folded_findings() {
+        let key = |check, kind: &str, what: &str| Distinct { check, kind: kind.into(), what: what.into() };
+        let effect = key(CheckId::NoEffectOnReject, "effect_of_rejected", "invalid_request");
+        let answer = key(CheckId::Correlation, "rejected_succeeded", "invalid_request");
+        let other = key(CheckId::Correlation, "unanswered", "unparseable_line");
+        let known = Known::default();
+        known.accept(&[effect.to_string()]);
+        known.add(&effect);
+        known.add(&answer);
+        assert_eq!(known.len(), 0, "accepted, and accepted through the key it folds into");
+        known.add(&other);
+        assert_eq!(known.len(), 1);
+        let unaccepted = Known::default();
+        unaccepted.add(&effect);
+        unaccepted.add(&answer);
+        assert_eq!(unaccepted.len(), 1, "the answer folds into its effect");
+    }
 
     #[test]
     fn a_finding_at_a_deadline_is_shrunk_in_flight_each_session_with_a_salt_of_its_own() {
@@ -875,7 +906,7 @@ mod tests {
             let caught = Reference::mutant(Mutant::BoolId);
             let cfg = HuntConfig { cases: 256, policy: Policy::KeepOpen, ..Default::default() };
             let run = |spec: &ScriptSpec, salt: u32, lane: Lane| match lane {
-                Lane::Confirm | Lane::Reconfirm => super::super::session(&fresh, cfg.policy, spec, salt),
+                Lane::Confirm | Lane::ConfirmTimed => super::super::session(&fresh, cfg.policy, spec, salt),
                 _ => super::super::session(&caught, cfg.policy, spec, salt),
             };
             let together = |_: &[(ScriptSpec, u32)], _: &Distinct, _: Option<Instant>| Ok(Vec::new());

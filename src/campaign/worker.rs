@@ -211,7 +211,7 @@ fn untried(d: &Distinct) -> String {
 }
 
 /// The line that tells of a finding that rests on time alone and that no
-/// fresh session with doubled waits repeated.
+/// fresh session with waits four times as long repeated.
 fn unconfirmed(d: &Distinct) -> String {
-    format!("{d} rests on time alone and no fresh session with doubled waits repeated it; not reported")
+    format!("{d} rests on time alone and no fresh session with waits four times as long repeated it; not reported")
 }

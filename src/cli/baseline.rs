@@ -117,6 +117,13 @@ impl Flags {
 }
 
 impl Given {
+    /// The finding keys `--baseline` accepts, for the causes this command
+    /// finds.
+    pub fn accepted(&self) -> Vec<String> {
+        let own = self.against.as_ref().map(|(b, _)| b.own(self.finder).known).unwrap_or_default();
+        own.into_iter().map(|k| k.finding).collect()
+    }
+
     /// How the causes `seen` stand against `--baseline`, where one was
     /// given.
     pub fn stand(&self, seen: &[Seen]) -> Option<Standing> {

@@ -54,10 +54,11 @@ impl Onlooker for Watching<'_> {
 
 /// Runs the campaign under `policy` over `revisions`, with `first` as the
 /// first job's setup, and saves what it found; the positive control's
-/// finding, if it had one, is the run's first.
+/// finding, if it had one, is the run's first. The finding keys in
+/// `accepted` (a baseline's) do not count toward `--max-findings`.
 pub(super) fn campaign(
     args: &Args,
-    policy: Policy,
+    (policy, accepted): (Policy, Vec<String>),
     first: Setup,
     tools: &[ToolSpec],
     revisions: &[Revision],
@@ -75,6 +76,7 @@ pub(super) fn campaign(
         focus: args.check,
         mix: args.mix,
         max_findings: args.max_findings,
+        accepted,
         no_share: args.no_share,
     };
     let control = control.map(|f| (f, first.probes.http_base()));

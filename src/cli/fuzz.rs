@@ -91,7 +91,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             let saved = save(&finding, &tools, &first.probes.http_base(), None, args)?;
             Outcome::new(vec![saved], 1, first.probes.ignored(), args.mix)
         }
-        control => campaign(args, policy, first, &tools, &revisions, control)?,
+        control => campaign(args, (policy, baselines.accepted()), first, &tools, &revisions, control)?,
     };
     let detail = seen.map(|s| s.detail);
     let findings = outcome.findings.into_iter().map(|(f, path)| (Finding { policy_seen: detail.clone(), ..f }, path));

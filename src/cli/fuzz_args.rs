@@ -80,7 +80,8 @@ pub struct Args {
     #[arg(long)]
     pub(super) no_ahead: bool,
     /// Stop after this many distinct findings (0: spend every case and
-    /// report each distinct finding once).
+    /// report each distinct finding once); causes a `--baseline` knows
+    /// do not count.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub(super) max_findings: u32,
     /// Most time spent shrinking each finding before it is reported, in

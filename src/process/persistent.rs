@@ -76,8 +76,9 @@ pub(crate) struct Persistent {
     /// client waits for them before it closes stdin.
     /// Each flagged where it may come with a null id.
     pending: Vec<(Id, Instant, bool)>,
-    /// Output taken between scripts and not routed: a partial line, which
-    /// goes with the rest of it (and what came before any script ran).
+    /// Output taken and not routed: a partial line (at a window's end, or
+    /// between scripts), which goes with the rest of it (and what came
+    /// before any script ran).
     held: Vec<u8>,
 }
 
@@ -143,9 +144,10 @@ impl Persistent {
         let late_err = self.child.take_stderr();
         let (mut stdout, mut stderr) = std::mem::take(&mut self.early);
         // A line the server is still writing (a long answer to an earlier
-        // script, say) is routed whole, with the rest of it, in this
-        // script's window; judged apart, its tail would read as a line of
-        // this script that is no protocol message.
+        // script, say) is routed whole once the rest of it comes, in this
+        // script's window ([`Persistent::carry_over`]); judged apart, its
+        // tail would read as a line of this script that is no protocol
+        // message.
         let mut partial = Vec::new();
         match &self.last {
             Some((last, ..)) => {
@@ -200,8 +202,10 @@ impl Persistent {
         // within a wait of its own once every answer came, else within the
         // answers' deadline (a call left unanswered had all of it to act).
         // One still awaited may act until its answer is due.
-        let out = [partial, self.child.take_stdout()].concat();
-        let mut out = self.route(out, Some(salt), ledger);
+        let mut carried = !partial.is_empty();
+        let mut raw = [partial, self.child.take_stdout()].concat();
+        self.carry_over(&mut raw, &mut carried, ledger);
+        let (mut out, tail) = self.route_whole(raw, salt, ledger);
         // The server read past the script: it can serve the next one, even
         // where an answer it owed never came.
         let marked = answered || answers_in(&out, &Id::Str(mark.clone()));
@@ -221,8 +225,14 @@ impl Persistent {
         let acted_by = if answered { Instant::now() + waits } else { deadline };
         let tokens = awaited_tokens(body, &out, &awaiting);
         self.child.await_tokens(&tokens, acted_by);
-        let more = self.child.take_stdout();
-        out.extend(self.route(more, Some(salt), ledger));
+        let mut raw = [tail, self.child.take_stdout()].concat();
+        self.carry_over(&mut raw, &mut carried, ledger);
+        let (more, rest) = self.route_whole(raw, salt, ledger);
+        out.extend(more);
+        // A line still being written is routed once it is whole: left in
+        // this session's output, a routed answer would land after it and
+        // split it.
+        self.held = rest;
         stdout.extend(without_answer(&out, &Value::from(mark.as_str())));
         stderr.extend(self.child.take_stderr());
         let exit = self.child.exit();
@@ -284,6 +294,30 @@ impl Persistent {
             _ => self.held.extend_from_slice(&kept),
         }
         self.held.extend_from_slice(&out[whole..]);
+    }
+
+    /// Where a line began before this script's window (`carried`) and
+    /// `raw` now holds its end: that line, taken out of `raw` and routed
+    /// whole; unless it answers a request, it is the previous script's
+    /// output, by position, as late evidence.
+    fn carry_over(&mut self, raw: &mut Vec<u8>, carried: &mut bool, ledger: &Ledger) {
+        let Some(end) = raw.iter().position(|b| *b == b'\n').filter(|_| *carried) else { return };
+        *carried = false;
+        let line: Vec<u8> = raw.drain(..=end).collect();
+        let kept = self.route(line, None, ledger);
+        if let (Some((last, ..)), false) = (&self.last, kept.is_empty()) {
+            ledger.late_output(*last, &kept, &[], self.child.output_at(true));
+        }
+    }
+
+    /// The whole lines of `out` routed as the window of the script with
+    /// salt `salt` takes them, and the line still being written after them.
+    fn route_whole(&mut self, out: Vec<u8>, salt: u32, ledger: &Ledger) -> (Vec<u8>, Vec<u8>) {
+        let whole = crate::json_line::whole(&out);
+        let tail = out[whole..].to_vec();
+        let mut out = out;
+        out.truncate(whole);
+        (self.route(out, Some(salt), ledger), tail)
     }
 
     fn route(&mut self, out: Vec<u8>, current: Option<u32>, ledger: &Ledger) -> Vec<u8> {

@@ -12,11 +12,13 @@ use std::time::{Duration, Instant};
 
 #[derive(Debug, Default)]
 pub(crate) struct Routes {
-    /// Each request id: the salts of the scripts that sent it, in the order
-    /// they did, and how many answers to it have come.
-    ids: HashMap<Id, (Vec<u32>, usize)>,
-    /// The salt of the script after which each marker was sent.
-    marks: HashMap<Id, u32>,
+    /// The salt of the script each request id was sent in (ids are a
+    /// script's own; even those past a precision boundary, which are the
+    /// attack, differ between the scripts of one process).
+    ids: HashMap<Id, u32>,
+    /// The salt of the script after which each marker was sent, and how
+    /// many answers to it have come.
+    marks: HashMap<Id, (u32, usize)>,
 }
 
 /// Where a whole line goes.
@@ -24,31 +26,30 @@ pub(crate) struct Routes {
 enum Owner {
     /// To the session of the script with this salt, as an answer to this id.
     Script(u32, Id),
-    /// Nowhere: the answer to the marker of an earlier script, which came
-    /// after its window (the server had read past that script by then).
+    /// Nowhere: the one answer to an earlier script's marker, which came
+    /// after its window (the window ran out first), the harness's own.
     Mark,
 }
 
 impl Routes {
     /// Notes the ids `frames` name, as the script with salt `salt`'s: an
     /// answer to one the server read out of another request's line (a call
-    /// joined by a CR) goes to that script too. Most ids are a script's
-    /// own; one a frame holds as its attack (an integer past 2^53) may be
-    /// sent by several scripts of a process.
+    /// joined by a CR) goes to that script too.
     pub(crate) fn sent(&mut self, frames: &[Frame], salt: u32) {
-        for id in frames.iter().flat_map(Frame::named_ids) {
-            self.ids.entry(id).or_default().0.push(salt);
-        }
+        self.ids.extend(frames.iter().flat_map(Frame::named_ids).map(|id| (id, salt)));
     }
 
     /// Notes the marker `mark` sent after the script with salt `salt`.
     pub(crate) fn marked(&mut self, mark: Id, salt: u32) {
-        self.marks.insert(mark, salt);
+        self.marks.insert(mark, (salt, 0));
     }
 
     /// The salts of every script sent.
     pub(crate) fn salts(&self) -> Vec<u32> {
-        self.ids.values().flat_map(|(salts, _)| salts.iter().copied()).collect()
+        let mut salts: Vec<u32> = self.ids.values().copied().chain(self.marks.values().map(|(s, _)| *s)).collect();
+        salts.sort_unstable();
+        salts.dedup();
+        salts
     }
 
     /// `out` without its whole lines that answer a request of another
@@ -83,67 +84,43 @@ impl Routes {
 
     /// The script and request a whole line answers, where that is another
     /// script's than `current`'s: a response (not a request the server
-    /// sends) with an id a script sent. Answers to an id several scripts
-    /// sent go to them in the order they sent it, one each, as JSON-RPC
-    /// pairs them; an answer past the last goes to the last, whose
-    /// judgement then shows it. The answer to an earlier script's marker
-    /// is the harness's own, and goes nowhere.
+    /// sends) with an id a script sent. The first answer to an earlier
+    /// script's marker is the harness's own and goes nowhere; a second one
+    /// is that script's, to be judged as an answer to no request.
     fn owner(&mut self, line: &[u8], current: Option<u32>) -> Option<Owner> {
         let v = crate::json_line::parse(line.strip_suffix(b"\n")?)?;
         let response = v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some());
         let id = v.get("id").filter(|_| response).and_then(Id::from_value)?;
-        if let Some(salt) = self.marks.get(&id) {
-            return (Some(*salt) != current).then_some(Owner::Mark);
+        if let Some((salt, answers)) = self.marks.get_mut(&id) {
+            *answers += 1;
+            let salt = *salt;
+            return match (Some(salt) == current, *answers) {
+                (true, _) => None,
+                (false, 1) => Some(Owner::Mark),
+                (false, _) => Some(Owner::Script(salt, id)),
+            };
         }
-        let (salts, answers) = self.ids.get_mut(&id)?;
-        let salt = salts[(*answers).min(salts.len() - 1)];
-        *answers += 1;
-        (Some(salt) != current).then_some(Owner::Script(salt, id))
+        self.ids.get(&id).filter(|s| Some(**s) != current).map(|s| Owner::Script(*s, id))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::{Owner, Routes};
-    use crate::frame::{Expect, Frame, Rule};
     use crate::protocol::Id;
 
-    /// An id two scripts of one process both sent (an integer past 2^53 is
-    /// the attack, not a fresh id): each gets one of its answers, in the
-    /// order they sent it, and a third answer goes to the later one, whose
-    /// judgement shows it as repeated. Not two answers to the later one
-    /// and none to the first.
-    #[test]
-    fn answers_to_an_id_two_scripts_sent_go_one_to_each_in_order() {
-        let line = br#"{"jsonrpc":"2.0","id":-9007199254740993,"method":"tools/call","params":{}}"#;
-        let frame = Frame {
-            bytes: [&line[..], b"\n"].concat(),
-            expect: Expect::Reject(Rule::ImpreciseId),
-            id: None,
-            tokens: vec![],
-            family: "placed".into(),
-            kind: "boundary_id".into(),
-            fill: None,
-        };
-        let mut routes = Routes::default();
-        routes.sent(std::slice::from_ref(&frame), 1);
-        routes.sent(std::slice::from_ref(&frame), 2);
-        let answer = b"{\"jsonrpc\":\"2.0\",\"id\":-9007199254740993,\"result\":{}}\n";
-        let id = Id::Int(-9_007_199_254_740_993);
-        assert_eq!(routes.owner(answer, Some(2)), Some(Owner::Script(1, id.clone())), "the first to the first sender");
-        assert_eq!(routes.owner(answer, Some(2)), None, "the second is the current script's own");
-        assert_eq!(routes.owner(answer, None), Some(Owner::Script(2, id)), "one more goes to the last sender");
-    }
-
     /// The answer to an earlier script's marker that comes in a later
-    /// script's window is no answer to a request of that script.
+    /// script's window (its own window ran out first) is the harness's; a
+    /// second answer to it is evidence, its script's.
     #[test]
-    fn a_late_answer_to_an_earlier_marker_goes_nowhere() {
+    fn a_late_answer_to_an_earlier_marker_goes_nowhere_and_a_second_to_its_script() {
         let mut routes = Routes::default();
-        routes.marked(Id::Str("portcullis-mark-1".into()), 1);
-        routes.marked(Id::Str("portcullis-mark-2".into()), 2);
+        let mark = |n: u8| Id::Str(format!("portcullis-mark-{n}"));
+        routes.marked(mark(1), 1);
+        routes.marked(mark(2), 2);
         let answer = |n: u8| format!("{{\"jsonrpc\":\"2.0\",\"id\":\"portcullis-mark-{n}\",\"result\":{{}}}}\n");
         assert_eq!(routes.owner(answer(1).as_bytes(), Some(2)), Some(Owner::Mark));
+        assert_eq!(routes.owner(answer(1).as_bytes(), Some(2)), Some(Owner::Script(1, mark(1))), "a second is kept");
         assert_eq!(routes.owner(answer(2).as_bytes(), Some(2)), None, "the current script's own is left to its window");
     }
 }
