@@ -232,15 +232,17 @@ fn ends(v: &Violation) -> bool {
     v.kind.ends()
 }
 
-/// Whether a session ended in a crash that one of its `violations` is
-/// about.
+/// Whether a session ended in a crash, or ended before its stdin closed
+/// where it should not have (under keep-open, say), that one of its
+/// `violations` is about.
 pub(crate) fn ended_in_crash(violations: &[Violation], obs: &Observation) -> bool {
-    crashed(obs) && violations.iter().any(ends)
+    (crashed(obs) || obs.exit_before_eof.ended()) && violations.iter().any(ends)
 }
 
-/// Whether a crash explains `v`: an answer or an effect that did not come,
-/// or a line cut short, after the server died. What did come (an effect of
-/// a rejected frame, a call run twice, a wrong answer) it does not explain.
+/// Whether a crash, or an end that should not have come, explains `v`: an
+/// answer or an effect that did not come, or a line cut short, after the
+/// server was gone. What did come (an effect of a rejected frame, a call
+/// run twice, a wrong answer) it does not explain.
 pub(crate) fn explained_by_crash(v: &Violation) -> bool {
     !ends(v) && v.kind.absent()
 }
@@ -451,6 +453,28 @@ mod tests {
             ("batch".to_owned(), key("batch")),
         ];
         assert_eq!(keys, want);
+    }
+
+    /// A session that ended under keep-open (status 0, before its stdin
+    /// closed) explains the answers that did not come after it: they are
+    /// no finding of their own. With no end, a missing answer is one.
+    #[test]
+    fn answers_missing_after_an_end_under_keep_open_are_no_finding_of_their_own() {
+        use crate::seam::Exit;
+        let ended =
+            Violation { check: CheckId::Policy, frame: Some(2), span: None, kind: Kind::EndedUnderKeepOpen { at: 9 } };
+        let silent = Violation {
+            check: CheckId::Correlation,
+            frame: Some(3),
+            span: None,
+            kind: Kind::Unanswered { id: "3".into() },
+        };
+        let gone = Observation { exit_before_eof: Exit::Exited(0), exit: Exit::Exited(0), ..Observation::none() };
+        let both = [ended.clone(), silent.clone()];
+        let kept: Vec<_> = super::beside_crash(&both, &gone).map(|v| v.check).collect();
+        assert_eq!(kept, [CheckId::Policy]);
+        let running = Observation::none();
+        assert_eq!(super::beside_crash(&[silent], &running).count(), 1);
     }
 
     /// A frame either reading of which may act (a CR before the LF) is a
