@@ -44,7 +44,7 @@ pub enum Lane {
 impl Lane {
     /// Whether a session of it is one a finding is reported with, run
     /// fresh with longer waits.
-    pub(crate) fn confirms(&self) -> bool {
+    pub fn confirms(&self) -> bool {
         matches!(self, Lane::Confirm | Lane::ConfirmTimed)
     }
 }
