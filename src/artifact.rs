@@ -167,6 +167,12 @@ impl Artifact {
     /// frame's rule, an older cause or its attack kind: read as the class
     /// that frame belongs to now. Crash lines read as they were.
     pub fn key(&self) -> Option<Distinct> {
+        self.read_key().map(|(key, _)| key)
+    }
+
+    /// Its key, and whether the key names a frame's class (else a crash
+    /// line, or nothing).
+    fn read_key(&self) -> Option<(Distinct, bool)> {
         let check = CheckId::from_id(&self.check)?;
         let kind = self.kind.clone()?;
         let what = self.what.clone().unwrap_or_default();
@@ -174,7 +180,10 @@ impl Artifact {
         let first = self.violations.first().and_then(|v| v.rsplit_once("(frame #")).map(|(_, rest)| rest);
         let at = first.and_then(|rest| rest.split(')').next()).and_then(|n| n.parse::<usize>().ok());
         let Some(frame) = at.and_then(|i| self.script.frames.get(i)) else {
-            return Some(Distinct { check, kind, what });
+            // With no frame named, a class is a name (a crash line is a line).
+            let class =
+                !what.is_empty() && what.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            return Some((Distinct { check, kind, what }, class));
         };
         let rule = frame.expect.rule_or_tolerated();
         // Before version 2, `bad_tool_name` and `bad_arguments` were of
@@ -186,17 +195,24 @@ impl Artifact {
             || moved
             || what == class_of(check, frame);
         let what = if named_it { class_of(check, frame).to_owned() } else { what };
-        Some(Distinct { check, kind, what })
+        Some((Distinct { check, kind, what }, named_it))
+    }
+
+    /// Whether its key is an end under keep-open saved before version 2,
+    /// keyed by the frame written last, which says nothing of the frame
+    /// the session ended on (one keyed by a crash line keeps its key).
+    pub fn keyed_by_last_frame(&self) -> bool {
+        let end = self.portcullis_artifact < 2 && self.kind.as_deref() == Some("ended_under_keep_open");
+        end && self.read_key().is_some_and(|(_, named_frame)| named_frame)
     }
 
     /// The violations of a run of its script (`script` showed `obs`) that
-    /// show its finding: of its key, or, saved without one, of its check.
-    /// An end under keep-open saved before version 2 was keyed by the frame
-    /// written last, which says nothing of the frame it ended on: any such
-    /// end shows it.
+    /// show its finding: of its key, or, saved without one, of its check;
+    /// any end under keep-open where its key was the frame written last
+    /// ([`Artifact::keyed_by_last_frame`]).
     pub fn showing(&self, violations: &[Violation], script: &Script, obs: &Observation) -> Vec<Violation> {
         let key = self.key();
-        let by_last_frame = self.portcullis_artifact < 2 && self.kind.as_deref() == Some("ended_under_keep_open");
+        let by_last_frame = self.keyed_by_last_frame();
         let shows = |v: &&Violation| match &key {
             Some(k) if by_last_frame => v.check == k.check && v.kind.name() == k.kind,
             Some(k) => distinct(v, script, obs) == *k,

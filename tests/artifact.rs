@@ -82,7 +82,8 @@ fn an_artifact_without_keyed_by_cause_reads_as_keyed_by_rule() {
 
 /// An end under keep-open saved before version 2 was keyed by the frame
 /// written last, not the one it ended on: a replay of it shows any such
-/// end; one saved since, only an end of its own class.
+/// end (unless it was keyed by a crash line); one saved since, only an
+/// end of its own class.
 #[test]
 fn an_end_under_keep_open_of_version_one_shows_whatever_frame_it_is_blamed_on() {
     use portcullis::artifact::Artifact;
@@ -98,6 +99,7 @@ fn an_end_under_keep_open_of_version_one_shows_whatever_frame_it_is_blamed_on() 
         check: "policy".into(),
         kind: Some("ended_under_keep_open".into()),
         what: Some("valid_call".into()),
+        violations: Vec::new(),
         ..Artifact::new(&f, vec![], "", vec![])
     };
     let cr = Step::Terminator(terminator::Terminator { kind: terminator::Kind::RawCr, tool: 0 });
@@ -108,5 +110,10 @@ fn an_end_under_keep_open_of_version_one_shows_whatever_frame_it_is_blamed_on() 
         Violation { check: CheckId::Policy, frame: Some(at), span: None, kind: Kind::EndedUnderKeepOpen { at: 0 } };
     let shown = |a: &Artifact| !a.showing(std::slice::from_ref(&ended), &script, &f.observation).is_empty();
     assert!(!shown(&saved), "since version 2, an end of another class is another finding");
-    assert!(shown(&Artifact { portcullis_artifact: 1, ..saved }), "before it, any end under keep-open");
+    let own = script.frames[at].expect.rule_or_tolerated().expect("a rule").cause().id().to_owned();
+    assert!(shown(&Artifact { what: Some(own), ..saved.clone() }), "an end of its own class shows it");
+    let crashed = Artifact { portcullis_artifact: 1, what: Some("thread 'main' panicked".into()), ..saved.clone() };
+    assert!(!crashed.keyed_by_last_frame() && !shown(&crashed), "one keyed by a crash line keeps its key");
+    let old = Artifact { portcullis_artifact: 1, ..saved };
+    assert!(old.keyed_by_last_frame() && shown(&old), "before it, any end under keep-open");
 }

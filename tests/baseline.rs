@@ -99,6 +99,21 @@ fn a_known_cause_does_not_count_toward_max_findings() {
     assert!(out.contains("no new finding in 64 sessions"), "every case was drawn: {out}");
 }
 
+/// A control finding the baseline knows (a banner on stdout) does not use
+/// up `--max-findings 1` either: the run draws every case.
+#[test]
+fn a_known_control_finding_does_not_stop_a_run_of_max_findings_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("baseline.toml");
+    std::fs::write(&file, "[[known]]\nfinding = \"stdout-clean/not_protocol\"\nreason = \"the banner\"\n").unwrap();
+    let mut args = vec!["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--policy", "close"];
+    args.extend(["--cases", "16", "--max-findings", "1", "--timeout-ms", "1000", "--baseline"]);
+    args.extend([file.to_str().unwrap(), "--", BIN, "reference-gateway", "--mutant", "startup-banner"]);
+    let run = portcullis(&args, dir.path());
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    assert!(stdout(&run).contains("no new finding in 16 sessions"), "every case was drawn: {}", text(&run));
+}
+
 #[test]
 fn a_baseline_that_cannot_be_read_stops_the_run_before_it_starts_and_is_left_as_it_was() {
     let dir = tempfile::tempdir().unwrap();

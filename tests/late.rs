@@ -325,3 +325,22 @@ fn scripts_of_one_process_never_share_an_id_past_a_precision_boundary() {
     let answers: Vec<_> = found.iter().filter(|f| f.check == CheckId::Correlation).collect();
     assert!(answers.is_empty(), "one answer to each: {answers:#?}");
 }
+
+#[test]
+fn a_line_begun_before_a_scripts_window_and_unfinished_at_its_end_is_the_earlier_scripts() {
+    // The server begins a debug line after it answers the first script's
+    // marker and ends it 1.5 s on, stalling its output meanwhile: the
+    // second script's window ends on its 1 s deadline with the line still
+    // unfinished. The line is the first script's output, by position.
+    let waits = Waits::from_ms(1000, 10, 1000);
+    let target = python_server("stalled_noise.py", &["1.5"], waits);
+    let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
+    for salt in [1, 2] {
+        job.session(&call(), salt, Lane::Search).expect("the harness runs");
+    }
+    let mut found = job.take_found();
+    found.extend(job.finish().expect("the job ends"));
+    // A shared process runs a session under its salt with the top bit flipped.
+    let dirty = found.iter().filter(|f| f.check == CheckId::StdoutClean).map(|f| f.salt & 0x7fff_ffff);
+    assert_eq!(dirty.collect::<Vec<_>>(), [1], "the debug line is the first script's: {found:#?}");
+}

@@ -209,10 +209,13 @@ impl<'a> Ctx<'a> {
 
     /// `text`, an integer id on or past a boundary readers differ at
     /// (2^53 + 1, the ends of i64 and u64 and just past them), moved by a step
-    /// that keeps what a reader does with it (a double rounds it, or holds
-    /// it exactly, as it does `text`; an integer type holds it or not as it
+    /// that keeps what a reader can do with it (a double holds it exactly,
+    /// or not, as it does `text`; an integer type holds it or not as it
     /// holds `text`), so that scripts sharing one session never send the
-    /// same one: `text` itself in a script whose ids start at 1.
+    /// same one: `text` itself in a script whose ids start at 1. The step
+    /// never wraps: past the first few hundred scripts of one process the
+    /// id leaves the few values a double rounds to the boundary itself,
+    /// and stays one no double holds.
     pub fn past_boundary(&mut self, text: &str) -> String {
         const P53: i128 = 1 << 53;
         const P63: i128 = 1 << 63;
@@ -221,13 +224,13 @@ impl<'a> Ctx<'a> {
         let k = i128::from(self.first_id - 1) + i128::from(self.boundary_ids);
         self.boundary_ids += 1;
         let moved = match v {
-            // Odd, between 2^53 and 2^54: no double holds it.
+            // Odd, past 2^53: no double holds it.
             v if v.abs() == P53 + 1 => v + v.signum() * 2 * k,
-            // Within 512 of 2^63 or 2^64, below it: a double rounds it up.
-            v if v == P63 - 1 || v == P64 - 1 => v - 2 * (k % 256),
+            // Odd, just under 2^63 or 2^64: no double holds it.
+            v if v == P63 - 1 || v == P64 - 1 => v - 2 * k,
             // Doubles hold multiples of 2048 past 2^63 and of 4096 past 2^64.
-            v if v == -P63 || v == P63 => v + 2048 * (k % 4096),
-            v if v == P64 => v + 4096 * (k % 4096),
+            v if v == -P63 || v == P63 => v + 2048 * k,
+            v if v == P64 => v + 4096 * k,
             v => v,
         };
         moved.to_string()

@@ -61,24 +61,27 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
 }
 
 /// The frame a session that ended under keep-open most likely ended on,
-/// among those it may close on from the last frame it answered on (it had
-/// read that far and was alive; a server may answer the frame it then
-/// ends on): one past the size a reader may hold, the likeliest end (the
-/// last such), else the first. The end is seen only when a later write
-/// fails or stdout closes, often frames later; blaming the frame written
-/// last would key one cause (say, a line past a reader's limit) by
-/// whatever came after.
+/// among those it may close on after the last frame it answered (it had
+/// read that far and was alive): one past the size a reader may hold, the
+/// likeliest end (the last such), else the first. Only where none came
+/// after it is the answered frame itself blamed (a server may answer the
+/// frame it then ends on): a server that answers one frame and dies on the
+/// silent one after it is blamed on that one. The end is seen only when a
+/// later write fails or stdout closes, often frames later; blaming the
+/// frame written last would key one cause (say, a line past a reader's
+/// limit) by whatever came after.
 fn ended_on(facts: &Facts, end: usize) -> Option<usize> {
     let written = |i: &usize| *i < facts.delivered && facts.spans[*i].start < end;
-    let answered = facts.replies.iter().filter_map(|r| facts.frame_of(&r.id)).filter(written).max();
     let may_close = |i: &usize| facts.judged[*i].may_close();
-    let from = answered.map_or(0, |a| if may_close(&a) { a } else { a + 1 });
+    let answered = facts.replies.iter().filter_map(|r| facts.frame_of(&r.id)).filter(written).max();
+    let from = answered.map_or(0, |a| a + 1);
     let candidates: Vec<usize> = (from..facts.delivered).filter(written).filter(may_close).collect();
     let oversize = |i: &&usize| {
         let rule = facts.script.frames[**i].expect.rule_or_tolerated();
         rule.is_some_and(|r| r.cause() == crate::frame::Cause::Oversize)
     };
-    candidates.iter().rfind(oversize).or(candidates.first()).copied()
+    let after = candidates.iter().rfind(oversize).or(candidates.first()).copied();
+    after.or(answered.filter(may_close))
 }
 
 /// Whether a whole empty or blank line was written before stdin byte `end`.
@@ -131,13 +134,21 @@ mod tests {
         assert_blamed(vec![Step::Control(0), bad, Step::Control(0)], "valid_call", "raw_cr_in_string");
     }
 
-    /// A server may answer the frame it then ends on: one it answered is
-    /// blamed before a later frame it may close on.
+    /// A server that answers a frame it may close on and ends on a silent
+    /// one after it is blamed on the silent one.
     #[test]
-    fn an_end_after_an_answered_frame_it_may_close_on_is_blamed_on_that_frame() {
+    fn an_end_after_an_answered_frame_is_blamed_on_a_later_one_it_may_close_on() {
         let cr = Step::Terminator(Terminator { kind: Kind::RawCr, tool: 0 });
         let lf = Step::Terminator(Terminator { kind: Kind::RawLf, tool: 0 });
-        assert_blamed(vec![Step::Control(0), cr, lf, Step::Control(0)], "raw_cr_in_string", "raw_cr_in_string");
+        assert_blamed(vec![Step::Control(0), cr, lf, Step::Control(0)], "raw_cr_in_string", "raw_lf_in_string");
+    }
+
+    /// A server may answer the frame it then ends on: where it may close on
+    /// none after it, the answered one is blamed.
+    #[test]
+    fn an_end_after_an_answered_frame_it_may_close_on_is_blamed_on_that_frame_alone() {
+        let cr = Step::Terminator(Terminator { kind: Kind::RawCr, tool: 0 });
+        assert_blamed(vec![Step::Control(0), cr, Step::Control(0)], "raw_cr_in_string", "raw_cr_in_string");
     }
 
     /// Where several frames it may close on went unanswered, one past the

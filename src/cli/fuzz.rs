@@ -72,10 +72,18 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     // A control whose call acted as it should, with only stdout dirty (a
     // banner, say), leaves the campaign something to judge: its finding is
-    // the run's first, and the hunt goes on. Any other stops the run.
+    // the run's first, and the hunt goes on (unless it is all
+    // `--max-findings 1` asks for, and no baseline accepts it). Any other
+    // stops the run.
     let dirty_only =
         |f: &Finding| !f.observation.effects.is_empty() && f.violations.iter().all(|v| v.check == CheckId::StdoutClean);
-    let goes_on = control.as_ref().is_none_or(|f| dirty_only(f) && args.max_findings != 1);
+    let accepted = baselines.accepted();
+    let known = |f: &Finding| {
+        let (key, into) = (f.distinct(), f.distinct().folds_into());
+        std::iter::once(key).chain(into).any(|k| accepted.contains(&k.to_string()))
+    };
+    let leaves_room = |f: &Finding| args.max_findings != 1 || known(f);
+    let goes_on = control.as_ref().is_none_or(|f| dirty_only(f) && leaves_room(f));
     let seen = match (goes_on, args.policy()) {
         (true, Policy::Auto) => Some(seen_policy(&first, &tools, args, latest)?),
         _ => None,
@@ -91,7 +99,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             let saved = save(&finding, &tools, &first.probes.http_base(), None, args)?;
             Outcome::new(vec![saved], 1, first.probes.ignored(), args.mix)
         }
-        control => campaign(args, (policy, baselines.accepted()), first, &tools, &revisions, control)?,
+        control => campaign(args, (policy, accepted), first, &tools, &revisions, control)?,
     };
     let detail = seen.map(|s| s.detail);
     let findings = outcome.findings.into_iter().map(|(f, path)| (Finding { policy_seen: detail.clone(), ..f }, path));

@@ -46,9 +46,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let budget = Duration::from_millis(args.budget_ms);
     let whole = loaded.session(&loaded.history);
     let before = (whole.frames.len(), whole.stdin().len());
+    // An old key that says too little is read from a run of its session now.
     let key = match artifact.key() {
+        Some(key) if artifact.keyed_by_last_frame() => key_of_old(&loaded, check, Some(&key.kind))?,
         Some(key) => key,
-        None => key_of_old(&loaded, check)?,
+        None => key_of_old(&loaded, check, None)?,
     };
     let script = loaded.session(&fewer_scripts(&loaded, &key, started + budget / 2)?);
     // Only candidates may keep a process started ahead (--ahead): the run
@@ -103,12 +105,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The finding key of an artifact saved before keys had kinds: that of
-/// the first violation of its check in a run of its session.
-fn key_of_old(loaded: &Loaded, check: CheckId) -> Result<Distinct> {
+/// The finding key of an artifact saved before keys had kinds (or of
+/// `kind`, before keys named the frame such a finding ended on): that of
+/// the first violation of its check (and kind) in a run of its session.
+fn key_of_old(loaded: &Loaded, check: CheckId, kind: Option<&str>) -> Result<Distinct> {
     let whole = loaded.session(&loaded.history);
     let run = run_fresh(&loaded.target, loaded.artifact.policy, &whole, loaded.artifact.salt)?;
-    let first = run.violations.iter().find(|v| v.check == check);
+    let first = run.violations.iter().find(|v| v.check == check && kind.is_none_or(|k| v.kind.name() == k));
     first
         .map(|v| distinct(v, &run.script, &run.observation))
         .ok_or_else(|| anyhow!("nothing to minimize: the script does not fail {check} now (replay it to see it FIXED)"))

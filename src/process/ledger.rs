@@ -373,10 +373,12 @@ impl Ledger {
     }
 
     /// Adds output that came after the script with salt `salt` was judged
-    /// and before the next one began: by position, it is that script's.
+    /// and before the next one began: by position, it is that script's;
+    /// of a session no longer kept, the latest's, where it is judged.
     pub(crate) fn late_output(&self, salt: u32, stdout: &[u8], stderr: &[u8], at: Instant) {
         let mut entries = self.entries();
-        let Some(i) = entries.iter().rposition(|e| e.session.salt == salt) else { return };
+        let at_salt = entries.iter().rposition(|e| e.session.salt == salt);
+        let Some(i) = at_salt.or(entries.len().checked_sub(1)) else { return };
         let last = last_judged(&entries, i);
         let entry = &mut entries[i];
         entry.obs.stderr.extend_from_slice(stderr);

@@ -80,6 +80,9 @@ pub(crate) struct Persistent {
     /// between scripts), which goes with the rest of it (and what came
     /// before any script ran).
     held: Vec<u8>,
+    /// The salt of the script whose line `held` ends with: the one whose
+    /// window it began in, or, begun between scripts, the one before.
+    held_from: Option<u32>,
 }
 
 /// Scripts a process runs before it is ended, as AFL's persistent loop
@@ -115,6 +118,7 @@ impl Persistent {
             routes: Routes::default(),
             pending: Vec::new(),
             held: Vec::new(),
+            held_from: None,
         })))
     }
 
@@ -140,7 +144,9 @@ impl Persistent {
         ledger: &Ledger,
         (defer, null_answers): (bool, bool),
     ) -> Result<Ran, Fault> {
-        let late_out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
+        let mut late_out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
+        let from = self.held_from.take();
+        let unfinished = self.held_line(&mut late_out, from, ledger);
         let late_err = self.child.take_stderr();
         let (mut stdout, mut stderr) = std::mem::take(&mut self.early);
         // A line the server is still writing (a long answer to an earlier
@@ -149,11 +155,15 @@ impl Persistent {
         // tail would read as a line of this script that is no protocol
         // message.
         let mut partial = Vec::new();
+        // The script a line begun before this window is the output of.
+        let mut carried = None;
         match &self.last {
             Some((last, ..)) => {
                 let last = *last;
                 let whole = crate::json_line::whole(&late_out);
                 partial = late_out[whole..].to_vec();
+                // Unfinished since before the script before, it is still that one's.
+                carried = Some(if unfinished { from.unwrap_or(last) } else { last }).filter(|_| !partial.is_empty());
                 let late_out = self.route(late_out[..whole].to_vec(), None, ledger);
                 ledger.late_output(last, &late_out, &late_err, self.child.output_at(true));
             }
@@ -202,7 +212,6 @@ impl Persistent {
         // within a wait of its own once every answer came, else within the
         // answers' deadline (a call left unanswered had all of it to act).
         // One still awaited may act until its answer is due.
-        let mut carried = !partial.is_empty();
         let mut raw = [partial, self.child.take_stdout()].concat();
         self.carry_over(&mut raw, &mut carried, ledger);
         let (mut out, tail) = self.route_whole(raw, salt, ledger);
@@ -231,7 +240,8 @@ impl Persistent {
         out.extend(more);
         // A line still being written is routed once it is whole: left in
         // this session's output, a routed answer would land after it and
-        // split it.
+        // split it. One begun before this window is still that script's.
+        self.held_from = (!rest.is_empty()).then_some(carried.unwrap_or(salt));
         self.held = rest;
         stdout.extend(without_answer(&out, &Value::from(mark.as_str())));
         stderr.extend(self.child.take_stderr());
@@ -286,7 +296,9 @@ impl Persistent {
         if self.pending.is_empty() {
             return;
         }
-        let out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
+        let mut out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
+        let from = self.held_from.take();
+        let unfinished = self.held_line(&mut out, from, ledger);
         let whole = crate::json_line::whole(&out);
         let kept = self.route(out[..whole].to_vec(), None, ledger);
         match &self.last {
@@ -294,19 +306,32 @@ impl Persistent {
             _ => self.held.extend_from_slice(&kept),
         }
         self.held.extend_from_slice(&out[whole..]);
+        let last = self.last.as_ref().map(|(last, ..)| *last);
+        self.held_from = if unfinished { from } else { last }.filter(|_| !self.held.is_empty());
+    }
+
+    /// Where `out` begins with a line held unfinished, begun in (or after)
+    /// the script with salt `from`: that line, taken out of `out` once it
+    /// is whole and routed; unless it answers a request, it is that
+    /// script's output, as late evidence. Whether it is still unfinished.
+    fn held_line(&mut self, out: &mut Vec<u8>, from: Option<u32>, ledger: &Ledger) -> bool {
+        let Some(from) = from else { return false };
+        let Some(end) = out.iter().position(|b| *b == b'\n') else { return true };
+        let line: Vec<u8> = out.drain(..=end).collect();
+        let kept = self.route(line, None, ledger);
+        if !kept.is_empty() {
+            ledger.late_output(from, &kept, &[], self.child.output_at(true));
+        }
+        false
     }
 
     /// Where a line began before this script's window (`carried`) and
     /// `raw` now holds its end: that line, taken out of `raw` and routed
     /// whole; unless it answers a request, it is the previous script's
     /// output, by position, as late evidence.
-    fn carry_over(&mut self, raw: &mut Vec<u8>, carried: &mut bool, ledger: &Ledger) {
-        let Some(end) = raw.iter().position(|b| *b == b'\n').filter(|_| *carried) else { return };
-        *carried = false;
-        let line: Vec<u8> = raw.drain(..=end).collect();
-        let kept = self.route(line, None, ledger);
-        if let (Some((last, ..)), false) = (&self.last, kept.is_empty()) {
-            ledger.late_output(*last, &kept, &[], self.child.output_at(true));
+    fn carry_over(&mut self, raw: &mut Vec<u8>, carried: &mut Option<u32>, ledger: &Ledger) {
+        if !self.held_line(raw, *carried, ledger) {
+            *carried = None;
         }
     }
 
@@ -359,7 +384,7 @@ impl Persistent {
         let out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
         let err = self.child.take_stderr();
         let grace = self.child.waits().answer;
-        let Persistent { child, last, mut routes, .. } = self;
+        let Persistent { child, last, mut routes, held_from, .. } = self;
         let at = child.output_at(true);
         let (tail_out, tail_err) = child.finish();
         if let Some((salt, recorder, seen)) = last {
@@ -367,7 +392,14 @@ impl Persistent {
             // last words by now); effects are stamped as they are taken, as
             // the window's are: a stamp never earlier than the evidence.
             let at = if tail_out.is_empty() && tail_err.is_empty() { at } else { Instant::now() };
-            let (out, _) = routes.route([out, tail_out].concat(), None, ledger, (grace, at));
+            let mut out = [out, tail_out].concat();
+            // A line held unfinished is the script's it began in, cut or whole.
+            if let Some(from) = held_from {
+                let end = out.iter().position(|b| *b == b'\n').map_or(out.len(), |i| i + 1);
+                let (line, _) = routes.route(out.drain(..end).collect(), None, ledger, (grace, at));
+                ledger.late_output(from, &line, &[], at);
+            }
+            let (out, _) = routes.route(out, None, ledger, (grace, at));
             ledger.late_output(salt, &out, &[err, tail_err].concat(), at);
             let taken = Instant::now();
             for a in &recorder.actions()[seen..] {

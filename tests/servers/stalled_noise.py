@@ -1,0 +1,45 @@
+"""A stdio MCP server that answers each request at once, and after its
+answer to the first marker (the first request with a string id) begins a
+line of debug text on stdout, holds its output lock GAP seconds (the first
+argument, default 2.5) and only then ends the line: a line begun after the
+first script, still unfinished when the second script's wait ran out. Its
+tool `fetch` GETs its `url` argument.
+
+Used by tests/late.rs; standard library only (with mcp_stdio.py beside it)."""
+
+import sys
+import threading
+import time
+
+from mcp_stdio import FETCH, lock, send, serve, try_get, write
+
+GAP = float(sys.argv[1]) if len(sys.argv) > 1 else 2.5
+begun = False
+
+
+def call(rid, p):
+    try_get(str(p.get("arguments", {}).get("url")))
+    send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "done"}]}})
+
+
+def end_line():
+    time.sleep(GAP)
+    sys.stdout.write(" ... ended\n")
+    sys.stdout.flush()
+    lock.release()
+
+
+def other(rid):
+    global begun
+    lock.acquire()
+    write({"jsonrpc": "2.0", "id": rid, "result": {}})
+    if begun or not isinstance(rid, str):
+        lock.release()
+        return
+    begun = True
+    sys.stdout.write("debug: a line begun")
+    sys.stdout.flush()
+    threading.Thread(target=end_line).start()
+
+
+serve("stalled-noise", [FETCH], call, other)
