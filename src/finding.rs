@@ -283,6 +283,13 @@ impl Distinct {
         })
     }
 
+    /// Whether `keys` (a baseline's accepted finding keys) list it, or the
+    /// finding it would fold into ([`Distinct::folds_into`]).
+    pub fn listed_in(&self, keys: &[String]) -> bool {
+        let listed = |k: &Distinct| keys.iter().any(|a| *a == k.to_string());
+        listed(self) || self.folds_into().is_some_and(|to| listed(&to))
+    }
+
     /// Whether a session of `script` that showed `obs` and broke
     /// `violations` shows this finding.
     pub fn shown_in(&self, violations: &[Violation], script: &Script, obs: &Observation) -> bool {

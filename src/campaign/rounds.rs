@@ -129,11 +129,7 @@ impl Known {
     pub(crate) fn len(&self) -> usize {
         let known = self.lock();
         let folds = |d: &Distinct| d.folds_into().is_some_and(|to| known.made.contains(&to));
-        let accepted = |d: &Distinct| {
-            let listed = |k: &Distinct| known.accepted.iter().any(|a| *a == k.to_string());
-            listed(d) || d.folds_into().is_some_and(|to| listed(&to))
-        };
-        known.made.iter().filter(|d| !folds(d) && !accepted(d)).count()
+        known.made.iter().filter(|d| !folds(d) && !d.listed_in(&known.accepted)).count()
     }
 
     /// Counts one more search session that showed `d`.

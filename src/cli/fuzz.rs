@@ -78,11 +78,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let dirty_only =
         |f: &Finding| !f.observation.effects.is_empty() && f.violations.iter().all(|v| v.check == CheckId::StdoutClean);
     let accepted = baselines.accepted();
-    let known = |f: &Finding| {
-        let (key, into) = (f.distinct(), f.distinct().folds_into());
-        std::iter::once(key).chain(into).any(|k| accepted.contains(&k.to_string()))
-    };
-    let leaves_room = |f: &Finding| args.max_findings != 1 || known(f);
+    let leaves_room = |f: &Finding| args.max_findings != 1 || f.distinct().listed_in(&accepted);
     let goes_on = control.as_ref().is_none_or(|f| dirty_only(f) && leaves_room(f));
     let seen = match (goes_on, args.policy()) {
         (true, Policy::Auto) => Some(seen_policy(&first, &tools, args, latest)?),

@@ -163,7 +163,7 @@ impl Persistent {
                 let whole = crate::json_line::whole(&late_out);
                 partial = late_out[whole..].to_vec();
                 // Unfinished since before the script before, it is still that one's.
-                carried = Some(if unfinished { from.unwrap_or(last) } else { last }).filter(|_| !partial.is_empty());
+                carried = if unfinished { from } else { Some(last) }.filter(|_| !partial.is_empty());
                 let late_out = self.route(late_out[..whole].to_vec(), None, ledger);
                 ledger.late_output(last, &late_out, &late_err, self.child.output_at(true));
             }
