@@ -322,8 +322,16 @@ fn scripts_of_one_process_never_share_an_id_past_a_precision_boundary() {
     assert_ne!(ids[0], ids[1], "each script's own");
     let mut found = job.take_found();
     found.extend(job.finish().expect("the job ends"));
-    let answers: Vec<_> = found.iter().filter(|f| f.check == CheckId::Correlation).collect();
-    assert!(answers.is_empty(), "one answer to each: {answers:#?}");
+    // The server serves the call it should refuse: its success answer,
+    // where it came after the window (a loaded machine), is a late finding
+    // that folds into the call's effect, found too. No other answer is
+    // amiss: none to no request, none twice, none missing.
+    let keys: Vec<_> = found.iter().map(|f| f.distinct()).collect();
+    let answers: Vec<_> = keys
+        .iter()
+        .filter(|d| d.check == CheckId::Correlation && !d.folds_into().is_some_and(|to| keys.contains(&to)))
+        .collect();
+    assert!(answers.is_empty(), "one answer to each: {answers:#?} of {found:#?}");
 }
 
 #[test]
