@@ -1,12 +1,14 @@
 """A stdio MCP server that answers each request at once, and after its
 answer to the first marker (the first request with a string id) begins a
-line of debug text on stdout, holds its output lock GAP seconds (the first
+line of debug text on stdout, in the same write as that answer (so it
+begins in the first script's window, however loaded the machine), holds its output lock GAP seconds (the first
 argument, default 2.5) and only then ends the line: a line begun after the
 first script, still unfinished when the second script's wait ran out. Its
 tool `fetch` GETs its `url` argument.
 
 Used by tests/late.rs; standard library only (with mcp_stdio.py beside it)."""
 
+import json
 import sys
 import threading
 import time
@@ -32,12 +34,13 @@ def end_line():
 def other(rid):
     global begun
     lock.acquire()
-    write({"jsonrpc": "2.0", "id": rid, "result": {}})
+    answer = {"jsonrpc": "2.0", "id": rid, "result": {}}
     if begun or not isinstance(rid, str):
+        write(answer)
         lock.release()
         return
     begun = True
-    sys.stdout.write("debug: a line begun")
+    sys.stdout.write(json.dumps(answer) + "\ndebug: a line begun")
     sys.stdout.flush()
     threading.Thread(target=end_line).start()
 
