@@ -13,7 +13,11 @@
 //!   it acted: the control fails and says to raise `--exit-grace-ms`, which
 //!   then lets it pass;
 //! - one whose stdout is dirty from the start (a banner) and never answers:
-//!   that is a `stdout-clean` finding, not a harness error about --tool.
+//!   that is a `stdout-clean` finding, not a harness error about --tool;
+//! - one that takes longer to exit than `--exit-grace-ms`
+//!   (`tests/servers/slow_exit.py`): judged on time alone, the control's
+//!   `liveness` finding stands only where a session with every wait four
+//!   times as long repeats it, as the hunt's do.
 
 use crate::cli;
 
@@ -113,4 +117,25 @@ fn a_banner_before_any_answer_is_a_stdout_clean_finding() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("1 finding (stdout-clean) in 1 session"), "{}", text(&o));
     assert!(stdout.contains("Check stdout-clean:"), "{}", text(&o));
+}
+
+#[test]
+fn a_control_that_shows_liveness_by_time_alone_is_run_again_with_longer_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server("slow_exit.py");
+    let slow_exit = |delay: &str| {
+        let mut args = vec!["fuzz", "--policy", "keep-open", "--revision", "2025-06-18", "--cases", "4"];
+        args.extend(["--check", "liveness", "--timeout-ms", "1000", "--exit-grace-ms", "300", "--tool", "fetch"]);
+        args.extend(["--", python3(), &server, delay]);
+        portcullis(&args, dir.path())
+    };
+    // 0.6 s to exit: past the 300 ms grace, within four times it.
+    let o = slow_exit("0.6");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("the control showed liveness/running_after_eof by time alone"), "{}", text(&o));
+    // 5 s: past four times it too, a finding.
+    let o = slow_exit("5");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("1 finding (liveness) in 1 session"), "{}", text(&o));
 }

@@ -3,24 +3,28 @@
 //! two raw CRs inside a `ping`'s string, and two calls joined by a CR: both
 //! are found, each under its own rule, by one default-length campaign. The
 //! same server answering every call late, after the marker, shows no
-//! finding that is not its own.
+//! finding that is not its own, and a replay of a finding saved against
+//! the quick server still fails against the slow one.
 
 use crate::cli::{portcullis, python3, text};
 use serde_json::Value;
+use std::path::Path;
 use std::process::Output;
+
+fn server() -> String {
+    format!("{}/tests/servers/reads_cr_lines.py", env!("CARGO_MANIFEST_DIR"))
+}
 
 /// A keep-open campaign of `cases` sessions, focused on `check` at spec
 /// level, against the server run with `server_args`: its output and the
-/// findings of its JSON report.
-fn campaign(check: &str, cases: &str, server_args: &[&str]) -> (Output, Vec<Value>) {
-    let dir = tempfile::tempdir().unwrap();
-    let server = format!("{}/tests/servers/reads_cr_lines.py", env!("CARGO_MANIFEST_DIR"));
-    let report = dir.path().join("report.json");
+/// findings of its JSON report (their artifacts under `dir`).
+fn campaign(dir: &Path, check: &str, cases: &str, server_args: &[&str]) -> (Output, Vec<Value>) {
+    let (report, server) = (dir.join("report.json"), server());
     let mut args = vec!["fuzz", "--tool", "fetch", "--check", check, "--level", "spec"];
     args.extend(["--policy", "keep-open", "--cases", cases, "--shrink-ms", "2000", "--timeout-ms", "2000"]);
     args.extend(["--report", report.to_str().unwrap(), "--", python3(), &server]);
     args.extend(server_args);
-    let o = portcullis(&args, dir.path());
+    let o = portcullis(&args, dir);
     let json: Value = serde_json::from_slice(&std::fs::read(&report).unwrap_or_default()).unwrap_or_default();
     let findings = json["findings"].as_array().cloned().unwrap_or_default();
     (o, findings)
@@ -28,7 +32,8 @@ fn campaign(check: &str, cases: &str, server_args: &[&str]) -> (Output, Vec<Valu
 
 #[test]
 fn a_call_hidden_between_two_crs_and_calls_joined_by_a_cr_are_found() {
-    let (o, findings) = campaign("no-effect-on-reject", "160", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let (o, findings) = campaign(dir.path(), "no-effect-on-reject", "160", &[]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let keys: Vec<&str> = findings.iter().filter_map(|f| f["distinct"].as_str()).collect();
     // The hidden call is a raw control character in a string, a line that
@@ -40,6 +45,15 @@ fn a_call_hidden_between_two_crs_and_calls_joined_by_a_cr_are_found() {
         let rules = f["rules"].as_array().unwrap();
         assert!(rules.iter().any(|r| r == rule), "{cause} seen with {rule}: {f}");
     }
+    // Replayed against the same server answering each call 300 ms after
+    // it read it (as a fresh process of a real server may, where the
+    // campaign's warm one was quick), the joined calls act after the
+    // session went quiet: the replay awaits the answers their ids are owed
+    // before it says FIXED, and sees them act.
+    let joined = findings.iter().find(|f| f["distinct"].as_str().is_some_and(|k| k.ends_with("(line_ending)")));
+    let artifact = joined.unwrap()["artifact"].as_str().unwrap();
+    let replay = portcullis(&["replay", artifact, "--", python3(), &server(), "--late-ms", "300"], dir.path());
+    assert_eq!(replay.status.code(), Some(1), "still FAILED: {}", text(&replay));
 }
 
 #[test]
@@ -51,7 +65,8 @@ fn a_server_that_answers_each_call_late_and_by_id_shows_no_false_finding() {
     // requests that may be answered with their id or a null one. Every
     // finding must be the server's own (a fresh session repeats it), and
     // none an answer judged as one to a request its session never sent.
-    let (o, findings) = campaign("correlation", "80", &["--late-ms", "300"]);
+    let dir = tempfile::tempdir().unwrap();
+    let (o, findings) = campaign(dir.path(), "correlation", "80", &["--late-ms", "300"]);
     assert_eq!(o.status.code(), Some(1), "it refuses nothing in a batch: {}", text(&o));
     for f in &findings {
         let key = f["distinct"].as_str().unwrap_or_default();

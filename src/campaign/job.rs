@@ -169,7 +169,7 @@ impl<'a> Job<'a> {
             // that rests on time alone four times: it must hold with longer
             // waits before it is reported.
             None if lane == Lane::Confirm => self.fresh_patiently(spec, salt, 2, self.cover)?,
-            None if lane == Lane::ConfirmTimed => self.fresh_patiently(spec, salt, 4, self.cover)?,
+            None if lane == Lane::ConfirmTimed => self.fresh_patiently(spec, salt, super::PATIENCE, self.cover)?,
             None => self.fresh(spec, salt)?,
         };
         self.judge_late()?;
@@ -481,7 +481,7 @@ impl<'a> Job<'a> {
             };
             let on_time = rests(&key);
             self.made.push(key.clone());
-            let task = Task { entry, violations, key, patience: if on_time { 4 } else { 1 }, sessions: self.sessions };
+            let task = Task { entry, violations, key, patience: if on_time { super::PATIENCE } else { 1 }, sessions: self.sessions };
             match &self.confirmer {
                 Some(c) => c.push(task),
                 // One instance of the server at a time (none started ahead).

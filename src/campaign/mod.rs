@@ -232,6 +232,36 @@ pub(crate) fn control_finding(
     Some(Finding { cases_until_caught: 1, ..shown })
 }
 
+/// How many times as long every wait of the session that confirms a
+/// finding resting on time is.
+#[cfg(feature = "process")]
+pub(crate) const PATIENCE: u32 = 4;
+
+/// The positive control's finding ([`control_finding`]), judged as the
+/// hunt judges a finding: one that rests on time alone (no answer, effect
+/// or exit within a wait) stands only where `again` (the control run once
+/// more, with every wait [`PATIENCE`] times as long and tokens of its own,
+/// with their salt) shows it too; the patient session's finding, if it
+/// shows one. `Err` with the key of one it did not repeat: a loaded
+/// machine, not the server.
+#[cfg(feature = "cli")]
+pub(crate) fn confirmed_control(
+    spec: ScriptSpec,
+    run: SessionRun,
+    salt: u32,
+    (seed, policy): (u64, Policy),
+    again: impl FnOnce() -> Result<(SessionRun, u32), Fault>,
+) -> Result<Result<Option<Finding>, Distinct>, Fault> {
+    let first = control_finding(spec.clone(), run, salt, (seed, policy));
+    let Some(found) = first else { return Ok(Ok(None)) };
+    let key = found.distinct();
+    if !key.rests_on_time(&found.violations, &found.script, &found.observation) {
+        return Ok(Ok(Some(found)));
+    }
+    let (run, salt) = again()?;
+    Ok(control_finding(spec, run, salt, (seed, policy)).map(Some).ok_or(key))
+}
+
 /// What [`run_fresh`] ran: the script with its new tokens, their salt,
 /// what it showed and its violations.
 pub(crate) struct FreshRun {
