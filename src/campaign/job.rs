@@ -481,7 +481,13 @@ impl<'a> Job<'a> {
             };
             let on_time = rests(&key);
             self.made.push(key.clone());
-            let task = Task { entry, violations, key, patience: if on_time { super::PATIENCE } else { 1 }, sessions: self.sessions };
+            let task = Task {
+                entry,
+                violations,
+                key,
+                patience: if on_time { super::PATIENCE } else { 1 },
+                sessions: self.sessions,
+            };
             match &self.confirmer {
                 Some(c) => c.push(task),
                 // One instance of the server at a time (none started ahead).
