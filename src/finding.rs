@@ -308,10 +308,14 @@ impl Distinct {
     /// such a finding is reported only once a session with waits four times as long
     /// repeats it.
     pub(crate) fn rests_on_time(&self, violations: &[Violation], script: &Script, obs: &Observation) -> bool {
-        let exited = obs.exit.ended();
-        let timed = |v: &Violation| v.kind.rests_on_time(exited) || null_at_a_deadline(v, script);
-        violations.iter().any(|v| distinct(v, script, obs) == *self && timed(v))
+        violations.iter().any(|v| distinct(v, script, obs) == *self && on_time(v, script, obs))
     }
+}
+
+/// Whether `v` shows only by time in the session `obs` saw `script` run
+/// ([`Distinct::rests_on_time`]).
+pub(crate) fn on_time(v: &Violation, script: &Script, obs: &Observation) -> bool {
+    v.kind.rests_on_time(obs.exit.ended()) || null_at_a_deadline(v, script)
 }
 
 /// Whether `v` is a missing error that may carry a null id, no more of

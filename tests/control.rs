@@ -125,11 +125,12 @@ fn a_control_that_shows_liveness_by_time_alone_is_run_again_with_longer_waits() 
     let server = server("slow_exit.py");
     let slow_exit = |delay: &str| {
         let mut args = vec!["fuzz", "--policy", "keep-open", "--revision", "2025-06-18", "--cases", "4"];
-        args.extend(["--check", "liveness", "--timeout-ms", "1000", "--exit-grace-ms", "300", "--tool", "fetch"]);
+        args.extend(["--check", "liveness", "--timeout-ms", "1000", "--exit-grace-ms", "500", "--tool", "fetch"]);
+        args.extend(["--shrink-ms", "1000"]);
         args.extend(["--", python3(), &server, delay]);
         portcullis(&args, dir.path())
     };
-    // 0.6 s to exit: past the 300 ms grace, within four times it.
+    // 0.6 s to exit: past the 500 ms grace, well within four times it.
     let o = slow_exit("0.6");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let stderr = String::from_utf8_lossy(&o.stderr);

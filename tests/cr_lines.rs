@@ -54,6 +54,11 @@ fn a_call_hidden_between_two_crs_and_calls_joined_by_a_cr_are_found() {
     let artifact = joined.unwrap()["artifact"].as_str().unwrap();
     let replay = portcullis(&["replay", artifact, "--", python3(), &server(), "--late-ms", "300"], dir.path());
     assert_eq!(replay.status.code(), Some(1), "still FAILED: {}", text(&replay));
+    // Its cuts cannot show it at these waits, and minimize says why
+    // rather than calling it fixed.
+    let minimize = portcullis(&["minimize", artifact, "--", python3(), &server(), "--late-ms", "300"], dir.path());
+    let said = String::from_utf8_lossy(&minimize.stderr);
+    assert!(said.contains("a session with doubled waits shows it"), "{}", text(&minimize));
 }
 
 #[test]

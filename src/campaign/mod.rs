@@ -4,6 +4,8 @@
 
 #[cfg(all(feature = "process", target_os = "linux"))]
 mod confirmer;
+#[cfg(feature = "cli")]
+mod control;
 pub mod delta;
 mod flight;
 mod handed;
@@ -23,6 +25,8 @@ mod verdict;
 mod worker;
 
 pub use crate::finding::{Distinct, Finding};
+#[cfg(feature = "cli")]
+pub(crate) use control::confirmed_control;
 #[cfg(feature = "cli")]
 pub(crate) use flight::Flight;
 #[cfg(feature = "cli")]
@@ -213,54 +217,10 @@ pub fn run_script<T: Target>(
     Ok((obs, violations))
 }
 
-/// The finding a positive control's session shows, if any: output that
-/// is no protocol message first (a client cannot read a banner or a flood
-/// as answers), whatever else it showed; else its first violation. `run`
-/// is `spec` rendered with tokens of `salt`, in a run with `seed` under
-/// `policy`.
-#[cfg(feature = "cli")]
-pub(crate) fn control_finding(
-    spec: ScriptSpec,
-    run: SessionRun,
-    salt: u32,
-    (seed, policy): (u64, Policy),
-) -> Option<Finding> {
-    let (script, obs, violations) = &run;
-    let dirty = violations.iter().find(|v| v.check == CheckId::StdoutClean);
-    let key = crate::finding::distinct(dirty.or(violations.first())?, script, obs);
-    let shown = Finding::shown(&key, spec, run, salt, (seed, policy));
-    Some(Finding { cases_until_caught: 1, ..shown })
-}
-
 /// How many times as long every wait of the session that confirms a
 /// finding resting on time is.
 #[cfg(feature = "process")]
 pub(crate) const PATIENCE: u32 = 4;
-
-/// The positive control's finding ([`control_finding`]), judged as the
-/// hunt judges a finding: one that rests on time alone (no answer, effect
-/// or exit within a wait) stands only where `again` (the control run once
-/// more, with every wait [`PATIENCE`] times as long and tokens of its own,
-/// with their salt) shows it too; the patient session's finding, if it
-/// shows one. `Err` with the key of one it did not repeat: a loaded
-/// machine, not the server.
-#[cfg(feature = "cli")]
-pub(crate) fn confirmed_control(
-    spec: ScriptSpec,
-    run: SessionRun,
-    salt: u32,
-    (seed, policy): (u64, Policy),
-    again: impl FnOnce() -> Result<(SessionRun, u32), Fault>,
-) -> Result<Result<Option<Finding>, Distinct>, Fault> {
-    let first = control_finding(spec.clone(), run, salt, (seed, policy));
-    let Some(found) = first else { return Ok(Ok(None)) };
-    let key = found.distinct();
-    if !key.rests_on_time(&found.violations, &found.script, &found.observation) {
-        return Ok(Ok(Some(found)));
-    }
-    let (run, salt) = again()?;
-    Ok(control_finding(spec, run, salt, (seed, policy)).map(Some).ok_or(key))
-}
 
 /// What [`run_fresh`] ran: the script with its new tokens, their salt,
 /// what it showed and its violations.

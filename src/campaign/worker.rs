@@ -207,11 +207,17 @@ impl<'a> Worker<'a> {
 /// The line that tells of a finding that rests on time alone and that the
 /// run stopped before confirming.
 fn untried(d: &Distinct) -> String {
-    format!("{d} rests on time alone and the run stopped before a fresh session could confirm it; not reported")
+    format!(
+        "{d} rests on time alone in one session and the run stopped before a fresh session could confirm it: \
+         that session is not reported (another that shows it may be)"
+    )
 }
 
 /// The line that tells of a finding that rests on time alone and that no
 /// fresh session with waits four times as long repeated.
 fn unconfirmed(d: &Distinct) -> String {
-    format!("{d} rests on time alone and no fresh session with waits four times as long repeated it; not reported")
+    format!(
+        "{d} rests on time alone in one session and no fresh session with waits four times as long repeated it: \
+         that session is not reported (another that shows it may be)"
+    )
 }

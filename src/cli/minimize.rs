@@ -7,10 +7,11 @@
 use super::replay::{Loaded, load};
 use super::setup::ChildFlags;
 use crate::Script;
-use crate::campaign::run_fresh;
+use crate::campaign::{replay_whole, resalted, run_fresh};
 use crate::delta::minimize_on;
 use crate::finding::{Distinct, Finding, distinct};
 use crate::report::{self, counted};
+use crate::seam::Session;
 use crate::{CheckId, Fault};
 use anyhow::{Result, anyhow, bail};
 use std::path::PathBuf;
@@ -58,9 +59,15 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     // campaign's session had.
     let candidates = target.clone().started_ahead(args.ahead);
     let left = budget.saturating_sub(started.elapsed());
-    let m = match minimize_on(&candidates, target, artifact.policy, script, &key, artifact.salt, left) {
+    let m = match minimize_on(&candidates, target, artifact.policy, script.clone(), &key, artifact.salt, left) {
         Ok(m) => m,
-        // The saved session no longer fails: fixed, or it failed once.
+        // The saved session no longer fails at these waits: fixed, it
+        // failed once, or it shows only in the patient session a replay
+        // runs before it says FIXED (answers awaited past the quiet wait).
+        Err(Fault::Config { what }) if shows_patiently(&loaded, &script)? => bail!(
+            "nothing to minimize at these waits: {what}, but a session with doubled waits shows it \
+             (replay says FAILED); a larger --quiet-ms or --timeout-ms lets each cut show it"
+        ),
         Err(Fault::Config { what }) => bail!("nothing to minimize: {what} now (replay it to see it FIXED)"),
         Err(e) => return Err(e.into()),
     };
@@ -149,4 +156,14 @@ fn fewer_scripts(loaded: &Loaded, key: &Distinct, deadline: Instant) -> Result<V
         run = run.div_ceil(2);
     }
     Ok(history)
+}
+
+/// Whether `script`, the saved finding's session, shows its finding in a
+/// session with doubled waits, as the one `replay` runs before it says
+/// FIXED.
+fn shows_patiently(loaded: &Loaded, script: &Script) -> Result<bool> {
+    let (script, salt) = resalted(script, loaded.artifact.salt);
+    let session = Session { policy: loaded.artifact.policy, revision: script.revision, salt };
+    let (obs, violations, _) = replay_whole(&loaded.target, &session, &script, 2)?;
+    Ok(!loaded.artifact.showing(&violations, &script, &obs).is_empty())
 }
