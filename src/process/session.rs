@@ -63,8 +63,11 @@ pub struct ChildGateway {
     stderr: Capture,
     out_taken: usize,
     err_taken: usize,
-    /// How far stdout has been read for answers.
-    scanned: usize,
+    /// Where the output of the session it serves begins: every wait for
+    /// answers reads from there (or from what is not taken yet, if less),
+    /// so an answer read by one wait (a retry's, for its fill) still counts
+    /// for the next.
+    session_from: usize,
     status: Option<ExitStatus>,
     last_write: Instant,
     /// Bytes written to stdin in this session: the waits grow with them.
@@ -135,7 +138,7 @@ impl ChildGateway {
             stderr,
             out_taken: 0,
             err_taken: 0,
-            scanned: 0,
+            session_from: 0,
             status: None,
             last_write: Instant::now(),
             sent: 0,
@@ -168,6 +171,7 @@ impl ChildGateway {
     /// Points the process at another session: its recorder and its tokens.
     pub(crate) fn rebind(&mut self, recorder: Recorder, salt: u32) {
         self.recorder = recorder;
+        self.session_from = self.stdout.len();
         self.sent = 0;
         self.salts = vec![salt];
         self.served = true;
@@ -297,14 +301,20 @@ impl ChildGateway {
         }
     }
 
-    /// Reads the stdout lines not read yet for answers, and forgets the
-    /// owed ids they answer.
-    fn read_answers(&mut self, owed: &mut Awaited) {
+    /// Where a wait for answers begins to read: the session's output, and
+    /// any not taken yet from before it.
+    fn answers_from(&self) -> usize {
+        self.session_from.min(self.out_taken)
+    }
+
+    /// Reads the stdout lines from `scanned` on for answers, forgets the
+    /// owed ids they answer, and moves `scanned` past them.
+    fn read_answers(&mut self, owed: &mut Awaited, scanned: &mut usize) {
         self.note_spoke();
-        let new = self.stdout.since(self.scanned);
+        let new = self.stdout.since(*scanned);
         let used = json_line::whole(&new);
         owed.strike(&new[..used]);
-        self.scanned += used;
+        *scanned += used;
     }
 
     /// Waits until the answer to request `id` has come (or the bound, which
@@ -327,9 +337,10 @@ impl ChildGateway {
 
     /// [`ChildGateway::await_owed`] until the deadline `due` gives now.
     fn await_until(&mut self, mut owed: Awaited, due: impl Fn(&mut ChildGateway) -> Instant) -> bool {
+        let mut scanned = self.answers_from();
         loop {
             self.collect_effects();
-            self.read_answers(&mut owed);
+            self.read_answers(&mut owed, &mut scanned);
             if owed.is_empty() {
                 return true;
             }
@@ -537,6 +548,7 @@ impl Gateway for ChildGateway {
             (true, _) => Awaited::or_null(settle.owed.clone(), settle.owed_or_null.clone()),
         };
         let mut caught_up = Instant::now();
+        let mut scanned = self.answers_from();
         loop {
             let deadline = self.answers_due(from, waits.answer);
             if Instant::now() >= deadline {
@@ -550,7 +562,7 @@ impl Gateway for ChildGateway {
                 self.effects_until_quiet(self.quiet_after_exit(), deadline);
                 return Ok(());
             }
-            self.read_answers(&mut owed);
+            self.read_answers(&mut owed, &mut scanned);
             let behind = self.stdin_unread();
             if behind {
                 caught_up = Instant::now();
