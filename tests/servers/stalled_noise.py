@@ -1,10 +1,10 @@
-"""A stdio MCP server that answers each request at once, and after its
-answer to the first marker (the first request with a string id) begins a
-line of debug text on stdout, in the same write as that answer (so it
-begins in the first script's window, however loaded the machine), holds its output lock GAP seconds (the first
-argument, default 2.5) and only then ends the line: a line begun after the
-first script, still unfinished when the second script's wait ran out. Its
-tool `fetch` GETs its `url` argument.
+"""A stdio MCP server that answers each request at once. With its answer
+to the first marker (the first request with a string id), in the same
+write, it begins a line of debug text on stdout: the line begins in the
+first script's window, however loaded the machine. It then holds its
+output lock GAP seconds (the first argument, default 2.5) and only then
+ends the line, still unfinished when the second script's wait ran out.
+Its tool `fetch` GETs its `url` argument.
 
 Used by tests/late.rs; standard library only (with mcp_stdio.py beside it)."""
 
