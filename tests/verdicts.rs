@@ -198,19 +198,6 @@ fn a_strict_server_of_both_eras_is_clean_in_each_over_a_thousand_sessions() {
     clean_in_both_eras("1000");
 }
 
-#[test]
-fn a_wait_counts_the_answers_an_earlier_wait_of_its_session_read() {
-    // A retry is written once the answer it is filled from has come; the
-    // waits after it (the next retry's, the session's last) count that
-    // answer and the retry's own as come. Each once waited out its whole
-    // deadline instead (5 s by default; here a minute, far past what
-    // these 60 quick sessions take however loaded the machine).
-    let started = std::time::Instant::now();
-    let flags = ["--level", "spec", "--cases", "60", "--timeout-ms", "60000"];
-    clean(&stateless(&flags, &[]), "60");
-    assert!(started.elapsed() < std::time::Duration::from_secs(50), "waited out a deadline: {:?}", started.elapsed());
-}
-
 /// The finding of a stateless call served on a broken envelope.
 const EFFECT_BAD_ENVELOPE: &str = "no-effect-on-reject/effect_of_rejected (bad_envelope_version)";
 /// The finding of a retry that acts on a state no answer handed it.

@@ -591,3 +591,32 @@ impl Drop for ChildGateway {
         self.end();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::json_line::Awaited;
+    use crate::probe::{ProbeConfig, Probes};
+    use crate::process::{ChildTarget, Waits};
+    use crate::protocol::{Id, Policy, Revision};
+    use crate::seam::{Gateway, Recorder, Session, Target};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_wait_counts_an_answer_an_earlier_wait_of_its_session_read() {
+        // `cat` answers a request with the answer it is sent. The wait for
+        // a retry's fill reads the answer; the session's stdout is taken;
+        // a later wait for the same answer (the session's last), whose
+        // deadline has passed already, still finds it come.
+        let probes = Arc::new(Probes::start(&ProbeConfig::default()).expect("probes"));
+        let cat = crate::process::Command::new("cat", Vec::<String>::new());
+        let target = ChildTarget::new(cat, Waits::default(), Vec::new(), probes);
+        let session = Session { policy: Policy::KeepOpen, revision: Revision::LATEST, salt: 1 };
+        let mut gateway = target.start(&session, Recorder::new()).expect("cat starts");
+        gateway.write_stdin(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{}}\n").expect("written");
+        let owed = || Awaited::ids(vec![Id::Int(4)]);
+        assert!(gateway.await_owed(owed(), Instant::now() + Duration::from_secs(30)), "cat echoes it");
+        assert!(!gateway.take_stdout().is_empty());
+        assert!(gateway.await_owed(owed(), Instant::now()), "read by the first wait, it counts for the second");
+    }
+}
