@@ -211,6 +211,12 @@ fn a_finding_minimizes_within_its_budget_and_still_replays_failed() {
     assert!(nums[2] <= nums[0] && nums[3] <= nums[1], "no larger than before: {line}");
     let smaller = saved(&m);
     assert_ne!(smaller, first, "a new artifact, the old one kept");
+    // A budget spent before any cut says so, and what to raise.
+    let mut args = vec!["minimize", first.as_str(), "--budget-ms", "1", "--"];
+    args.extend(gateway);
+    let none = portcullis(&args, dir.path());
+    let said = String::from_utf8_lossy(&none.stdout);
+    assert!(said.contains("budget ran out before any cut: raise --budget-ms"), "{}", text(&none));
     assert!(dir.path().join(&first).is_file());
     let mut args = vec!["replay", smaller.as_str(), "--"];
     args.extend(gateway);

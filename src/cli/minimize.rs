@@ -106,7 +106,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         counted(m.runs, "session"),
         started.elapsed().as_millis(),
         if m.oracle { "" } else { " (frames only: the reference disagreed with the labels)" },
-        if m.out_of_time { " (budget ran out)" } else { "" },
+        match (m.out_of_time, after == before) {
+            // Each session of a server that answers no malformed line may
+            // wait out its answer deadline: a budget of a few of them cuts
+            // nothing.
+            (true, true) => " (budget ran out before any cut: raise --budget-ms to a few times --timeout-ms)",
+            (true, false) => " (budget ran out)",
+            _ => "",
+        },
     );
     out!("Saved: {}", path.display());
     Ok(ExitCode::SUCCESS)
