@@ -7,11 +7,10 @@
 use super::replay::{Loaded, load};
 use super::setup::ChildFlags;
 use crate::Script;
-use crate::campaign::{replay_whole, resalted, run_fresh};
+use crate::campaign::run_fresh;
 use crate::delta::minimize_on;
 use crate::finding::{Distinct, Finding, distinct};
 use crate::report::{self, counted};
-use crate::seam::Session;
 use crate::{CheckId, Fault};
 use anyhow::{Result, anyhow, bail};
 use std::path::PathBuf;
@@ -169,8 +168,5 @@ fn fewer_scripts(loaded: &Loaded, key: &Distinct, deadline: Instant) -> Result<V
 /// session with doubled waits, as the one `replay` runs before it says
 /// FIXED.
 fn shows_patiently(loaded: &Loaded, script: &Script) -> Result<bool> {
-    let (script, salt) = resalted(script, loaded.artifact.salt);
-    let session = Session { policy: loaded.artifact.policy, revision: script.revision, salt };
-    let (obs, violations, _) = replay_whole(&loaded.target, &session, &script, 2)?;
-    Ok(!loaded.artifact.showing(&violations, &script, &obs).is_empty())
+    Ok(!loaded.run_once(script, 2)?.still.is_empty())
 }

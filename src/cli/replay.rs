@@ -40,7 +40,31 @@ pub struct Loaded {
     pub child: ChildFlags,
 }
 
+/// One run of a saved finding's session: the script as sent (tokens of
+/// its own, their salt), what it showed, its violations, those that show
+/// the finding, and how many effects came after it ended.
+pub struct Replayed {
+    pub script: Script,
+    pub salt: u32,
+    pub obs: crate::Observation,
+    pub violations: Vec<crate::check::Violation>,
+    pub still: Vec<crate::check::Violation>,
+    pub late: usize,
+}
+
 impl Loaded {
+    /// `script`, the finding's session, run once more with tokens of its
+    /// own (a server that remembers the calls of the run that saved the
+    /// artifact meets these as new), to its end and past it, with every
+    /// wait `patience` times as long.
+    pub fn run_once(&self, script: &Script, patience: u32) -> Result<Replayed> {
+        let (script, salt) = resalted(script, self.artifact.salt);
+        let session = Session { policy: self.artifact.policy, revision: script.revision, salt };
+        let (obs, violations, late) = replay_whole(&self.target, &session, &script, patience)?;
+        let still = self.artifact.showing(&violations, &script, &obs);
+        Ok(Replayed { script, salt, obs, violations, still, late })
+    }
+
     /// The session to run: the script, or, when a persistent process ran
     /// it (it holds no handshake of its own), the script after `history` in
     /// one session, as the process ran them.
@@ -86,15 +110,13 @@ pub fn load(path: &std::path::Path, child: &ChildFlags) -> Result<Loaded> {
 
 pub fn run(args: &Args) -> Result<ExitCode> {
     let loaded = load(&args.artifact, &args.child)?;
-    let (artifact, target, script) = (&loaded.artifact, &loaded.target, loaded.session(&loaded.history));
+    let (artifact, script) = (&loaded.artifact, loaded.session(&loaded.history));
     if !loaded.history.is_empty() {
         out!(
             "state-dependent: the {} scripts its process ran before go first, in the same session",
             loaded.history.len()
         );
     }
-    // Tokens of its own: a server that remembers the calls of the run that
-    // saved the artifact must meet this one's as new.
     // Run to its end: what the server writes and does while the session
     // ends, and what it does after, is the session's. Evidence may come
     // later in a fresh process than in the campaign's warm one (a Python
@@ -106,19 +128,16 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     // effect or exit within a wait) says FAILED only once a session with
     // every wait four times as long shows it too, as the hunt confirms it.
     let mut patience = 1;
-    let (script, salt, obs, violations, still) = loop {
-        let (script, salt) = resalted(&script, artifact.salt);
-        let session = Session { policy: artifact.policy, revision: script.revision, salt };
-        let (obs, violations, late) = replay_whole(target, &session, &script, patience)?;
-        if late > 0 {
-            out!("late: {late} effects came after the session ended, and count");
+    let Replayed { script, salt, obs, violations, still, .. } = loop {
+        let run = loaded.run_once(&script, patience)?;
+        if run.late > 0 {
+            out!("late: {} effects came after the session ended, and count", run.late);
         }
-        let still = artifact.showing(&violations, &script, &obs);
-        let timed = still.iter().all(|v| on_time(v, &script, &obs));
-        patience = match (still.is_empty(), patience) {
+        let timed = run.still.iter().all(|v| on_time(v, &run.script, &run.obs));
+        patience = match (run.still.is_empty(), patience) {
             (true, 1) => 2,
             (false, p) if timed && p < PATIENCE => PATIENCE,
-            _ => break (script, salt, obs, violations, still),
+            _ => break run,
         };
     };
     let finding = artifact.key().map_or(artifact.check.clone(), |k| k.to_string());
