@@ -282,6 +282,7 @@ pub fn check_oracle(data: &[u8]) {
             cut: (0, 0),
             awaiting: Vec::new(),
             filled: Vec::new(),
+            marker_unanswered: bool::arbitrary(&mut u)?,
         })
     })();
     let Ok(obs) = obs else { return };

@@ -35,6 +35,13 @@ pub struct Observation {
     /// What was written for each frame that waited on an earlier answer
     /// (a multi round-trip retry): the frames are judged as written.
     pub filled: Vec<Filled>,
+    /// Whether a marker request written after the script went unanswered
+    /// (a child process under keep-open is sent one where a frame may be
+    /// owed an error with a null id): the gateway was not shown to have
+    /// read past the script, so no such error is judged missing. What it
+    /// left unanswered shows by id, at its deadline, or as the session
+    /// ends.
+    pub marker_unanswered: bool,
 }
 
 impl Observation {
@@ -52,6 +59,7 @@ impl Observation {
             cut: (0, 0),
             awaiting: Vec::new(),
             filled: Vec::new(),
+            marker_unanswered: false,
         }
     }
 }

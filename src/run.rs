@@ -81,6 +81,7 @@ pub(crate) fn drive<G: Gateway>(
         let settle = settle.or_null(owed_or_null(script, session));
         gateway.settle(&settle.or_null_later(session.policy == Policy::KeepOpen))?;
         collect(gateway, &mut obs);
+        obs.marker_unanswered = !gateway.read_past();
     }
     obs.exit_before_eof = crashed.clone().map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
     if obs.exit_before_eof.ended() {

@@ -321,6 +321,13 @@ pub trait Gateway {
         let _ = settle;
         Ok(())
     }
+    /// Whether the gateway was shown to have read everything written so
+    /// far. A child process that a settle under keep-open sent a marker
+    /// request shows it by answering the marker; in-process gateways read
+    /// each write as it is made and keep the default.
+    fn read_past(&self) -> bool {
+        true
+    }
 }
 
 /// What a client waits for before it goes on ([`Gateway::settle`]).

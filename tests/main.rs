@@ -34,6 +34,7 @@ mod remembering;
 mod rmcp_gateway;
 mod rules_doc;
 mod seam;
+mod stalled;
 mod starting;
 mod stopping;
 mod templates;

@@ -384,6 +384,8 @@ pub fn choose_from(
                      --args for {n:?}",
                     super::told(e)
                 ),
+                // It exited before it answered: --args would not help.
+                Err(Fault::Config { what }) => bail!("{what}"),
                 Err(e) => bail!("could not list the server's tools ({}); pass --args for {n:?}", super::told(e)),
             },
         },

@@ -16,11 +16,9 @@ pub fn list_tools(target: &ChildTarget, revision: Revision) -> Result<Vec<Value>
     child.write_stdin(&[Script::handshake(revision).stdin(), list].concat())?;
     let bound = target.waits().answer;
     if let Some(v) = child.await_answer(Id::Int(2), bound) {
-        return v
-            .pointer("/result/tools")
-            .and_then(Value::as_array)
-            .cloned()
-            .ok_or_else(|| Fault::config(format!("tools/list answered without a tools array: {v}")));
+        return v.pointer("/result/tools").and_then(Value::as_array).cloned().ok_or_else(|| {
+            Fault::config(format!("tools/list answered without a tools array: {v}; pass --tool and --args"))
+        });
     }
     let (exit, wrote) = (child.exit(), child.wrote_anything());
     // Ended, its stderr is read to the end before it is quoted.

@@ -247,13 +247,14 @@ impl Target for ChildTarget {
     /// when started ahead, another for next time.
     fn start(&self, session: &Session, recorder: Recorder) -> Result<ChildGateway, Fault> {
         let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
-        let child = match spare.take() {
+        let mut child = match spare.take() {
             Some(mut c) => {
                 c.rebind(recorder, session.salt);
                 c
             }
             None => ChildGateway::spawn(self, session.salt, recorder)?,
         };
+        child.serving(session.revision);
         if self.ahead {
             *spare = ChildGateway::spawn(self, 0, Recorder::new()).ok().map(ChildGateway::unserved);
         }

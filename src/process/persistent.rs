@@ -262,6 +262,7 @@ impl Persistent {
             cut: self.child.cut(),
             awaiting,
             filled: Vec::new(),
+            marker_unanswered: !marked,
         };
         let history = self.history.clone();
         self.bytes += body.len_bytes();

@@ -20,7 +20,7 @@ use super::group;
 use super::spawn::{Home, end as end_group, spawn};
 use super::{ChildTarget, Shared};
 use crate::json_line::{self, Awaited, answers};
-use crate::protocol::Id;
+use crate::protocol::{Id, Revision};
 use crate::seam::{Exit, Fault, Gateway, Recorder, Settle};
 use crate::token::salts_in;
 use serde_json::Value;
@@ -103,6 +103,19 @@ pub struct ChildGateway {
     /// When it was first written to: its first answer, measured from
     /// then, tells how long it takes to start.
     first_write: Option<Instant>,
+    /// The revision of the session it serves: a settle's marker is one of
+    /// its requests.
+    revision: Revision,
+    /// The ids of the markers a settle wrote, and whether the answer to
+    /// each has been seen; their answers are the harness's own, left out of
+    /// the stdout taken ([`ChildGateway::take_stdout`]).
+    marks: Vec<(Value, bool)>,
+    /// Whether the bytes written so far end inside a line: a marker
+    /// written then would join it.
+    mid_line: bool,
+    /// Taken stdout held back while a marker's answer may still be coming:
+    /// the start of a line not yet whole.
+    held: Vec<u8>,
     _home: Home,
 }
 
@@ -157,6 +170,10 @@ impl ChildGateway {
             started: Instant::now(),
             spoke_at: None,
             first_write: None,
+            revision: Revision::LATEST,
+            marks: Vec::new(),
+            mid_line: false,
+            held: Vec::new(),
             _home: spawned.home,
         })
     }
@@ -166,6 +183,11 @@ impl ChildGateway {
             self.status = self.child.try_wait().ok().flatten();
         }
         self.status
+    }
+
+    /// Makes the session it serves one of `revision`.
+    pub(crate) fn serving(&mut self, revision: Revision) {
+        self.revision = revision;
     }
 
     /// Points the process at another session: its recorder and its tokens.
@@ -301,6 +323,40 @@ impl ChildGateway {
         }
     }
 
+    /// Writes a marker request of the session's revision, its answer to be
+    /// left out of the stdout taken; returns its id.
+    fn write_marker(&mut self) -> Result<Vec<Id>, Fault> {
+        let mark = format!("portcullis-settle-{}", self.marks.len() + 1);
+        self.write_stdin(&self.revision.marker(&mark))?;
+        self.marks.push((Value::from(mark.as_str()), false));
+        Ok(vec![Id::Str(mark)])
+    }
+
+    /// `new`, the stdout just taken, after what was held, without the
+    /// first answer to each marker a settle wrote. While one's answer has
+    /// not been seen, the start of a line not yet whole is held back: it
+    /// may be that answer.
+    fn without_marks(&mut self, new: Vec<u8>) -> Vec<u8> {
+        let out = [std::mem::take(&mut self.held), new].concat();
+        let whole = json_line::whole(&out);
+        let mut kept = Vec::with_capacity(out.len());
+        for line in out[..whole].split_inclusive(|b| *b == b'\n') {
+            let v = json_line::parse(&line[..line.len() - 1]);
+            let response = v.as_ref().filter(|v| v.get("method").is_none());
+            let id =
+                response.filter(|v| v.get("result").is_some() || v.get("error").is_some()).and_then(|v| v.get("id"));
+            match self.marks.iter_mut().find(|(mark, seen)| !*seen && id == Some(mark)) {
+                Some((_, seen)) => *seen = true,
+                None => kept.extend_from_slice(line),
+            }
+        }
+        match self.marks.iter().all(|(_, seen)| *seen) {
+            true => kept.extend_from_slice(&out[whole..]),
+            false => self.held = out[whole..].to_vec(),
+        }
+        kept
+    }
+
     /// Where a wait for answers begins to read: the session's output, and
     /// any not taken yet from before it.
     fn answers_from(&self) -> usize {
@@ -434,7 +490,9 @@ impl ChildGateway {
         self.stdout.wait_closed(Instant::now() + Duration::from_millis(100));
         self.stderr.wait_closed(Instant::now() + Duration::from_millis(100));
         let exit = self.exit();
-        let (stdout, stderr) = (self.take_stdout(), self.take_stderr());
+        let stdout = self.take_stdout();
+        let stdout = [stdout, std::mem::take(&mut self.held)].concat();
+        let stderr = self.take_stderr();
         Finished { stdout, stderr, exit, cut: self.cut(), outlived_grace: self.outlived_grace }
     }
 
@@ -472,6 +530,9 @@ impl Gateway for ChildGateway {
         self.last_write = Instant::now();
         self.first_write.get_or_insert(self.last_write);
         self.sent += bytes.len();
+        if let Some(last) = bytes.last() {
+            self.mid_line = *last != b'\n';
+        }
         // Room for an answer that echoes what was written, twice over (an
         // escaped echo), beside the capture bound.
         self.stdout.allow(2 * bytes.len());
@@ -508,7 +569,10 @@ impl Gateway for ChildGateway {
     fn take_stdout(&mut self) -> Vec<u8> {
         let new = self.stdout.since(self.out_taken);
         self.out_taken += new.len();
-        new
+        match self.marks.is_empty() {
+            true => new,
+            false => self.without_marks(new),
+        }
     }
 
     fn take_stderr(&mut self) -> Vec<u8> {
@@ -542,10 +606,22 @@ impl Gateway for ChildGateway {
         // (longer waits) awaits it where the request's id was readable:
         // what it confirms missing was missing at its deadline, not only
         // through a quiet wait.
+        // There, a marker request written after the script and answered
+        // shows that the server has read past every frame: only then is an
+        // error owed to one whose id it could not read judged missing (a
+        // server that stalled on an earlier frame never read it). A script
+        // that ends inside a line (a frame cut at EOF) gets none: it would
+        // join that line.
+        let marks = settle.or_null_later && !settle.expect_exit && !self.mid_line;
+        let marker = match marks && !settle.owed_or_null.is_empty() {
+            true => self.write_marker()?,
+            false => Vec::new(),
+        };
+        let owed_ids = [settle.owed.clone(), marker].concat();
         let mut owed = match (settle.or_null_later, self.patience) {
             (false, _) => Awaited::of(settle),
-            (true, 1) => Awaited::ids(settle.owed.clone()),
-            (true, _) => Awaited::or_null(settle.owed.clone(), settle.owed_or_null.clone()),
+            (true, 1) => Awaited::ids(owed_ids),
+            (true, _) => Awaited::or_null(owed_ids, settle.owed_or_null.clone()),
         };
         let mut caught_up = Instant::now();
         let mut scanned = self.answers_from();
@@ -584,6 +660,12 @@ impl Gateway for ChildGateway {
         self.collect_effects();
         Ok(())
     }
+
+    /// Whether every marker a settle wrote has been answered, in the
+    /// stdout taken so far.
+    fn read_past(&self) -> bool {
+        self.marks.iter().all(|(_, seen)| *seen)
+    }
 }
 
 impl Drop for ChildGateway {
@@ -618,5 +700,27 @@ mod tests {
         assert!(gateway.await_owed(owed(), Instant::now() + Duration::from_secs(30)), "cat echoes it");
         assert!(!gateway.take_stdout().is_empty());
         assert!(gateway.await_owed(owed(), Instant::now()), "read by the first wait, it counts for the second");
+    }
+
+    #[test]
+    fn a_settle_under_keep_open_writes_its_marker_on_a_line_of_its_own_only() {
+        // `cat` echoes the marker request back (a request, no answer): the
+        // server was not shown to have read past. Written inside a line (a
+        // frame cut at EOF), a marker would join it: none is written.
+        let probes = Arc::new(Probes::start(&ProbeConfig::default()).expect("probes"));
+        let cat = crate::process::Command::new("cat", Vec::<String>::new());
+        let target = ChildTarget::new(cat, Waits::from_ms(200, 10, 200), Vec::new(), probes);
+        let session = Session { policy: Policy::KeepOpen, revision: Revision::LATEST, salt: 1 };
+        let settle = crate::seam::Settle::new(Vec::new(), false).or_null(vec![None]).or_null_later(true);
+        let mut whole = target.start(&session, Recorder::new()).expect("cat starts");
+        whole.write_stdin(b"{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}\n").expect("written");
+        whole.settle(&settle).expect("settled");
+        assert!(String::from_utf8_lossy(&whole.take_stdout()).contains("\"portcullis-settle-1\""));
+        assert!(!whole.read_past(), "an echo is no answer");
+        let mut cut = target.start(&session, Recorder::new()).expect("cat starts");
+        cut.write_stdin(b"{\"jsonrpc\":\"2.0\",\"id\":true,").expect("written");
+        cut.settle(&settle).expect("settled");
+        assert!(!String::from_utf8_lossy(&cut.take_stdout()).contains("portcullis-settle"), "no marker joins the line");
+        assert!(cut.read_past(), "none awaited");
     }
 }

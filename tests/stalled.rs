@@ -1,0 +1,48 @@
+//! A server that stopped reading (its reader died on one line while the
+//! process runs on, as an asyncio server's reader task can) never read the
+//! frames after that line. In a session of its own under keep-open, an
+//! error owed to one of them whose id could not be read is judged missing
+//! only once a marker written after the script is answered: here none is,
+//! so no such error is blamed on a frame the server never read. A server
+//! that reads past the frame and sends no such error is still caught.
+
+use crate::common::python_server;
+use portcullis::attack::Step;
+use portcullis::attack::ambiguity::{Ambiguity, Kind as Ambiguous};
+use portcullis::attack::jsonrpc::{JsonRpc, Kind};
+use portcullis::campaign::run_script;
+use portcullis::process::Waits;
+use portcullis::{Catalogue, CheckId, Policy, Revision, ScriptSpec, Violation};
+
+/// The handshake, `steps`, then a frame with `"id": true` (owed an error
+/// that may carry a null id), run fresh under keep-open.
+fn run(steps: Vec<Step>) -> (portcullis::Observation, Vec<Violation>) {
+    let target = python_server("stalls_on_depth.py", &[], Waits::from_ms(2_000, 10, 1_000));
+    let mut steps = steps;
+    steps.push(Step::JsonRpc(JsonRpc { kind: Kind::IdBool, tool: 0 }));
+    let script = ScriptSpec::whole(Revision::R2025_06_18, steps).render(&Catalogue::reference(), 7);
+    run_script(&target, Policy::KeepOpen, &script, 7).expect("the harness runs")
+}
+
+fn no_null_id_error(v: &[Violation]) -> bool {
+    v.iter().any(|v| v.check == CheckId::Correlation && v.kind.name() == "no_null_id_error")
+}
+
+#[test]
+fn a_server_that_read_past_a_frame_and_sent_no_null_id_error_is_caught() {
+    let (obs, v) = run(vec![]);
+    assert!(!obs.marker_unanswered, "it answered the marker");
+    assert!(no_null_id_error(&v), "{v:#?}");
+    assert!(!String::from_utf8_lossy(&obs.stdout).contains("portcullis-settle"), "the marker's answer is left out");
+}
+
+#[test]
+fn an_error_owed_to_a_frame_a_stalled_server_never_read_is_not_missing() {
+    // 10,001 deep: past Python's recursion limit.
+    let deep = Step::Ambiguity(Ambiguity { kind: Ambiguous::DeepNesting, tool: 0, depth: 5 });
+    let (obs, v) = run(vec![deep]);
+    assert!(obs.marker_unanswered, "the reader died before the marker");
+    assert!(!no_null_id_error(&v), "blamed on a frame it never read: {v:#?}");
+    // What it did is still shown: it never ends once stdin closes.
+    assert!(v.iter().any(|v| v.check == CheckId::Liveness), "{v:#?}");
+}
