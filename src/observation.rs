@@ -38,9 +38,8 @@ pub struct Observation {
     /// Whether a marker request written after the script went unanswered
     /// (a child process under keep-open is sent one where a frame may be
     /// owed an error with a null id): the gateway was not shown to have
-    /// read past the script, so no such error is judged missing. What it
-    /// left unanswered shows by id, at its deadline, or as the session
-    /// ends.
+    /// read past the script, so such an error is judged missing only for a
+    /// frame before one whose answer came.
     pub marker_unanswered: bool,
 }
 

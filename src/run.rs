@@ -99,6 +99,8 @@ pub(crate) fn drive<G: Gateway>(
         collect(gateway, &mut obs);
     }
     obs.exit = crashed.map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
+    // A marker answered after stdin closed shows it all read too.
+    obs.marker_unanswered &= !gateway.read_past();
     obs.effects = recorder.actions();
     Ok(obs)
 }

@@ -321,10 +321,11 @@ pub trait Gateway {
         let _ = settle;
         Ok(())
     }
-    /// Whether the gateway was shown to have read everything written so
-    /// far. A child process that a settle under keep-open sent a marker
-    /// request shows it by answering the marker; in-process gateways read
-    /// each write as it is made and keep the default.
+    /// Whether every marker request the gateway's settles wrote (a child
+    /// process under keep-open is sent one after a script that may be owed
+    /// an error with a null id) was answered, showing that it read past
+    /// the script; `true` where none was written. In-process gateways read
+    /// each write as it is made, write no marker and keep the default.
     fn read_past(&self) -> bool {
         true
     }

@@ -4,15 +4,23 @@
 //! error owed to one of them whose id could not be read is judged missing
 //! only once a marker written after the script is answered: here none is,
 //! so no such error is blamed on a frame the server never read. A server
-//! that reads past the frame and sends no such error is still caught.
+//! that reads past the frame and sends no such error is still caught. In
+//! the persistent process, where the same marker goes unanswered, the
+//! script is run again in a process of its own, which shows what the
+//! server did.
 
 use crate::common::python_server;
 use portcullis::attack::Step;
 use portcullis::attack::ambiguity::{Ambiguity, Kind as Ambiguous};
 use portcullis::attack::jsonrpc::{JsonRpc, Kind};
-use portcullis::campaign::run_script;
+use portcullis::campaign::{Job, Lane, run_script};
 use portcullis::process::Waits;
 use portcullis::{Catalogue, CheckId, Policy, Revision, ScriptSpec, Violation};
+
+/// 10,001 deep: past Python's recursion limit.
+fn deep() -> Step {
+    Step::Ambiguity(Ambiguity { kind: Ambiguous::DeepNesting, tool: 0, depth: 5 })
+}
 
 /// The handshake, `steps`, then a frame with `"id": true` (owed an error
 /// that may carry a null id), run fresh under keep-open.
@@ -38,11 +46,21 @@ fn a_server_that_read_past_a_frame_and_sent_no_null_id_error_is_caught() {
 
 #[test]
 fn an_error_owed_to_a_frame_a_stalled_server_never_read_is_not_missing() {
-    // 10,001 deep: past Python's recursion limit.
-    let deep = Step::Ambiguity(Ambiguity { kind: Ambiguous::DeepNesting, tool: 0, depth: 5 });
-    let (obs, v) = run(vec![deep]);
+    let (obs, v) = run(vec![deep()]);
     assert!(obs.marker_unanswered, "the reader died before the marker");
     assert!(!no_null_id_error(&v), "blamed on a frame it never read: {v:#?}");
     // What it did is still shown: it never ends once stdin closes.
+    assert!(v.iter().any(|v| v.check == CheckId::Liveness), "{v:#?}");
+}
+
+#[test]
+fn a_script_that_stalls_the_persistent_process_is_run_again_fresh() {
+    let target = python_server("stalls_on_depth.py", &[], Waits::from_ms(2_000, 10, 1_000));
+    let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
+    let steps = vec![deep(), Step::JsonRpc(JsonRpc { kind: Kind::IdBool, tool: 0 })];
+    let spec = ScriptSpec::whole(Revision::R2025_06_18, steps);
+    let (_, obs, v) = job.session(&spec, 1, Lane::Search).expect("the harness runs");
+    assert!(obs.eof_sent, "run again in a process of its own, to its end");
+    assert!(!no_null_id_error(&v), "blamed on a frame it never read: {v:#?}");
     assert!(v.iter().any(|v| v.check == CheckId::Liveness), "{v:#?}");
 }

@@ -316,7 +316,10 @@ impl<'a> Job<'a> {
         if let Some(at) = at.filter(|_| !(healthy && self.target.ahead())) {
             self.end_live(at);
         }
-        if clean {
+        // A window whose marker went unanswered showed only part of what
+        // the script does (the server may have stalled on it): clean, it is
+        // still run again fresh.
+        if clean && !run.1.marker_unanswered {
             return Ok(Some(run));
         }
         if matches!(lane, Lane::Shrink(_)) {

@@ -126,9 +126,13 @@ fn owed_replies(
     }
     // Where the gateway was not shown to have read past the script (its
     // marker went unanswered: it stalled, or is slow), an error owed to a
-    // frame with no readable id is not missing yet: it may never have read
+    // frame is missing only where an answer to a later frame shows that it
+    // read that far (lines are read in order): else it may never have read
     // the frame.
-    if null_errors < anonymous.len() && !facts.obs.marker_unanswered {
+    if facts.obs.marker_unanswered {
+        anonymous.retain(|i| answered_frames.iter().any(|j| j > i));
+    }
+    if null_errors < anonymous.len() {
         let first = anonymous[null_errors];
         let kind = Kind::NoNullIdError { needed: anonymous.len(), came: null_errors };
         out.push(Violation::at_frame(CheckId::Correlation, facts, first, kind));
@@ -201,6 +205,30 @@ mod tests {
         let session = Session { policy: Policy::KeepOpen, revision, salt: 1 };
         let found = check(&script, &obs, &session).into_iter().filter(|v| v.check == CheckId::Correlation);
         found.map(|v| (v.kind.name(), v.level(&script))).collect()
+    }
+
+    /// Whether a session of a frame with `"id": true` (owed an error that
+    /// may carry a null id) then a valid call, its marker unanswered,
+    /// shows `no_null_id_error` where the server answered `initialize` and,
+    /// with `later`, the call.
+    fn null_id_error_missing_past_an_unanswered_marker(later: bool) -> bool {
+        use crate::attack::jsonrpc::{JsonRpc, Kind};
+        let revision = Revision::R2025_06_18;
+        let steps = vec![Step::JsonRpc(JsonRpc { kind: Kind::IdBool, tool: 0 }), Step::Control(0)];
+        let script = ScriptSpec::whole(revision, steps).render(&Catalogue::reference(), 1);
+        let id = script.frames.last().and_then(|f| f.id.clone()).expect("the call's id").to_json();
+        let init = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"{revision}"}}}}"#);
+        let call = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[]}}}}"#);
+        let stdout = if later { format!("{init}\n{call}\n") } else { format!("{init}\n") };
+        let obs = Observation { stdout: stdout.into_bytes(), marker_unanswered: true, ..Observation::none() };
+        let session = Session { policy: Policy::KeepOpen, revision, salt: 1 };
+        check(&script, &obs, &session).iter().any(|v| v.kind.name() == "no_null_id_error")
+    }
+
+    #[test]
+    fn past_an_unanswered_marker_a_null_id_error_is_missing_only_before_a_later_answer() {
+        assert!(null_id_error_missing_past_an_unanswered_marker(true), "the call's answer shows the frame read");
+        assert!(!null_id_error_missing_past_an_unanswered_marker(false), "nothing shows it read");
     }
 
     #[test]

@@ -172,9 +172,11 @@ impl ChildTarget {
         gateway.cover(cover);
         let mut obs = drive(&mut gateway, &recorder, session, script)?;
         obs.cut = gateway.cut();
-        let (out, err) = gateway.finish();
-        obs.stdout.extend(out);
-        obs.stderr.extend(err);
+        let finished = gateway.finish_with_exit();
+        obs.stdout.extend(finished.stdout);
+        obs.stderr.extend(finished.stderr);
+        // A marker answered as the session ended shows it all read too.
+        obs.marker_unanswered &= !finished.read_past;
         obs.effects = recorder.actions();
         Ok(obs)
     }

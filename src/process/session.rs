@@ -49,6 +49,8 @@ pub(crate) struct Finished {
     pub(crate) exit: Exit,
     pub(crate) cut: (u64, u64),
     pub(crate) outlived_grace: bool,
+    /// Whether every marker a settle wrote was answered ([`Gateway::read_past`]).
+    pub(crate) read_past: bool,
 }
 
 /// One running server.
@@ -334,8 +336,10 @@ impl ChildGateway {
 
     /// `new`, the stdout just taken, after what was held, without the
     /// first answer to each marker a settle wrote. While one's answer has
-    /// not been seen, the start of a line not yet whole is held back: it
-    /// may be that answer.
+    /// not been seen and stdin is open, the start of a line not yet whole
+    /// is held back: it may be that answer. Once stdin is closed, what a
+    /// session takes last (a driver's last read, before the process is
+    /// ended) has all of it.
     fn without_marks(&mut self, new: Vec<u8>) -> Vec<u8> {
         let out = [std::mem::take(&mut self.held), new].concat();
         let whole = json_line::whole(&out);
@@ -350,7 +354,7 @@ impl ChildGateway {
                 None => kept.extend_from_slice(line),
             }
         }
-        match self.marks.iter().all(|(_, seen)| *seen) {
+        match self.marks.iter().all(|(_, seen)| *seen) || self.writer.is_none() || self.stdout.closed() {
             true => kept.extend_from_slice(&out[whole..]),
             false => self.held = out[whole..].to_vec(),
         }
@@ -493,7 +497,8 @@ impl ChildGateway {
         let stdout = self.take_stdout();
         let stdout = [stdout, std::mem::take(&mut self.held)].concat();
         let stderr = self.take_stderr();
-        Finished { stdout, stderr, exit, cut: self.cut(), outlived_grace: self.outlived_grace }
+        let (cut, outlived_grace, read_past) = (self.cut(), self.outlived_grace, self.read_past());
+        Finished { stdout, stderr, exit, cut, outlived_grace, read_past }
     }
 
     /// Closes stdin, gives the server the exit grace to exit, collects its
@@ -709,7 +714,7 @@ mod tests {
         // frame cut at EOF), a marker would join it: none is written.
         let probes = Arc::new(Probes::start(&ProbeConfig::default()).expect("probes"));
         let cat = crate::process::Command::new("cat", Vec::<String>::new());
-        let target = ChildTarget::new(cat, Waits::from_ms(200, 10, 200), Vec::new(), probes);
+        let target = ChildTarget::new(cat, Waits::from_ms(2_000, 10, 200), Vec::new(), probes);
         let session = Session { policy: Policy::KeepOpen, revision: Revision::LATEST, salt: 1 };
         let settle = crate::seam::Settle::new(Vec::new(), false).or_null(vec![None]).or_null_later(true);
         let mut whole = target.start(&session, Recorder::new()).expect("cat starts");
@@ -717,6 +722,12 @@ mod tests {
         whole.settle(&settle).expect("settled");
         assert!(String::from_utf8_lossy(&whole.take_stdout()).contains("\"portcullis-settle-1\""));
         assert!(!whole.read_past(), "an echo is no answer");
+        // The start of a line is held back while the marker may still be
+        // answered, and handed out once stdin is closed.
+        whole.write_stdin(b"tail").expect("written");
+        whole.close_stdin().expect("closed");
+        whole.settle(&crate::seam::Settle::new(Vec::new(), true)).expect("settled");
+        assert!(whole.take_stdout().ends_with(b"tail"), "nothing is held back past the end");
         let mut cut = target.start(&session, Recorder::new()).expect("cat starts");
         cut.write_stdin(b"{\"jsonrpc\":\"2.0\",\"id\":true,").expect("written");
         cut.settle(&settle).expect("settled");

@@ -1,11 +1,13 @@
 """A stdio MCP server whose tool `fetch` GETs its `url` argument, read
 from stdin on a thread of its own while the main thread waits for it, as
-an asyncio server's reader task runs beside its loop. A line nested past
-Python's recursion limit raises RecursionError in the reader, which is not
-caught: the thread dies, the process runs on, and nothing after that line
-is read or answered. A request whose id is neither a string nor an integer
-gets no answer at all (a server owes it an error with a null id). Used by
-tests/stalled.rs; standard library only (with mcp_stdio.py beside it)."""
+an asyncio server's reader task runs beside its loop. A line nested over
+1,000 deep raises RecursionError in the reader (as json.loads does past
+CPython's recursion limit; raised here by count, whatever the interpreter's
+limits), and it is not caught: the thread dies, the process runs on, and
+nothing after that line is read or answered. A request whose id is
+neither a string nor an integer gets no answer at all (a server owes it an
+error with a null id). Used by tests/stalled.rs; standard library only
+(with mcp_stdio.py beside it)."""
 
 import json
 import sys
@@ -16,7 +18,9 @@ from mcp_stdio import FETCH, answer_initialize, params, send, try_get
 
 def read():
     for line in sys.stdin:
-        request = json.loads(line)  # RecursionError is not caught
+        if line.count("[") > 1000:
+            raise RecursionError("nested too deep")  # not caught: the reader dies
+        request = json.loads(line)
         rid = request.get("id") if isinstance(request, dict) else None
         if isinstance(rid, bool) or not isinstance(rid, (str, int)):
             continue
