@@ -36,10 +36,9 @@ pub struct Observation {
     /// (a multi round-trip retry): the frames are judged as written.
     pub filled: Vec<Filled>,
     /// Whether a marker request written after the script went unanswered
-    /// (a child process under keep-open is sent one where a frame may be
-    /// owed an error with a null id): the gateway was not shown to have
-    /// read past the script, so such an error is judged missing only for a
-    /// frame before one whose answer came.
+    /// (a child process under keep-open is sent one): the gateway was not
+    /// shown to have read past the script. Where it still runs, it stalled
+    /// (a `liveness` finding of kind `stalled`).
     pub marker_unanswered: bool,
 }
 

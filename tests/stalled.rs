@@ -22,14 +22,27 @@ fn deep() -> Step {
     Step::Ambiguity(Ambiguity { kind: Ambiguous::DeepNesting, tool: 0, depth: 5 })
 }
 
-/// The handshake, `steps`, then a frame with `"id": true` (owed an error
-/// that may carry a null id), run fresh under keep-open.
-fn run(steps: Vec<Step>) -> (portcullis::Observation, Vec<Violation>) {
+/// A frame with `"id": true`: owed an error that may carry a null id.
+fn id_true() -> Step {
+    Step::JsonRpc(JsonRpc { kind: Kind::IdBool, tool: 0 })
+}
+
+/// The handshake and `steps`, run fresh under keep-open; and the index of
+/// the first frame of `steps`.
+fn run(steps: Vec<Step>) -> (portcullis::Observation, Vec<Violation>, usize) {
     let target = python_server("stalls_on_depth.py", &[], Waits::from_ms(2_000, 10, 1_000));
-    let mut steps = steps;
-    steps.push(Step::JsonRpc(JsonRpc { kind: Kind::IdBool, tool: 0 }));
     let script = ScriptSpec::whole(Revision::R2025_06_18, steps).render(&Catalogue::reference(), 7);
-    run_script(&target, Policy::KeepOpen, &script, 7).expect("the harness runs")
+    let first = script.frames.iter().position(|f| f.family != "handshake").expect("a frame past the handshake");
+    let (obs, v) = run_script(&target, Policy::KeepOpen, &script, 7).expect("the harness runs");
+    (obs, v, first)
+}
+
+/// Whether `v` blames a stall on frame `at`, and nothing of correlation or
+/// exactly-once on a frame after it.
+fn stalled_at(v: &[Violation], at: usize) -> bool {
+    let later = |v: &&Violation| v.frame.is_some_and(|f| f > at);
+    let blamed_later = v.iter().filter(later).any(|v| matches!(v.check, CheckId::Correlation | CheckId::ExactlyOnce));
+    v.iter().any(|v| v.kind.name() == "stalled" && v.frame == Some(at)) && !blamed_later
 }
 
 fn no_null_id_error(v: &[Violation]) -> bool {
@@ -38,7 +51,7 @@ fn no_null_id_error(v: &[Violation]) -> bool {
 
 #[test]
 fn a_server_that_read_past_a_frame_and_sent_no_null_id_error_is_caught() {
-    let (obs, v) = run(vec![]);
+    let (obs, v, _) = run(vec![id_true()]);
     assert!(!obs.marker_unanswered, "it answered the marker");
     assert!(no_null_id_error(&v), "{v:#?}");
     assert!(!String::from_utf8_lossy(&obs.stdout).contains("portcullis-settle"), "the marker's answer is left out");
@@ -46,21 +59,28 @@ fn a_server_that_read_past_a_frame_and_sent_no_null_id_error_is_caught() {
 
 #[test]
 fn an_error_owed_to_a_frame_a_stalled_server_never_read_is_not_missing() {
-    let (obs, v) = run(vec![deep()]);
+    let (obs, v, deep_at) = run(vec![deep(), id_true()]);
     assert!(obs.marker_unanswered, "the reader died before the marker");
     assert!(!no_null_id_error(&v), "blamed on a frame it never read: {v:#?}");
-    // What it did is still shown: it never ends once stdin closes.
-    assert!(v.iter().any(|v| v.check == CheckId::Liveness), "{v:#?}");
+    // What it did is shown, on the frame it died on.
+    assert!(stalled_at(&v, deep_at), "{v:#?}");
+}
+
+#[test]
+fn requests_and_calls_a_stalled_server_never_read_are_not_blamed() {
+    let (_, v, deep_at) = run(vec![deep(), Step::Control(0), Step::Control(0)]);
+    assert!(stalled_at(&v, deep_at), "not unanswered, not never executed: {v:#?}");
 }
 
 #[test]
 fn a_script_that_stalls_the_persistent_process_is_run_again_fresh() {
     let target = python_server("stalls_on_depth.py", &[], Waits::from_ms(2_000, 10, 1_000));
     let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
-    let steps = vec![deep(), Step::JsonRpc(JsonRpc { kind: Kind::IdBool, tool: 0 })];
+    let steps = vec![deep(), id_true()];
     let spec = ScriptSpec::whole(Revision::R2025_06_18, steps);
-    let (_, obs, v) = job.session(&spec, 1, Lane::Search).expect("the harness runs");
+    let (script, obs, v) = job.session(&spec, 1, Lane::Search).expect("the harness runs");
     assert!(obs.eof_sent, "run again in a process of its own, to its end");
     assert!(!no_null_id_error(&v), "blamed on a frame it never read: {v:#?}");
-    assert!(v.iter().any(|v| v.check == CheckId::Liveness), "{v:#?}");
+    let deep_at = script.frames.iter().position(|f| f.family != "handshake").expect("the deep frame");
+    assert!(stalled_at(&v, deep_at), "{v:#?}");
 }

@@ -124,14 +124,6 @@ fn owed_replies(
             out.push(Violation::at_frame(CheckId::Correlation, facts, i, Kind::Unanswered { id: id.to_string() }));
         }
     }
-    // Where the gateway was not shown to have read past the script (its
-    // marker went unanswered: it stalled, or is slow), an error owed to a
-    // frame is missing only where an answer to a later frame shows that it
-    // read that far (lines are read in order): else it may never have read
-    // the frame.
-    if facts.obs.marker_unanswered {
-        anonymous.retain(|i| answered_frames.iter().any(|j| j > i));
-    }
     if null_errors < anonymous.len() {
         let first = anonymous[null_errors];
         let kind = Kind::NoNullIdError { needed: anonymous.len(), came: null_errors };

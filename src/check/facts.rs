@@ -133,6 +133,12 @@ pub struct Facts<'a> {
     pub closing: Option<usize>,
     /// How many frames were wholly written before the gateway ended.
     pub delivered: usize,
+    /// Where the gateway stalled: under keep-open, when the marker written
+    /// after the script went unanswered and it still runs, the first frame
+    /// a reader may refuse after the last it answered or acted for (else
+    /// the first after it). It was never shown to have read past that
+    /// frame, so none from it on is owed anything.
+    pub stalled_at: Option<usize>,
     /// Which frame each token belongs to: the last that carries it.
     pub owner: HashMap<String, usize>,
     /// The frames, in order, of each token that several frames carry (a
@@ -188,6 +194,7 @@ impl<'a> Facts<'a> {
             spans,
             closing: None,
             delivered,
+            stalled_at: None,
             owner,
             carriers,
             written_after: obs
@@ -219,6 +226,13 @@ impl<'a> Facts<'a> {
         }
         if facts.policy == Policy::Close {
             facts.closing = facts.closing_frame();
+        }
+        if obs.marker_unanswered && !obs.exit.ended() && facts.policy == Policy::KeepOpen {
+            // The likeliest frame, as for an end: the first after the last
+            // answered or acted for that a reader may refuse.
+            let from = facts.last_alive().map_or(0, |a| a + 1);
+            let refusable = (from..facts.delivered).find(|i| facts.judged[*i].may_close());
+            facts.stalled_at = refusable.or((from < facts.delivered).then_some(from));
         }
         facts
     }
@@ -296,9 +310,10 @@ impl<'a> Facts<'a> {
         self.closing.is_some_and(|c| i > c)
     }
 
-    /// Whether the gateway was still there to handle frame `i`.
+    /// Whether the gateway was still there to handle frame `i`, and was
+    /// not shown to have stalled before it.
     pub fn reached(&self, i: usize) -> bool {
-        i < self.delivered && !self.after_close(i)
+        i < self.delivered && !self.after_close(i) && self.stalled_at.is_none_or(|s| i < s)
     }
 }
 

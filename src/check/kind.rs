@@ -177,6 +177,13 @@ pub enum Kind {
     },
     /// `liveness`: still running after stdin closed.
     RunningAfterEof,
+    /// `liveness`: under keep-open, the gateway stopped answering while it
+    /// ran on: nothing answered or acted for this frame or any after it,
+    /// and the request written after the script went unanswered.
+    Stalled {
+        /// That request's method (`ping`, or `server/discover`).
+        marker: &'static str,
+    },
 }
 
 impl Kind {
@@ -210,13 +217,17 @@ impl Kind {
             Kind::Crashed { .. } => "crashed",
             Kind::EndedEarly { .. } => "ended_early",
             Kind::RunningAfterEof => "running_after_eof",
+            Kind::Stalled { .. } => "stalled",
         }
     }
 
     /// Whether a kind of this name shows only as a session ends (stdin
     /// closed, or the server gone): never in a process kept running.
     pub fn shows_at_an_end(name: &str) -> bool {
-        const AT_AN_END: [&str; 6] = [
+        // A stall leaves a persistent process no use: candidates of one
+        // run each in a process of their own.
+        const AT_AN_END: [&str; 7] = [
+            "stalled",
             "running_after_eof",
             "after_last_lf",
             "ended_early",
@@ -266,7 +277,7 @@ impl Kind {
     /// deadline: the script decides ([`Distinct::rests_on_time`](crate::finding::Distinct::rests_on_time)).
     pub fn rests_on_time(&self, exited: bool) -> bool {
         match self {
-            Kind::RunningAfterEof | Kind::RunningAfterClose { .. } => true,
+            Kind::RunningAfterEof | Kind::RunningAfterClose { .. } | Kind::Stalled { .. } => true,
             Kind::Unanswered { .. } | Kind::NeverExecuted { .. } => !exited,
             _ => false,
         }
@@ -354,6 +365,11 @@ impl fmt::Display for Kind {
                 write!(f, "ended with {exit} before stdin closed, with no frame that warranted it")
             }
             Kind::RunningAfterEof => f.write_str("still running after stdin closed"),
+            Kind::Stalled { marker } => write!(
+                f,
+                "stopped answering while it ran on: nothing answered or acted for this frame or any after it, \
+                 and a `{marker}` written after the script got no answer"
+            ),
         }
     }
 }

@@ -54,6 +54,10 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
             )),
         }
     }
+    if let Some(at) = facts.stalled_at {
+        let kind = Kind::Stalled { marker: facts.revision.marker_method() };
+        out.push(Violation::at_frame(CheckId::Liveness, facts, at, kind));
+    }
     if obs.eof_sent && !obs.exit.ended() {
         let frame = facts.spans.len() - 1;
         out.push(Violation::at_frame(CheckId::Liveness, facts, frame, Kind::RunningAfterEof));

@@ -81,7 +81,7 @@ impl CheckId {
     /// The documented failure text, the first line of every violation.
     pub fn failure(self) -> &'static str {
         match self {
-            CheckId::Liveness => "the gateway crashed, ended early, or did not exit when stdin closed",
+            CheckId::Liveness => "the gateway crashed, ended early, stalled, or did not exit when stdin closed",
             CheckId::NoEffectOnReject => "a rejected frame, or one with no known token, reached the executor",
             CheckId::Policy => "the session policy was broken after a rejected frame",
             CheckId::ExactlyOnce => "a valid call did not reach the executor exactly once with exactly its arguments",

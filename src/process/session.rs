@@ -612,13 +612,13 @@ impl Gateway for ChildGateway {
         // what it confirms missing was missing at its deadline, not only
         // through a quiet wait.
         // There, a marker request written after the script and answered
-        // shows that the server has read past every frame: only then is an
-        // error owed to one whose id it could not read judged missing (a
-        // server that stalled on an earlier frame never read it). A script
-        // that ends inside a line (a frame cut at EOF) gets none: it would
-        // join that line.
-        let marks = settle.or_null_later && !settle.expect_exit && !self.mid_line;
-        let marker = match marks && !settle.owed_or_null.is_empty() {
+        // shows that the server has read past every frame; unanswered while
+        // the server runs on, that it stalled (its reader died on a frame,
+        // say), and the frames after the last it answered are not judged as
+        // read ([`crate::check::Facts::stalled_at`]). A script that ends
+        // inside a line (a frame cut at EOF) gets none: it would join that
+        // line.
+        let marker = match settle.or_null_later && !settle.expect_exit && !self.mid_line {
             true => self.write_marker()?,
             false => Vec::new(),
         };

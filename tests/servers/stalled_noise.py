@@ -1,5 +1,6 @@
 """A stdio MCP server that answers each request at once. With its answer
-to the first marker (the first request with a string id), in the same
+to the first marker of a persistent process (the first request whose id
+begins `portcullis-mark-`; a fresh session's marker is another), in the same
 write, it begins a line of debug text on stdout: the line begins in the
 first script's window, however loaded the machine. It then holds its
 output lock GAP seconds (the first argument, default 2.5) and only then
@@ -35,7 +36,7 @@ def other(rid):
     global begun
     lock.acquire()
     answer = {"jsonrpc": "2.0", "id": rid, "result": {}}
-    if begun or not isinstance(rid, str):
+    if begun or not (isinstance(rid, str) and rid.startswith("portcullis-mark-")):
         write(answer)
         lock.release()
         return
