@@ -98,6 +98,13 @@ impl Awaited {
         Awaited { ids: settle.owed.clone(), or_null: settle.owed_or_null.clone(), ..Awaited::default() }
     }
 
+    /// The same, with the answers to `ids` awaited too.
+    #[cfg(feature = "process")]
+    pub(crate) fn and(mut self, ids: Vec<Id>) -> Awaited {
+        self.ids.extend(ids);
+        self
+    }
+
     /// The answers to `ids`, by id only.
     #[cfg(feature = "process")]
     pub(crate) fn ids(ids: Vec<Id>) -> Awaited {

@@ -79,7 +79,8 @@ pub(crate) fn drive<G: Gateway>(
     if crashed.is_none() {
         let settle = Settle::new(owed(script, session), must_close(script, session));
         let settle = settle.or_null(owed_or_null(script, session));
-        gateway.settle(&settle.or_null_later(session.policy == Policy::KeepOpen))?;
+        let settle = settle.or_null_later(session.policy == Policy::KeepOpen);
+        gateway.settle(&settle.marked(session.policy != Policy::Close))?;
         collect(gateway, &mut obs);
         obs.marker_unanswered = !gateway.read_past();
     }

@@ -349,12 +349,18 @@ pub struct Settle {
     /// `keep-open`, where the session goes on and later output still
     /// counts): an in-process gateway awaits them.
     pub or_null_later: bool,
+    /// Whether it is the wait after the script's last frame in a session
+    /// that may go on past it (under `keep-open` or `auto`): a gateway
+    /// that reads apart from the client (a child process) writes a marker
+    /// request first, whose answer shows it read past the script
+    /// ([`Gateway::read_past`]).
+    pub marked: bool,
 }
 
 impl Settle {
     /// A wait for `owed` answers, or for the exit when `expect_exit`.
     pub fn new(owed: Vec<Id>, expect_exit: bool) -> Settle {
-        Settle { owed, expect_exit, owed_or_null: Vec::new(), or_null_later: false }
+        Settle { owed, expect_exit, owed_or_null: Vec::new(), or_null_later: false, marked: false }
     }
 
     /// Also waits for [`Settle::owed_or_null`].
@@ -367,6 +373,12 @@ impl Settle {
     /// [`Settle::owed_or_null`] to what it shows later.
     pub fn or_null_later(mut self, later: bool) -> Settle {
         self.or_null_later = later;
+        self
+    }
+
+    /// Makes it [`Settle::marked`].
+    pub fn marked(mut self, marked: bool) -> Settle {
+        self.marked = marked;
         self
     }
 }

@@ -30,10 +30,15 @@ fn id_true() -> Step {
 /// The handshake and `steps`, run fresh under keep-open; and the index of
 /// the first frame of `steps`.
 fn run(steps: Vec<Step>) -> (portcullis::Observation, Vec<Violation>, usize) {
+    run_under(Policy::KeepOpen, steps)
+}
+
+/// [`run`] under `policy`.
+fn run_under(policy: Policy, steps: Vec<Step>) -> (portcullis::Observation, Vec<Violation>, usize) {
     let target = python_server("stalls_on_depth.py", &[], Waits::from_ms(2_000, 10, 1_000));
     let script = ScriptSpec::whole(Revision::R2025_06_18, steps).render(&Catalogue::reference(), 7);
     let first = script.frames.iter().position(|f| f.family != "handshake").expect("a frame past the handshake");
-    let (obs, v) = run_script(&target, Policy::KeepOpen, &script, 7).expect("the harness runs");
+    let (obs, v) = run_script(&target, policy, &script, 7).expect("the harness runs");
     (obs, v, first)
 }
 
@@ -63,6 +68,13 @@ fn an_error_owed_to_a_frame_a_stalled_server_never_read_is_not_missing() {
     assert!(obs.marker_unanswered, "the reader died before the marker");
     assert!(!no_null_id_error(&v), "blamed on a frame it never read: {v:#?}");
     // What it did is shown, on the frame it died on.
+    assert!(stalled_at(&v, deep_at), "{v:#?}");
+}
+
+#[test]
+fn under_auto_a_stall_is_shown_as_under_keep_open() {
+    let (obs, v, deep_at) = run_under(Policy::Auto, vec![deep(), id_true(), Step::Control(0)]);
+    assert!(obs.marker_unanswered, "a session that may go on is sent the marker");
     assert!(stalled_at(&v, deep_at), "{v:#?}");
 }
 

@@ -611,20 +611,20 @@ impl Gateway for ChildGateway {
         // (longer waits) awaits it where the request's id was readable:
         // what it confirms missing was missing at its deadline, not only
         // through a quiet wait.
-        // There, a marker request written after the script and answered
-        // shows that the server has read past every frame; unanswered while
-        // the server runs on, that it stalled (its reader died on a frame,
-        // say), and the frames after the last it answered are not judged as
-        // read ([`crate::check::Facts::stalled_at`]). A script that ends
-        // inside a line (a frame cut at EOF) gets none: it would join that
-        // line.
-        let marker = match settle.or_null_later && !settle.expect_exit && !self.mid_line {
+        // After the script of a session that may go on (keep-open, auto),
+        // a marker request written and answered shows that the server has
+        // read past every frame; unanswered while the server runs on, that
+        // it stalled (its reader died on a frame, say), and the frames after
+        // the last it answered are not judged as read
+        // ([`crate::check::Facts::stalled_at`]). A script that ends inside a
+        // line (a frame cut at EOF) gets none: it would join that line.
+        let marker = match settle.marked && !settle.expect_exit && !self.mid_line {
             true => self.write_marker()?,
             false => Vec::new(),
         };
-        let owed_ids = [settle.owed.clone(), marker].concat();
+        let owed_ids = [settle.owed.clone(), marker.clone()].concat();
         let mut owed = match (settle.or_null_later, self.patience) {
-            (false, _) => Awaited::of(settle),
+            (false, _) => Awaited::of(settle).and(marker),
             (true, 1) => Awaited::ids(owed_ids),
             (true, _) => Awaited::or_null(owed_ids, settle.owed_or_null.clone()),
         };
@@ -716,7 +716,7 @@ mod tests {
         let cat = crate::process::Command::new("cat", Vec::<String>::new());
         let target = ChildTarget::new(cat, Waits::from_ms(2_000, 10, 200), Vec::new(), probes);
         let session = Session { policy: Policy::KeepOpen, revision: Revision::LATEST, salt: 1 };
-        let settle = crate::seam::Settle::new(Vec::new(), false).or_null(vec![None]).or_null_later(true);
+        let settle = crate::seam::Settle::new(Vec::new(), false).or_null(vec![None]).or_null_later(true).marked(true);
         let mut whole = target.start(&session, Recorder::new()).expect("cat starts");
         whole.write_stdin(b"{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}\n").expect("written");
         whole.settle(&settle).expect("settled");
