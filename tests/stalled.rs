@@ -35,7 +35,12 @@ fn run(steps: Vec<Step>) -> (portcullis::Observation, Vec<Violation>, usize) {
 
 /// [`run`] under `policy`.
 fn run_under(policy: Policy, steps: Vec<Step>) -> (portcullis::Observation, Vec<Violation>, usize) {
-    let target = python_server("stalls_on_depth.py", &[], Waits::from_ms(2_000, 10, 1_000));
+    run_with(&[], policy, steps)
+}
+
+/// [`run_under`], the server started with `args`.
+fn run_with(args: &[&str], policy: Policy, steps: Vec<Step>) -> (portcullis::Observation, Vec<Violation>, usize) {
+    let target = python_server("stalls_on_depth.py", args, Waits::from_ms(2_000, 10, 1_000));
     let script = ScriptSpec::whole(Revision::R2025_06_18, steps).render(&Catalogue::reference(), 7);
     let first = script.frames.iter().position(|f| f.family != "handshake").expect("a frame past the handshake");
     let (obs, v) = run_script(&target, policy, &script, 7).expect("the harness runs");
@@ -95,4 +100,17 @@ fn a_script_that_stalls_the_persistent_process_is_run_again_fresh() {
     assert!(!no_null_id_error(&v), "blamed on a frame it never read: {v:#?}");
     let deep_at = script.frames.iter().position(|f| f.family != "handshake").expect("the deep frame");
     assert!(stalled_at(&v, deep_at), "{v:#?}");
+    // What the stalled window lacked is no state-dependent finding.
+    let apart = job.take_found();
+    assert!(apart.iter().all(|f| f.check == CheckId::Liveness), "{apart:#?}");
+}
+
+#[test]
+fn a_server_that_never_answers_ping_but_reads_on_is_judged_as_before() {
+    // It leaves the marker unanswered, yet exits once stdin closes: it read
+    // everything. What it owed is judged; no stall is.
+    let (obs, v, _) = run_with(&["--ignore-ping"], Policy::KeepOpen, vec![Step::Control(0), id_true()]);
+    assert!(obs.marker_unanswered && obs.exit.ended(), "{obs:?}");
+    assert!(no_null_id_error(&v), "{v:#?}");
+    assert!(!v.iter().any(|v| v.kind.name() == "stalled"), "{v:#?}");
 }

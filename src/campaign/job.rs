@@ -331,7 +331,11 @@ impl<'a> Job<'a> {
         // history.
         let fresh = self.fresh(spec, salt)?;
         let repeated: Vec<Distinct> = fresh.2.iter().map(|v| distinct(v, &fresh.0, &fresh.1)).collect();
-        if let Some(key) = new.into_iter().find(|k| !repeated.contains(k)) {
+        // A window whose marker went unanswered while its process ran on
+        // was not shown to have read the script whole: what it lacks is no
+        // state-dependent finding (the fresh session shows what happens).
+        let partial = run.1.marker_unanswered && !run.1.exit.ended();
+        if let Some(key) = new.into_iter().filter(|_| !partial).find(|k| !repeated.contains(k)) {
             self.found.push(finding(entry, run, &key, false, self.teller(), self.sessions));
         }
         Ok(Some(fresh))

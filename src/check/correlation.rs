@@ -124,6 +124,12 @@ fn owed_replies(
             out.push(Violation::at_frame(CheckId::Correlation, facts, i, Kind::Unanswered { id: id.to_string() }));
         }
     }
+    // Not shown to have read past the script (its marker unanswered) and
+    // still running: an error is missing only for a frame before one whose
+    // answer came, as lines are read in order.
+    if facts.obs.marker_unanswered && !facts.obs.exit.ended() {
+        anonymous.retain(|i| answered_frames.iter().any(|j| j > i));
+    }
     if null_errors < anonymous.len() {
         let first = anonymous[null_errors];
         let kind = Kind::NoNullIdError { needed: anonymous.len(), came: null_errors };
@@ -200,9 +206,9 @@ mod tests {
     }
 
     /// Whether a session of a frame with `"id": true` (owed an error that
-    /// may carry a null id) then a valid call, its marker unanswered,
-    /// shows `no_null_id_error` where the server answered `initialize` and,
-    /// with `later`, the call.
+    /// may carry a null id) then a valid call, its marker unanswered and
+    /// the server running on after EOF, shows `no_null_id_error` where the
+    /// server answered `initialize` and, with `later`, the call.
     fn null_id_error_missing_past_an_unanswered_marker(later: bool) -> bool {
         use crate::attack::jsonrpc::{JsonRpc, Kind};
         let revision = Revision::R2025_06_18;
@@ -212,7 +218,9 @@ mod tests {
         let init = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"{revision}"}}}}"#);
         let call = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[]}}}}"#);
         let stdout = if later { format!("{init}\n{call}\n") } else { format!("{init}\n") };
-        let obs = Observation { stdout: stdout.into_bytes(), marker_unanswered: true, ..Observation::none() };
+        // Still running once stdin closed.
+        let obs =
+            Observation { stdout: stdout.into_bytes(), marker_unanswered: true, eof_sent: true, ..Observation::none() };
         let session = Session { policy: Policy::KeepOpen, revision, salt: 1 };
         check(&script, &obs, &session).iter().any(|v| v.kind.name() == "no_null_id_error")
     }

@@ -134,10 +134,11 @@ pub struct Facts<'a> {
     /// How many frames were wholly written before the gateway ended.
     pub delivered: usize,
     /// Where the gateway stalled: under keep-open, when the marker written
-    /// after the script went unanswered and it still runs, the first frame
-    /// a reader may refuse after the last it answered or acted for (else
-    /// the first after it). It was never shown to have read past that
-    /// frame, so none from it on is owed anything.
+    /// after the script went unanswered and it still ran once stdin
+    /// closed, the first frame after the last it answered or acted for
+    /// that a reader may refuse or that is owed an answer by id (else the
+    /// first after it). It was never shown to have read past that frame,
+    /// so none from it on is owed anything.
     pub stalled_at: Option<usize>,
     /// Which frame each token belongs to: the last that carries it.
     pub owner: HashMap<String, usize>,
@@ -227,12 +228,18 @@ impl<'a> Facts<'a> {
         if facts.policy == Policy::Close {
             facts.closing = facts.closing_frame();
         }
-        if obs.marker_unanswered && !obs.exit.ended() && facts.policy == Policy::KeepOpen {
+        // Only once stdin closed and the server ran on: one that exits at
+        // EOF read everything (a server that never answers the marker, or
+        // one slow to, shows no stall).
+        let ran_on = obs.eof_sent && !obs.exit.ended();
+        if obs.marker_unanswered && ran_on && facts.policy == Policy::KeepOpen {
             // The likeliest frame, as for an end: the first after the last
-            // answered or acted for that a reader may refuse.
+            // answered or acted for that a reader may refuse, or that is
+            // owed an answer by id (a request still being served).
             let from = facts.last_alive().map_or(0, |a| a + 1);
-            let refusable = (from..facts.delivered).find(|i| facts.judged[*i].may_close());
-            facts.stalled_at = refusable.or((from < facts.delivered).then_some(from));
+            let owed = |i: &usize| facts.judged[*i].may_close() || !facts.script.frames[*i].owed_ids().is_empty();
+            let first = (from..facts.delivered).find(owed);
+            facts.stalled_at = first.or((from < facts.delivered).then_some(from));
         }
         facts
     }

@@ -55,7 +55,8 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
         }
     }
     if let Some(at) = facts.stalled_at {
-        let kind = Kind::Stalled { marker: facts.revision.marker_method() };
+        // The marker the session's revision has, as the script asked.
+        let kind = Kind::Stalled { marker: facts.script.revision.marker_method() };
         out.push(Violation::at_frame(CheckId::Liveness, facts, at, kind));
     }
     if obs.eof_sent && !obs.exit.ended() {

@@ -336,10 +336,10 @@ impl ChildGateway {
 
     /// `new`, the stdout just taken, after what was held, without the
     /// first answer to each marker a settle wrote. While one's answer has
-    /// not been seen and stdin is open, the start of a line not yet whole
-    /// is held back: it may be that answer. Once stdin is closed, what a
-    /// session takes last (a driver's last read, before the process is
-    /// ended) has all of it.
+    /// not been seen, the start of a line not yet whole is held back: it
+    /// may be that answer. Once stdout is closed (the server exited and
+    /// its pipe drained), or the session finishes
+    /// ([`ChildGateway::finish_with_exit`]), it is handed out.
     fn without_marks(&mut self, new: Vec<u8>) -> Vec<u8> {
         let out = [std::mem::take(&mut self.held), new].concat();
         let whole = json_line::whole(&out);
@@ -354,7 +354,7 @@ impl ChildGateway {
                 None => kept.extend_from_slice(line),
             }
         }
-        match self.marks.iter().all(|(_, seen)| *seen) || self.writer.is_none() || self.stdout.closed() {
+        match self.marks.iter().all(|(_, seen)| *seen) || self.stdout.closed() {
             true => kept.extend_from_slice(&out[whole..]),
             false => self.held = out[whole..].to_vec(),
         }
@@ -723,7 +723,7 @@ mod tests {
         assert!(String::from_utf8_lossy(&whole.take_stdout()).contains("\"portcullis-settle-1\""));
         assert!(!whole.read_past(), "an echo is no answer");
         // The start of a line is held back while the marker may still be
-        // answered, and handed out once stdin is closed.
+        // answered, and handed out once the server has exited.
         whole.write_stdin(b"tail").expect("written");
         whole.close_stdin().expect("closed");
         whole.settle(&crate::seam::Settle::new(Vec::new(), true)).expect("settled");

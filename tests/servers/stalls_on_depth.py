@@ -6,14 +6,18 @@ CPython's recursion limit; raised here by count, whatever the interpreter's
 limits), and it is not caught: the thread dies, the process runs on, and
 nothing after that line is read or answered. A request whose id is
 neither a string nor an integer gets no answer at all (a server owes it an
-error with a null id). Used by tests/stalled.rs; standard library only
-(with mcp_stdio.py beside it)."""
+error with a null id). With --ignore-ping it never answers `ping` (which
+MCP requires) and is otherwise the same. Used by tests/stalled.rs;
+standard library only (with mcp_stdio.py beside it)."""
 
 import json
 import sys
 import threading
 
 from mcp_stdio import FETCH, answer_initialize, params, send, try_get
+
+
+IGNORE_PING = "--ignore-ping" in sys.argv[1:]
 
 
 def read():
@@ -29,6 +33,8 @@ def read():
             answer_initialize(request, "stalls-on-depth")
         elif method == "tools/list":
             send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [FETCH]}})
+        elif method == "ping" and IGNORE_PING:
+            pass
         elif method == "tools/call":
             try_get(str(params(request).get("arguments", {}).get("url")))
             send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "fetched"}]}})
