@@ -322,9 +322,10 @@ pub trait Gateway {
         Ok(())
     }
     /// Whether every marker request the gateway's settles wrote (a child
-    /// process under keep-open is sent one after the script) was answered,
-    /// showing that it read past the script; `true` where none was written. In-process gateways read
-    /// each write as it is made, write no marker and keep the default.
+    /// process is sent one after the script where [`Settle::marked`]) was
+    /// answered, showing that it read past the script; `true` where none
+    /// was written. In-process gateways read each write as it is made,
+    /// write no marker and keep the default.
     fn read_past(&self) -> bool {
         true
     }
