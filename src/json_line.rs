@@ -189,6 +189,24 @@ fn same_request(owed: &Id, got: &Id) -> bool {
     }
 }
 
+/// `stdout` without its first whole line that is a response (a result
+/// or an error, no method) with id `id`: the answer to a request the
+/// harness wrote for itself (a marker, a handshake left out).
+#[cfg(feature = "process")]
+pub(crate) fn without_answer(stdout: &[u8], id: &Value) -> Vec<u8> {
+    let answers = |v: &Value| {
+        v.get("id") == Some(id) && v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some())
+    };
+    let mut at = 0;
+    for line in stdout.split_inclusive(|b| *b == b'\n') {
+        if line.ends_with(b"\n") && parse(&line[..line.len() - 1]).is_some_and(|v| answers(&v)) {
+            return [&stdout[..at], &stdout[at + line.len()..]].concat();
+        }
+        at += line.len();
+    }
+    stdout.to_vec()
+}
+
 /// Whether `result` asks the client for input (MCP 2026-07-28's
 /// `resultType` `input_required`), which acts on nothing yet.
 pub(crate) fn asks_input(result: &Value) -> bool {

@@ -82,7 +82,6 @@ pub(crate) fn drive<G: Gateway>(
         let settle = settle.or_null_later(session.policy == Policy::KeepOpen);
         gateway.settle(&settle.marked(session.policy != Policy::Close))?;
         collect(gateway, &mut obs);
-        obs.marker_unanswered = !gateway.read_past();
     }
     obs.exit_before_eof = crashed.clone().map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
     if obs.exit_before_eof.ended() {
@@ -100,8 +99,8 @@ pub(crate) fn drive<G: Gateway>(
         collect(gateway, &mut obs);
     }
     obs.exit = crashed.map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
-    // A marker answered after stdin closed shows it all read too.
-    obs.marker_unanswered &= !gateway.read_past();
+    // Taken last: a marker answered after stdin closed shows it all read too.
+    obs.marker_unanswered = !gateway.read_past();
     obs.effects = recorder.actions();
     Ok(obs)
 }

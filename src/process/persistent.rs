@@ -20,7 +20,7 @@ use super::ledger::Ledger;
 use super::routes::Routes;
 use super::session::ChildGateway;
 use crate::frame::Expect;
-use crate::json_line::Awaited;
+use crate::json_line::{Awaited, without_answer};
 use crate::observation::Observation;
 use crate::protocol::{Id, Policy, Revision};
 use crate::run::{owed, owed_or_null};
@@ -456,19 +456,6 @@ fn uncovered(owed: &[Id], mark: &str, or_null: &[Option<Id>], out: &[u8]) -> Vec
 /// answers.
 fn answers_in(out: &[u8], id: &Id) -> bool {
     crate::json_line::values(out).any(|v| crate::json_line::answers(&v, id))
-}
-
-/// `stdout` without its first whole line that answers `id`.
-fn without_answer(stdout: &[u8], id: &Value) -> Vec<u8> {
-    let mut at = 0;
-    for line in stdout.split_inclusive(|b| *b == b'\n') {
-        let whole = line.ends_with(b"\n");
-        if whole && crate::json_line::parse(&line[..line.len() - 1]).is_some_and(|v| v.get("id") == Some(id)) {
-            return [&stdout[..at], &stdout[at + line.len()..]].concat();
-        }
-        at += line.len();
-    }
-    stdout.to_vec()
 }
 
 #[cfg(test)]

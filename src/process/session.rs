@@ -343,16 +343,11 @@ impl ChildGateway {
     fn without_marks(&mut self, new: Vec<u8>) -> Vec<u8> {
         let out = [std::mem::take(&mut self.held), new].concat();
         let whole = json_line::whole(&out);
-        let mut kept = Vec::with_capacity(out.len());
-        for line in out[..whole].split_inclusive(|b| *b == b'\n') {
-            let v = json_line::parse(&line[..line.len() - 1]);
-            let response = v.as_ref().filter(|v| v.get("method").is_none());
-            let id =
-                response.filter(|v| v.get("result").is_some() || v.get("error").is_some()).and_then(|v| v.get("id"));
-            match self.marks.iter_mut().find(|(mark, seen)| !*seen && id == Some(mark)) {
-                Some((_, seen)) => *seen = true,
-                None => kept.extend_from_slice(line),
-            }
+        let mut kept = out[..whole].to_vec();
+        for (mark, seen) in self.marks.iter_mut().filter(|(_, seen)| !*seen) {
+            let without = json_line::without_answer(&kept, mark);
+            *seen = without.len() < kept.len();
+            kept = without;
         }
         match self.marks.iter().all(|(_, seen)| *seen) || self.stdout.closed() {
             true => kept.extend_from_slice(&out[whole..]),
