@@ -28,7 +28,7 @@ use super::scope::Scope;
 use super::verdict::{self, record};
 use super::{Finding, Known, Lane, SessionRun};
 use crate::check::{CheckId, Kind};
-use crate::finding::{Distinct, distinct};
+use crate::finding::{Distinct, distinct, on_time};
 use crate::process::{ChildTarget, Cover, Entry, History, Ledger, Persistent, Started};
 use crate::protocol::{Id, Policy, Revision};
 use crate::script::ScriptSpec;
@@ -332,10 +332,16 @@ impl<'a> Job<'a> {
         let fresh = self.fresh(spec, salt)?;
         let repeated: Vec<Distinct> = fresh.2.iter().map(|v| distinct(v, &fresh.0, &fresh.1)).collect();
         // A window whose marker went unanswered while its process ran on
-        // was not shown to have read the script whole: what it lacks is no
-        // state-dependent finding (the fresh session shows what happens).
+        // was not shown to have read the script whole: what it lacks (an
+        // answer or an effect that did not come, a verdict resting on time)
+        // is no state-dependent finding, as the fresh session shows what
+        // happens; what it showed (an effect, an answer, a line) still is.
         let partial = run.1.marker_unanswered && !run.1.exit.ended();
-        if let Some(key) = new.into_iter().filter(|_| !partial).find(|k| !repeated.contains(k)) {
+        let lacked = |k: &Distinct| {
+            let mut of_k = run.2.iter().filter(|v| distinct(v, &run.0, &run.1) == *k);
+            partial && of_k.all(|v| v.kind.absent() || on_time(v, &run.0, &run.1))
+        };
+        if let Some(key) = new.into_iter().filter(|k| !lacked(k)).find(|k| !repeated.contains(k)) {
             self.found.push(finding(entry, run, &key, false, self.teller(), self.sessions));
         }
         Ok(Some(fresh))
