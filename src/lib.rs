@@ -108,5 +108,5 @@ pub use finding::Finding;
 pub use frame::{Call, Cause, Class, Expect, Frame, Rule};
 pub use observation::Observation;
 pub use protocol::{Id, Level, Policy, Revision};
-pub use script::{Mix, Script, ScriptSpec};
+pub use script::{Mix, Part, Script, ScriptSpec};
 pub use seam::{Action, Exit, Fault, Gateway, Recorder, Session, Settle, Target};

@@ -447,6 +447,44 @@ impl FromStr for Mix {
     }
 }
 
+/// Which of a mix's scripts a hunt draws. Under keep-open, a campaign
+/// draws the scripts that need a process of their own on a lane of their
+/// own, beside the search that draws the rest into a shared process: a
+/// process start then holds up neither.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Part {
+    /// Every script the mix draws.
+    #[default]
+    All,
+    /// Those a shared process can run.
+    Shared,
+    /// Those that need a process of their own
+    /// ([`ScriptSpec::needs_own_process`]).
+    Own,
+}
+
+impl Part {
+    /// Whether this part holds `spec`.
+    pub fn holds(self, spec: &ScriptSpec) -> bool {
+        match self {
+            Part::All => true,
+            Part::Shared => !spec.needs_own_process(),
+            Part::Own => spec.needs_own_process(),
+        }
+    }
+
+    /// Of `cases` the mix draws, about how many fall in this part.
+    pub fn share_of(self, cases: u32, mix: Mix) -> u32 {
+        let own = cases / mix.own_process_every();
+        match self {
+            Part::All => cases,
+            Part::Shared => cases - own,
+            Part::Own => own,
+        }
+    }
+}
+
 /// [`scripts`] under `mix`: a script that needs a process of its own is
 /// kept one time in [`Mix::rarity`], by a draw of its own that shrinks
 /// toward keeping it.

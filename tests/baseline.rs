@@ -15,7 +15,7 @@ use std::process::Output;
 /// `mutant` planted, under keep-open, with `extra` flags, in `dir`.
 fn fuzz(dir: &Path, mutant: &str, extra: &[&str]) -> Output {
     let mut args = vec!["fuzz", "--tool", "fetch", "--args", r#"{"url":"{canary}"}"#, "--policy", "keep-open"];
-    args.extend(["--check", "no-effect-on-reject", "--cases", "64", "--shrink-ms", "2000"]);
+    args.extend(["--check", "no-effect-on-reject", "--cases", "96", "--shrink-ms", "2000"]);
     args.extend(["--timeout-ms", "1000", "--exit-grace-ms", "300"]);
     args.extend(extra);
     args.extend(["--", BIN, "reference-gateway", "--policy", "keep-open", "--mutant", mutant]);
@@ -50,7 +50,7 @@ fn a_baseline_passes_the_run_it_was_written_from_and_fails_on_a_new_cause() {
     assert_eq!(same.status.code(), Some(0), "{}", text(&same));
     let out = stdout(&same);
     assert!(out.contains(&format!("Known: {key} (tracked upstream), saved in ")), "{out}");
-    assert!(out.contains("no new finding in 64 sessions") && out.contains("(1 known cause)"), "{out}");
+    assert!(out.contains("no new finding in 96 sessions") && out.contains("(1 known cause)"), "{out}");
     assert!(!out.contains("Reproduce with:"), "a known cause is not reported in full: {out}");
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(json["findings"][0]["known"], "tracked upstream", "{json}");
@@ -65,7 +65,7 @@ fn a_baseline_passes_the_run_it_was_written_from_and_fails_on_a_new_cause() {
     let other = fuzz(dir.path(), "join-broken-lines", &[&["--baseline", path][..], &reports].concat());
     assert_eq!(other.status.code(), Some(1), "{}", text(&other));
     let out = stdout(&other);
-    assert!(out.contains("\n1 finding (no-effect-on-reject) in 64 sessions"), "{out}");
+    assert!(out.contains("\n1 finding (no-effect-on-reject) in 96 sessions"), "{out}");
     assert!(out.contains("Baseline ") && out.contains(": 1 new, 0 known, 1 possibly fixed"), "{out}");
     assert!(out.contains(&format!("possibly fixed  {key}: tracked upstream (not seen in this run)")), "{out}");
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
@@ -96,7 +96,7 @@ fn a_known_cause_does_not_count_toward_max_findings() {
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
     let out = stdout(&run);
     assert!(out.contains(&format!("Known: {key}")), "{out}");
-    assert!(out.contains("no new finding in 64 sessions"), "every case was drawn: {out}");
+    assert!(out.contains("no new finding in 96 sessions"), "every case was drawn: {out}");
 }
 
 /// A control finding the baseline knows (a banner on stdout) does not use

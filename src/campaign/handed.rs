@@ -3,7 +3,7 @@
 
 use super::lane::SessionRun;
 use crate::finding::Distinct;
-use crate::script::{Script, ScriptSpec};
+use crate::script::{Part, Script, ScriptSpec};
 use std::time::Duration;
 
 /// The session the search caught: its choices, what it showed, its salt,
@@ -17,7 +17,8 @@ pub(super) struct Caught {
 }
 
 /// A finding the search caught, handed to a shrinking lane: the round's
-/// seed and cases, and which of its cases caught it, so that the lane
+/// seed and cases, the part of the mix it drew, and which of its cases
+/// caught it, so that the lane
 /// draws the same case again and shrinks it as proptest would have; the
 /// session that caught it; the search sessions run until then and when it
 /// was first seen.
@@ -25,6 +26,7 @@ pub(crate) struct Handed {
     pub(super) seed: u64,
     pub(super) cases: u32,
     pub(super) case: u32,
+    pub(super) part: Part,
     pub(super) key: Distinct,
     pub(super) caught: Caught,
     pub(super) found_at: u32,

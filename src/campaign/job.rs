@@ -76,6 +76,14 @@ pub struct Job<'a> {
     /// seen to act that late, and may cancel what it has not done when
     /// stdin closes).
     cover: Duration,
+    /// The persistent processes ending on threads of their own.
+    ending: Vec<std::thread::JoinHandle<()>>,
+    /// The persistent processes starting on standby, by revision: each
+    /// takes over when its revision's process ends.
+    standby: Vec<(Revision, std::thread::JoinHandle<Result<Started, Fault>>)>,
+    /// The revisions whose processes the search has ended on (worn, or
+    /// not shown to read on): each has one on standby from then on.
+    replaced: Vec<Revision>,
 }
 
 impl<'a> Job<'a> {
@@ -103,6 +111,9 @@ impl<'a> Job<'a> {
             unconfirmed_once: Vec::new(),
             caught: Default::default(),
             cover: Duration::ZERO,
+            ending: Vec::new(),
+            standby: Vec::new(),
+            replaced: Vec::new(),
         }
     }
 
@@ -221,12 +232,17 @@ impl<'a> Job<'a> {
         // A process is ended once worn, as AFL's persistent loop
         // restarts its target: its history stays a size a replay can run.
         if let Some(worn) = self.live.iter().position(|p| p.revision == spec.revision && p.worn()) {
-            self.end_live(worn);
+            match lane {
+                // A search session is judged when its evidence is in, not
+                // before the next one runs.
+                Lane::Search => self.end_apart(worn),
+                _ => self.end_live(worn),
+            }
         }
         let at = match self.live.iter().position(|p| p.revision == spec.revision) {
             Some(at) => at,
             None if self.unshared.contains(&spec.revision) => return Ok(None),
-            None => match Persistent::start(self.target, spec.revision)? {
+            None => match self.start(spec.revision)? {
                 Started::Ready(p) => {
                     self.live.push(*p);
                     self.live.len() - 1
@@ -314,7 +330,10 @@ impl<'a> Job<'a> {
         // the fresh session meets tokens of its own. Otherwise it ends
         // first (it may also carry an earlier script's state).
         if let Some(at) = at.filter(|_| !(healthy && self.target.ahead())) {
-            self.end_live(at);
+            match lane {
+                Lane::Search => self.end_apart(at),
+                _ => self.end_live(at),
+            }
         }
         // A window whose marker went unanswered showed only part of what
         // the script does (the server may have stalled on it): clean, it is
@@ -593,18 +612,68 @@ const FLIGHT_BYTES: usize = 256 << 10;
 const QUICK: u32 = 0x8000_0000;
 
 impl Job<'_> {
-    /// Ends the persistent processes; what they do meanwhile is late
-    /// evidence of their latest scripts.
+    /// Ends the persistent processes, and waits for those ending apart to
+    /// have ended; what they do meanwhile is late evidence of their latest
+    /// scripts.
     fn end_processes(&mut self) {
         for p in self.live.drain(..) {
             p.end(self.target.ledger());
         }
+        for ending in self.ending.drain(..) {
+            joined(ending);
+        }
+        for (_, starting) in self.standby.drain(..) {
+            if let Ok(Started::Ready(p)) = joined(starting) {
+                p.end(self.target.ledger());
+            }
+        }
+    }
+
+    /// A persistent process of `revision`: the one on standby for it, if
+    /// any, else one started now. Once the search has ended one of that
+    /// revision's, the next is started on standby while this one serves,
+    /// where the server may run twice at once.
+    fn start(&mut self, revision: Revision) -> Result<Started, Fault> {
+        let started = match self.standby.iter().position(|(r, _)| *r == revision) {
+            Some(at) => joined(self.standby.swap_remove(at).1)?,
+            None => Persistent::start(self.target, revision)?,
+        };
+        if self.target.ahead() && self.replaced.contains(&revision) && matches!(started, Started::Ready(_)) {
+            let target = self.target.clone();
+            self.standby.push((revision, std::thread::spawn(move || Persistent::start(&target, revision))));
+        }
+        Ok(started)
     }
 
     /// Ends the persistent process at `at`.
     fn end_live(&mut self, at: usize) {
         self.live.swap_remove(at).end(self.target.ledger());
     }
+
+    /// Ends the persistent process at `at` on a thread of its own, where
+    /// the server may run twice at once, while the search goes on: the
+    /// answers it still owes are awaited there to their deadline, and what
+    /// it does meanwhile goes to the ledger as late evidence, judged after
+    /// a later session or when the job finishes, which waits for it.
+    fn end_apart(&mut self, at: usize) {
+        if !self.target.ahead() {
+            return self.end_live(at);
+        }
+        let (done, going): (Vec<_>, Vec<_>) = self.ending.drain(..).partition(|e| e.is_finished());
+        self.ending = going;
+        done.into_iter().for_each(joined);
+        let (p, target) = (self.live.swap_remove(at), self.target.clone());
+        if !self.replaced.contains(&p.revision) {
+            self.replaced.push(p.revision);
+        }
+        self.ending.push(std::thread::spawn(move || p.end(target.ledger())));
+    }
+}
+
+/// Waits for a thread starting or ending a process, and takes what it
+/// came to; a panic there goes on here.
+fn joined<T>(thread: std::thread::JoinHandle<T>) -> T {
+    thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 impl Drop for Job<'_> {

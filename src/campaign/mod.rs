@@ -36,7 +36,7 @@ pub use job::Job;
 pub use lane::Lane;
 pub(crate) use lane::SessionRun;
 #[cfg(all(feature = "cli", target_os = "linux"))]
-pub(crate) use parallel::{Lanes, Plan, run as run_campaign};
+pub(crate) use parallel::{Lanes, Plan, run as run_campaign, splits};
 pub use policy_probe::PolicySeen;
 pub(crate) use policy_probe::probe_policy;
 #[cfg(feature = "process")]
@@ -54,7 +54,7 @@ use crate::check::{self, CheckId, Violation};
 use crate::observation::Observation;
 use crate::protocol::{Level, Policy, Revision};
 use crate::run;
-use crate::script::{Mix, Script, ScriptSpec, scripts_mixed};
+use crate::script::{Mix, Part, Script, ScriptSpec, scripts_mixed};
 use crate::seam::{Fault, Session, Target};
 use proptest::strategy::BoxedStrategy;
 use proptest::test_runner::{Config, FileFailurePersistence, RngAlgorithm, TestRng, TestRunner};
@@ -105,6 +105,8 @@ pub struct HuntConfig {
     pub focus: Option<CheckId>,
     /// How often scripts that need a process of their own are drawn.
     pub mix: Mix,
+    /// Which of the mix's scripts are drawn. Default: [`Part::All`].
+    pub part: Part,
     /// Most shrinking steps after a failure (each one a session).
     pub max_shrink_iters: u32,
     /// Most time spent shrinking, in milliseconds; 0 for no bound.
@@ -135,6 +137,7 @@ impl Default for HuntConfig {
             persist: true,
             focus: None,
             mix: Mix::Full,
+            part: Part::All,
             max_shrink_iters: 2048,
             max_shrink_ms: 0,
             salt_base: 0,
@@ -163,6 +166,8 @@ setters! {
     focus: Option<CheckId>,
     /// Sets [`HuntConfig::mix`].
     mix: Mix,
+    /// Sets [`HuntConfig::part`].
+    part: Part,
     /// Sets [`HuntConfig::max_shrink_iters`].
     max_shrink_iters: u32,
     /// Sets [`HuntConfig::max_shrink_ms`].
@@ -264,7 +269,11 @@ pub fn strategy(cfg: &HuntConfig) -> BoxedStrategy<ScriptSpec> {
     let revisions = proptest::sample::select(cfg.revisions.clone()).boxed();
     // Tolerated rules are never judged: the most lenient level is spec.
     let level = cfg.level.max(Level::Spec);
-    scripts_mixed(revisions, attack::any_step(), cfg.mix).prop_map(move |spec| ScriptSpec { level, ..spec }).boxed()
+    let part = cfg.part;
+    scripts_mixed(revisions, attack::any_step(), cfg.mix)
+        .prop_filter("a script of the other part", move |spec| part.holds(spec))
+        .prop_map(move |spec| ScriptSpec { level, ..spec })
+        .boxed()
 }
 
 /// Hunts for a failing session; `Ok(None)` when every case held. Under
@@ -369,8 +378,29 @@ pub fn assert_holds<T: Target>(target: &T, cfg: &HuntConfig) {
 
 #[cfg(test)]
 mod tests {
-    use super::regressions_path;
+    use super::{HuntConfig, Part, regressions_path, seeded_runner, strategy};
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::Config;
     use std::path::Path;
+
+    /// Whether each of `n` scripts drawn for `part` needs a process of its
+    /// own.
+    fn own_in(part: Part, n: usize) -> Vec<bool> {
+        let scripts = strategy(&HuntConfig::default().part(part));
+        let mut runner = seeded_runner(Config::default(), 7);
+        (0..n).map(|_| scripts.new_tree(&mut runner).expect("a script").current().needs_own_process()).collect()
+    }
+
+    #[test]
+    fn each_part_draws_its_own_side_of_the_mix_and_the_two_make_it_whole() {
+        let all = own_in(Part::All, 700);
+        let own = all.iter().filter(|o| **o).count();
+        assert!((50..200).contains(&own), "about one script in seven needs a process of its own: {own} of 700");
+        assert!(own_in(Part::Own, 100).iter().all(|o| *o), "the own part draws only those");
+        assert!(own_in(Part::Shared, 300).iter().all(|o| !*o), "the shared part draws none of them");
+        assert_eq!(Part::Own.share_of(256, crate::Mix::Full) + Part::Shared.share_of(256, crate::Mix::Full), 256);
+        assert_eq!(Part::Own.share_of(256, crate::Mix::Full), 256 / 7);
+    }
 
     #[test]
     fn assert_holds_keeps_its_seeds_under_the_crate_root_named_for_its_test_file() {

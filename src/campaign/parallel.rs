@@ -13,7 +13,7 @@ use crate::check::CheckId;
 use crate::process::{ChildTarget, Waits};
 use crate::protocol::{Level, Policy, Revision};
 use crate::report;
-use crate::script::Mix;
+use crate::script::{Mix, Part};
 use crate::seam::told;
 use std::cell::RefCell;
 use std::sync::Mutex;
@@ -55,6 +55,16 @@ pub(crate) struct Plan {
 pub(crate) struct Lanes {
     pub(crate) search: ChildTarget,
     pub(crate) shrink: Option<ChildTarget>,
+    /// Where the scripts that need a process of their own are drawn, beside
+    /// the search, when the plan [`splits`].
+    pub(crate) own: Option<ChildTarget>,
+}
+
+/// Whether a job's search is split in two: under keep-open, sharing a
+/// process, and the full mix, the scripts that need a process of their
+/// own are drawn on a lane of their own.
+pub(crate) fn splits(plan: &Plan) -> bool {
+    plan.policy == Policy::KeepOpen && !plan.no_share && plan.mix == Mix::Full
 }
 
 /// What a campaign came to: its findings, each with the sink base of its
@@ -133,6 +143,7 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
     let done = AtomicU32::new(0);
     let known = Known::default();
     known.accept(&plan.accepted);
+    known.most(plan.max_findings);
     // The positive control's finding is the run's first, seen once more
     // than the campaign's sessions show it.
     let from_control = control.as_ref().map(|(f, _)| f.distinct());
@@ -205,7 +216,7 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
     };
     let running = AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        for (j, Lanes { search: target, shrink }) in lanes.iter().enumerate() {
+        for (j, Lanes { search, shrink, own }) in lanes.iter().enumerate() {
             let (stop, done, fail, ignored, known) = (&stop, &done, &fail, &ignored, &known);
             let (keep, kept, enough, out_of_time, gone, failed) = (&keep, &kept, &enough, &out_of_time, &gone, &failed);
             let running = &running;
@@ -229,10 +240,9 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
             // search session showed it, with its shared process's history
             // where it ran in one).
             let halt = move || stop.load(Ordering::Relaxed) || onlooker.stopped() || out_of_time();
-            let search_base = target.probes().http_base();
-            let (handed, to_shrink) = std::sync::mpsc::channel::<(Handed, Duration)>();
+            let (handed, to_shrink) = std::sync::mpsc::channel::<(Handed, Duration, String)>();
             let shrinker = shrink.as_ref().map(|shrinking| {
-                let (cfg, search_base) = (cfg.clone(), search_base.clone());
+                let cfg = cfg.clone();
                 let running = Running::start(running);
                 scope.spawn(move || {
                     let _running = running;
@@ -246,8 +256,8 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
                         !(failed.load(Ordering::Relaxed) || onlooker.stopped() || out_of_time())
                     };
                     worker.hunting(None, |run, flight| {
-                        let mut shrinker = Shrinker::new(&cfg, strategy(&cfg), &tick, (run, Some(flight)), known);
-                        for (caught, cover) in to_shrink {
+                        let mut shrinker = Shrinker::new(&cfg, &tick, (run, Some(flight)), known);
+                        for (caught, cover, search_base) in to_shrink {
                             worker.covering(cover);
                             let shrunk = shrinker.shrink(caught);
                             onlooker.shrunk();
@@ -272,49 +282,62 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
             });
             let inline = shrinker.is_none();
             let handed = shrinker.is_some().then_some(handed);
-            let running = Running::start(running);
-            scope.spawn(move || {
-                let _running = running;
-                let worker = Worker::new(target, (policy, plan.no_share, cfg.seed), search_base, campaign);
-                let tick = |p: &Progress| {
-                    worker.tell_growth();
-                    match p {
-                        Progress::Searched(_) => {
-                            // A search that shrinks inline has done so by now.
-                            if inline {
-                                onlooker.shrunk();
+            // Where the search shares a process, the scripts that need one
+            // of their own are drawn by a lane of their own beside it, with
+            // its own server: a process start holds up neither.
+            let parts = match own.as_ref().filter(|_| splits(plan) && !inline) {
+                Some(own) => vec![(search, Part::Shared), (own, Part::Own)],
+                None => vec![(search, Part::All)],
+            };
+            for (target, part) in parts {
+                let cfg = HuntConfig { cases: part.share_of(cfg.cases, plan.mix), part, ..cfg.clone() };
+                let handed = handed.clone();
+                let running = Running::start(running);
+                scope.spawn(move || {
+                    let _running = running;
+                    let base = target.probes().http_base();
+                    let no_share = plan.no_share || part == Part::Own;
+                    let worker = Worker::new(target, (policy, no_share, cfg.seed), base, campaign);
+                    let tick = |p: &Progress| {
+                        worker.tell_growth();
+                        match p {
+                            Progress::Searched(_) => {
+                                // A search that shrinks inline has done so by now.
+                                if inline {
+                                    onlooker.shrunk();
+                                }
+                                onlooker.searched(done.fetch_add(1, Ordering::Relaxed) + 1)
                             }
-                            onlooker.searched(done.fetch_add(1, Ordering::Relaxed) + 1)
+                            _ => campaign.tell(p),
                         }
-                        _ => campaign.tell(p),
+                        // Enough findings stop the drawing; the one being shrunk
+                        // is among them, and its shrinking goes on.
+                        let drawing = matches!(p, Progress::Searched(_));
+                        !(halt() || (drawing && enough()))
+                    };
+                    let on_found = |f: &Finding| record(f, &worker.base, worker.waits());
+                    // Sent with the evidence its lane's confirmation must cover;
+                    // dropped once the search ends, so that the lane finishes.
+                    let handed = RefCell::new(handed);
+                    let hand = |caught: Handed| {
+                        if let Some(to) = handed.borrow().as_ref() {
+                            let _ = to.send((caught, worker.cover(), worker.base.clone()));
+                        }
+                    };
+                    let apart = handed.borrow().is_some().then_some(&hand as &dyn Fn(Handed));
+                    let hunted = worker.hunting(apart, |run, flight| {
+                        hunt_among(&cfg, strategy(&cfg), &tick, (run, Some(flight)), known, &on_found)
+                    });
+                    handed.borrow_mut().take();
+                    match hunted {
+                        // Each saved as it came.
+                        Ok(findings) => findings.into_iter().for_each(|f| kept(f, worker.base.clone(), worker.waits())),
+                        Err(e) => return fail(told(&e)),
                     }
-                    // Enough findings stop the drawing; the one being shrunk
-                    // is among them, and its shrinking goes on.
-                    let drawing = matches!(p, Progress::Searched(_));
-                    !(halt() || (drawing && enough()))
-                };
-                let on_found = |f: &Finding| record(f, &worker.base, worker.waits());
-                // Sent with the evidence its lane's confirmation must cover;
-                // dropped once the search ends, so that the lane finishes.
-                let handed = RefCell::new(handed);
-                let hand = |caught: Handed| {
-                    if let Some(to) = handed.borrow().as_ref() {
-                        let _ = to.send((caught, worker.cover()));
-                    }
-                };
-                let apart = handed.borrow().is_some().then_some(&hand as &dyn Fn(Handed));
-                let hunted = worker.hunting(apart, |run, flight| {
-                    hunt_among(&cfg, strategy(&cfg), &tick, (run, Some(flight)), known, &on_found)
+                    settle(&worker, plan, campaign, (keep, enough, fail, gone), started);
+                    ignored.fetch_add(target.probes().ignored() as u32, Ordering::Relaxed);
                 });
-                handed.borrow_mut().take();
-                match hunted {
-                    // Each saved as it came.
-                    Ok(findings) => findings.into_iter().for_each(|f| kept(f, worker.base.clone(), worker.waits())),
-                    Err(e) => return fail(told(&e)),
-                }
-                settle(&worker, plan, campaign, (keep, enough, fail, gone), started);
-                ignored.fetch_add(target.probes().ignored() as u32, Ordering::Relaxed);
-            });
+            }
         }
         if let Some(d) = plan.duration {
             let (running, ended) = (&running, &ended);

@@ -10,7 +10,7 @@ use super::lane::SessionRun;
 use super::{Finding, HuntConfig, Lane, seeded_runner};
 use crate::check::CheckId;
 use crate::finding::{Distinct, distinct, evidence};
-use crate::script::{Script, ScriptSpec};
+use crate::script::{Part, Script, ScriptSpec};
 use crate::seam::Fault;
 use proptest::strategy::BoxedStrategy;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError};
@@ -81,6 +81,23 @@ struct Seen {
     witnesses: HashMap<Distinct, BTreeMap<String, (ScriptSpec, u32)>>,
     /// The keys a baseline accepts, as it lists them.
     accepted: Vec<String>,
+    /// Most findings to make, as `--max-findings` counts them; 0 for no bound.
+    most: usize,
+}
+
+impl Seen {
+    /// How many findings `--max-findings` counts: those made, leaving out
+    /// those that fold into another made ([`Distinct::folds_into`]) and
+    /// those a baseline accepts (by their key, or the key they would fold
+    /// into).
+    fn counted(&self) -> usize {
+        self.made.iter().filter(|d| self.counts(d)).count()
+    }
+
+    /// Whether `d` counts toward `--max-findings`.
+    fn counts(&self, d: &Distinct) -> bool {
+        !d.folds_into().is_some_and(|to| self.made.contains(&to)) && !d.listed_in(&self.accepted)
+    }
 }
 
 impl Known {
@@ -88,14 +105,24 @@ impl Known {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds `d`; false when another job made it first.
+    /// Adds `d`; false when another job made it first, or when it would
+    /// count past the most findings the run makes ([`Known::most`]): lanes
+    /// drawing at once then make no more than that between them.
     pub(crate) fn add(&self, d: &Distinct) -> bool {
         let mut known = self.lock();
-        let new = !known.made.contains(d);
+        let full = known.most > 0 && known.counts(d) && known.counted() >= known.most;
+        let new = !known.made.contains(d) && !full;
         if new {
             known.made.push(d.clone());
         }
         new
+    }
+
+    /// Makes no more than `most` findings as `--max-findings` counts them
+    /// (0 for no bound).
+    #[cfg(feature = "process")]
+    pub(crate) fn most(&self, most: u32) {
+        self.lock().most = most as usize;
     }
 
     /// Takes back `d`, claimed when it was caught but not confirmed.
@@ -127,9 +154,7 @@ impl Known {
     /// ([`Distinct::folds_into`]) and those a baseline accepts (by their
     /// key, or the key they would fold into): what `--max-findings` counts.
     pub(crate) fn len(&self) -> usize {
-        let known = self.lock();
-        let folds = |d: &Distinct| d.folds_into().is_some_and(|to| known.made.contains(&to));
-        known.made.iter().filter(|d| !folds(d) && !d.listed_in(&known.accepted)).count()
+        self.lock().counted()
     }
 
     /// Counts one more search session that showed `d`.
@@ -223,7 +248,9 @@ pub(crate) fn hunt_among<'a>(
     found: &dyn Fn(&Finding),
 ) -> Result<Vec<Finding>, Fault> {
     let start = Instant::now();
-    let mut state = Hunt { cfg, run, flight, progress, known, found, halted: false, start, searched: 0, sessions: 0 };
+    // A lane drawing the own-process part has salts apart from the rest.
+    let sessions = if cfg.part == Part::Own { OWN_SESSIONS } else { 0 };
+    let mut state = Hunt { cfg, run, flight, progress, known, found, halted: false, start, searched: 0, sessions };
     let mut findings = Vec::new();
     for round in 0.. {
         let room = cfg.max_findings == 0 || known.len() < cfg.max_findings as usize;
@@ -260,17 +287,16 @@ pub(crate) fn hunt_among<'a>(
 #[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub(crate) struct Shrinker<'a> {
     hunt: Hunt<'a>,
-    scripts: BoxedStrategy<ScriptSpec>,
 }
 
 #[cfg_attr(not(feature = "cli"), allow(dead_code))]
 impl<'a> Shrinker<'a> {
-    /// A lane shrinking for `cfg`'s hunt, which draws from `scripts`;
-    /// `progress` hears its shrinking and stops it by returning false
-    /// (the findings still handed are then reported as caught).
+    /// A lane shrinking for `cfg`'s hunts (each part of the mix drawn by
+    /// [`super::strategy`]); `progress` hears its shrinking and stops it by
+    /// returning false (the findings still handed are then reported as
+    /// caught).
     pub(crate) fn new(
         cfg: &'a HuntConfig,
-        scripts: BoxedStrategy<ScriptSpec>,
         progress: &'a dyn Fn(&Progress) -> bool,
         (run, flight): (&'a Runner<'a>, Option<&'a Flight<'a>>),
         known: &'a Known,
@@ -288,7 +314,7 @@ impl<'a> Shrinker<'a> {
             searched: 0,
             sessions: SHRINKER_SESSIONS,
         };
-        Shrinker { hunt, scripts }
+        Shrinker { hunt }
     }
 
     /// Runs no more sessions: what is handed from now on is reported as
@@ -304,7 +330,9 @@ impl<'a> Shrinker<'a> {
         // more: the finding is reported as the search caught it.
         let (key, at) = (handed.key.clone(), Duration::ZERO);
         self.hunt.halted |= !(self.hunt.progress)(&Progress::Shrinking { finding: key, steps: 0, elapsed: at });
-        match self.hunt.round(0, self.scripts.clone(), Some(handed))? {
+        // Drawn again as the hunt that caught it drew it.
+        let scripts = super::strategy(&HuntConfig { part: handed.part, ..self.hunt.cfg.clone() });
+        match self.hunt.round(0, scripts, Some(handed))? {
             Round::Found(f) => Ok(Some(*f)),
             Round::Unconfirmed(d) => {
                 self.hunt.known.forget(&d);
@@ -320,6 +348,10 @@ impl<'a> Shrinker<'a> {
 /// every search session's.
 #[cfg_attr(not(feature = "cli"), allow(dead_code))]
 const SHRINKER_SESSIONS: u32 = 1 << 30;
+
+/// The first session number of a hunt drawing [`Part::Own`]: its salts
+/// differ from those of the search beside it.
+const OWN_SESSIONS: u32 = 1 << 29;
 
 /// A hunt's state across its rounds.
 struct Hunt<'a> {
@@ -418,6 +450,9 @@ impl Hunt<'_> {
             // The shrink bound is kept below rather than by proptest, which
             // would print a line naming its own setting, not the caller's.
             max_shrink_time: 0,
+            // A part of the mix is drawn by leaving out the rest: a night's
+            // campaign leaves out more than proptest's default bound.
+            max_local_rejects: u32::MAX,
             ..Config::default()
         };
         let shrink_bound = Duration::from_millis(u64::from(cfg.max_shrink_ms));
@@ -604,7 +639,7 @@ impl Hunt<'_> {
         if let (Some(case), Some(hand)) = (handing.get(), hand) {
             let caught = caught_run.into_inner().expect("a failure keeps the session that caught it");
             let first_seen = first_caught.get().map(|t| t.saturating_duration_since(self.start));
-            hand(Handed { seed, cases, case, key: d, caught, found_at, first_seen });
+            hand(Handed { seed, cases, case, part: cfg.part, key: d, caught, found_at, first_seen });
             return Ok(Round::Handed);
         }
         let mut accepted = accepted.into_inner();
@@ -800,6 +835,15 @@ mod tests {
         unaccepted.add(&effect);
         unaccepted.add(&answer);
         assert_eq!(unaccepted.len(), 1, "the answer folds into its effect");
+        // Lanes drawing at once claim no more than the bound between them:
+        // one past it is not made, one that does not count still is.
+        let bounded = Known::default();
+        bounded.most(1);
+        assert!(bounded.add(&effect));
+        assert!(!bounded.add(&other), "a second finding past --max-findings 1");
+        assert!(bounded.add(&answer), "it folds into the effect made, and does not count");
+        assert!(!bounded.add(&effect), "made already");
+        assert_eq!((bounded.len(), bounded.contains(&other)), (1, false));
     }
 
     #[test]
@@ -878,7 +922,7 @@ mod tests {
                 let target = Reference::mutant(Mutant::BoolId);
                 let run =
                     |spec: &ScriptSpec, salt: u32, _: Lane| super::super::session(&target, cfg.policy, spec, salt);
-                let mut shrinker = Shrinker::new(&cfg, super::super::strategy(&cfg), &|_| true, (&run, None), &known);
+                let mut shrinker = Shrinker::new(&cfg, &|_| true, (&run, None), &known);
                 let shrunk: Result<Vec<_>, Fault> = handed.into_iter().map(|h| shrinker.shrink(h)).collect();
                 shrunk.expect("the harness runs")
             });

@@ -8,9 +8,9 @@ use super::fuzz_args::Args;
 use super::interrupt;
 use super::saving::{Saved, save};
 use super::setup::Setup;
-use crate::campaign::{Distinct, Finding, Lanes, Onlooker, Plan, run_campaign};
+use crate::campaign::{Distinct, Finding, Lanes, Onlooker, Plan, run_campaign, splits};
 use crate::catalogue::ToolSpec;
-use crate::process::Waits;
+use crate::process::{ChildTarget, Waits};
 use crate::report::{self, Outcome};
 use crate::{Policy, Revision};
 use anyhow::{Result, bail};
@@ -89,22 +89,28 @@ pub(super) fn campaign(
     }
     // Each job's search hands what it catches to a lane of its own, with
     // other processes of the server, unless only one may run at a time.
+    // Under keep-open, the scripts that need a process of their own are
+    // drawn on a third, beside the search. Each lane's waits grow with the
+    // search's, and the search's with its.
     let mut lanes = Vec::new();
     let mut kept = Vec::new();
     for setup in setups {
         let search = setup.target(tools.to_vec()).started_ahead(!args.no_ahead);
-        let shrink = match args.no_ahead {
-            true => None,
-            false => {
-                let other = Setup { siblings: siblings.clone(), ..args.child.setup()? };
-                // Its waits grow with the search's, and the search's with its.
-                let target = other.target(tools.to_vec()).started_ahead(true).waits_shared_with(&search);
-                kept.push(other);
-                Some(target)
+        let mut beside = |wanted: bool| -> Result<Option<ChildTarget>> {
+            if !wanted || args.no_ahead {
+                return Ok(None);
             }
+            let other = Setup { siblings: siblings.clone(), ..args.child.setup()? };
+            let target = other.target(tools.to_vec()).started_ahead(true).waits_shared_with(&search);
+            kept.push(other);
+            Ok(Some(target))
         };
+        let shrink = beside(true)?;
+        // The search's server keeps its time: the own-process lane's run
+        // on what the search leaves.
+        let own = beside(splits(&plan))?.map(ChildTarget::yielding);
         kept.push(setup);
-        lanes.push(Lanes { search, shrink });
+        lanes.push(Lanes { search, shrink, own });
     }
     let watching = Watching { bar: Bar::new(cases, args.duration), saved: Saved::new(args, tools) };
     let ran = run_campaign(&plan, lanes, &watching, control);

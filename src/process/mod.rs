@@ -84,6 +84,8 @@ pub struct ChildTarget {
     pub catalogue: Catalogue,
     shared: Arc<Shared>,
     ahead: bool,
+    /// Whether its processes run at a lower priority ([`ChildTarget::yielding`]).
+    yields: bool,
     /// Whether a success result counts as the action (`--effect answer`).
     answers: bool,
     spare: Arc<Mutex<Option<ChildGateway>>>,
@@ -101,6 +103,7 @@ impl ChildTarget {
             catalogue,
             shared: Arc::new(shared),
             ahead: false,
+            yields: false,
             answers: false,
             spare: Arc::default(),
         }
@@ -111,6 +114,13 @@ impl ChildTarget {
     /// one instance may run at a time.
     pub fn started_ahead(mut self, ahead: bool) -> ChildTarget {
         self.ahead = ahead;
+        self
+    }
+
+    /// Runs its processes at a lower priority than the machine's other
+    /// work: a lane beside a search, which then keeps the server's time.
+    pub(crate) fn yielding(mut self) -> ChildTarget {
+        self.yields = true;
         self
     }
 

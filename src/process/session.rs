@@ -125,6 +125,9 @@ impl ChildGateway {
     /// Starts `target`'s command for the session with token salt `salt`.
     pub(crate) fn spawn(target: &ChildTarget, salt: u32, recorder: Recorder) -> Result<ChildGateway, Fault> {
         let spawned = spawn(&target.command, target.shared.cache())?;
+        if target.yields {
+            super::group::lower_priority(&spawned.child);
+        }
         target.shared.ledger.serves(salt);
         let mut stdin = spawned.stdin;
         let stdin_pipe = stdin.as_fd().try_clone_to_owned().ok().map(std::fs::File::from);
