@@ -190,6 +190,8 @@ struct Others {
     order: VecDeque<u32>,
     salts: HashSet<u32>,
     strays: Vec<(u32, Action)>,
+    /// Answers by id that came after their session had left the ledger.
+    answers_past_horizon: usize,
 }
 
 impl Default for Ledger {
@@ -400,7 +402,13 @@ impl Ledger {
     pub(crate) fn answer(&self, salt: u32, line: &[u8], id: &Id, at: Instant, grace: Duration) {
         let mut entries = self.entries();
         let owner = entries.iter().rposition(|e| e.session.salt == salt);
-        let Some(i) = owner.or(entries.len().checked_sub(1)) else { return };
+        // An answer whose session has left (past its deadline, and past
+        // the horizon) answers a request no later session sent: it is
+        // counted, not handed to one that would take it for a stray.
+        let Some(i) = owner else {
+            self.others().answers_past_horizon += 1;
+            return;
+        };
         let last = last_judged(&entries, i);
         let entry = &mut entries[i];
         entry.obs.stdout.extend_from_slice(line);
@@ -612,6 +620,21 @@ mod tests {
         assert!(!ledger.answered(&[2], &[]), "still awaited");
         ledger.answer(2, line, &id, now, Duration::ZERO);
         assert!(ledger.answered(&[2], &[]), "answered");
+    }
+
+    #[test]
+    fn an_answer_whose_session_has_left_goes_to_no_later_session() {
+        let ledger = Ledger::default();
+        for salt in 1..=KEPT as u32 + 1 {
+            ledger.record(entry(salt));
+        }
+        let line = b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n";
+        ledger.answer(1, line, &Id::Int(7), Instant::now(), Duration::ZERO);
+        let entries = ledger.entries();
+        assert!(entries.iter().all(|e| e.session.salt != 1), "it left");
+        assert!(entries.iter().all(|e| e.obs.stdout.is_empty()), "no later session took its answer");
+        drop(entries);
+        assert_eq!(ledger.others().answers_past_horizon, 1, "counted");
     }
 
     #[test]
