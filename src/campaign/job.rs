@@ -84,6 +84,9 @@ pub struct Job<'a> {
     /// The revisions whose processes the search has ended on (worn, or
     /// not shown to read on): each has one on standby from then on.
     replaced: Vec<Revision>,
+    /// Where its search sessions in processes of their own run, when not
+    /// in `target` (one whose processes yield to a search beside it).
+    searcher: Option<ChildTarget>,
 }
 
 impl<'a> Job<'a> {
@@ -114,6 +117,7 @@ impl<'a> Job<'a> {
             ending: Vec::new(),
             standby: Vec::new(),
             replaced: Vec::new(),
+            searcher: None,
         }
     }
 
@@ -130,6 +134,14 @@ impl<'a> Job<'a> {
     /// every level where not told).
     pub(crate) fn judging(mut self, scope: Scope) -> Job<'a> {
         self.scope = scope;
+        self
+    }
+
+    /// This job, running its search sessions in processes of their own on
+    /// `searcher` (a target of the same server, its ledger shared), and
+    /// what it confirms on its own target.
+    pub(crate) fn searching_on(mut self, searcher: ChildTarget) -> Job<'a> {
+        self.searcher = Some(searcher);
         self
     }
 
@@ -181,6 +193,10 @@ impl<'a> Job<'a> {
             // waits before it is reported.
             None if lane == Lane::Confirm => self.fresh_patiently(spec, salt, 2, self.cover)?,
             None if lane == Lane::ConfirmTimed => self.fresh_patiently(spec, salt, super::PATIENCE, self.cover)?,
+            None if lane == Lane::Search => match self.searcher.clone() {
+                Some(searcher) => self.fresh_on(&searcher, spec, salt, 1, self.cover)?,
+                None => self.fresh(spec, salt)?,
+            },
             None => self.fresh(spec, salt)?,
         };
         self.judge_late()?;
@@ -202,16 +218,29 @@ impl<'a> Job<'a> {
         patience: u32,
         cover: Duration,
     ) -> Result<SessionRun, Fault> {
+        self.fresh_on(self.target, spec, salt, patience, cover)
+    }
+
+    /// [`Job::fresh_patiently`] on `target`, a target of the same server
+    /// whose ledger is the job's.
+    fn fresh_on(
+        &mut self,
+        target: &ChildTarget,
+        spec: &ScriptSpec,
+        salt: u32,
+        patience: u32,
+        cover: Duration,
+    ) -> Result<SessionRun, Fault> {
         // A server of which one instance may run at a time (none is started
         // ahead) runs none beside the shared one.
-        if !self.target.ahead() {
+        if !target.ahead() {
             self.end_processes();
         }
-        let script = spec.render(&self.target.catalogue, salt);
+        let script = spec.render(&target.catalogue, salt);
         let session = Session { policy: self.policy, revision: spec.revision, salt };
         let cover = Cover { running: cover, exited: Duration::ZERO };
-        let obs = self.target.run_patiently(&session, &script, patience, cover)?;
-        Ok(record(self.target.ledger(), Entry::new(session, spec, script, obs)))
+        let obs = target.run_patiently(&session, &script, patience, cover)?;
+        Ok(record(target.ledger(), Entry::new(session, spec, script, obs)))
     }
 
     /// Runs `spec` in the persistent process of its revision; `None` when
@@ -327,8 +356,10 @@ impl<'a> Job<'a> {
         // A process that answered its marker goes on beside the fresh one,
         // where the server may run twice at once: what it still does with
         // this script's tokens is this script's late evidence, by salt, and
-        // the fresh session meets tokens of its own. Otherwise it ends
-        // first (it may also carry an earlier script's state).
+        // the fresh session meets tokens of its own. Otherwise it ends (it
+        // may also carry an earlier script's state): first, or, under a
+        // search where the server may run twice at once, on a thread of
+        // its own beside the fresh session.
         if let Some(at) = at.filter(|_| !(healthy && self.target.ahead())) {
             match lane {
                 Lane::Search => self.end_apart(at),
@@ -634,8 +665,18 @@ impl Job<'_> {
     /// revision's, the next is started on standby while this one serves,
     /// where the server may run twice at once.
     fn start(&mut self, revision: Revision) -> Result<Started, Fault> {
-        let started = match self.standby.iter().position(|(r, _)| *r == revision) {
-            Some(at) => joined(self.standby.swap_remove(at).1)?,
+        let standby = self.standby.iter().position(|(r, _)| *r == revision);
+        let started = match standby.map(|at| joined(self.standby.swap_remove(at).1)).transpose()? {
+            // One that ended while it waited is ended here (what it wrote
+            // is no script's), and another is started now.
+            Some(Started::Ready(mut p)) => match p.exited() {
+                true => {
+                    p.end(self.target.ledger());
+                    Persistent::start(self.target, revision)?
+                }
+                false => Started::Ready(p),
+            },
+            Some(started) => started,
             None => Persistent::start(self.target, revision)?,
         };
         if self.target.ahead() && self.replaced.contains(&revision) && matches!(started, Started::Ready(_)) {

@@ -296,8 +296,12 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
                 scope.spawn(move || {
                     let _running = running;
                     let base = target.probes().http_base();
-                    let no_share = plan.no_share || part == Part::Own;
-                    let worker = Worker::new(target, (policy, no_share, cfg.seed), base, campaign);
+                    let worker = match part {
+                        // The search keeps the server's time: the
+                        // own-process lane runs on what it leaves.
+                        Part::Own => Worker::yielding(target, (policy, cfg.seed), base, campaign),
+                        _ => Worker::new(target, (policy, plan.no_share, cfg.seed), base, campaign),
+                    };
                     let tick = |p: &Progress| {
                         worker.tell_growth();
                         match p {
@@ -344,6 +348,16 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
             scope.spawn(move || end_overdue(started + d, running, ended, onlooker));
         }
     });
+    // An answer whose session had left the ledger was judged nowhere: the
+    // run says how many came so.
+    let targets = lanes.iter().flat_map(|l| [Some(&l.search), l.shrink.as_ref(), l.own.as_ref()]).flatten();
+    let orphans: usize = targets.map(|t| t.ledger().answers_past_horizon()).sum();
+    if orphans > 0 {
+        let what = if orphans == 1 { "1 answer by id".to_owned() } else { format!("{orphans} answers by id") };
+        onlooker.say(&format!(
+            "{what} came after its session had left the ledger (past its deadline, the run going on) and was judged in no session"
+        ));
+    }
     let mut kept = found.into_inner().unwrap_or_else(|e| e.into_inner());
     for (f, ..) in &mut kept {
         let d = f.distinct();

@@ -110,12 +110,17 @@ impl Known {
     /// drawing at once then make no more than that between them.
     pub(crate) fn add(&self, d: &Distinct) -> bool {
         let mut known = self.lock();
-        let full = known.most > 0 && known.counts(d) && known.counted() >= known.most;
-        let new = !known.made.contains(d) && !full;
-        if new {
-            known.made.push(d.clone());
+        if known.made.contains(d) {
+            return false;
         }
-        new
+        // Added, would the count pass the bound? (An effect whose success
+        // answer was made takes that one's place: the count stays.)
+        known.made.push(d.clone());
+        if known.most > 0 && known.counted() > known.most {
+            known.made.pop();
+            return false;
+        }
+        true
     }
 
     /// Makes no more than `most` findings as `--max-findings` counts them
@@ -844,6 +849,12 @@ mod tests {
         assert!(bounded.add(&answer), "it folds into the effect made, and does not count");
         assert!(!bounded.add(&effect), "made already");
         assert_eq!((bounded.len(), bounded.contains(&other)), (1, false));
+        // An effect whose success answer was made first takes its place.
+        let answered = Known::default();
+        answered.most(1);
+        assert!(answered.add(&answer));
+        assert!(answered.add(&effect), "the answer folds into it: the count stays one");
+        assert_eq!(answered.len(), 1);
     }
 
     #[test]
@@ -890,11 +901,28 @@ mod tests {
     #[test]
     fn a_catch_handed_apart_is_shrunk_in_its_lane_as_inline_while_the_search_draws_on() {
         let cfg = HuntConfig { cases: 256, policy: Policy::KeepOpen, ..Default::default() };
-        let bugged = Reference::mutant(Mutant::BoolId);
+        handed_apart_as_inline(&cfg, &cfg, Mutant::BoolId);
+    }
+
+    /// A lane drawing the own-process part hands its catches to a shrinking
+    /// lane whose hunt draws every script: the lane draws each again from
+    /// that part, and shrinks it as the own-process hunt would have inline.
+    #[test]
+    fn a_catch_of_the_own_process_part_is_drawn_again_from_that_part() {
+        let all = HuntConfig { cases: 64, policy: Policy::KeepOpen, ..Default::default() };
+        let own = HuntConfig { part: Part::Own, ..all.clone() };
+        handed_apart_as_inline(&own, &all, Mutant::CallBeforeInitialize);
+    }
+
+    /// Hunts `mutant` with `cfg` inline, then again handing each catch to a
+    /// lane that shrinks for `lane_cfg`'s hunt: the same findings, shrunk
+    /// to the same scripts.
+    fn handed_apart_as_inline(cfg: &HuntConfig, lane_cfg: &HuntConfig, mutant: Mutant) {
+        let bugged = Reference::mutant(mutant);
         let run = |spec: &ScriptSpec, salt: u32, _: Lane| super::super::session(&bugged, cfg.policy, spec, salt);
         // Unfolded, as the lanes hand them.
-        let scripts = super::super::strategy(&cfg);
-        let inline = hunt_among(&cfg, scripts, &|_| true, (&run, None), &Known::default(), &|_| {});
+        let scripts = super::super::strategy(cfg);
+        let inline = hunt_among(cfg, scripts, &|_| true, (&run, None), &Known::default(), &|_| {});
         let inline = inline.expect("the harness runs");
         assert!(!inline.is_empty(), "the mutant is caught");
         let handed = RefCell::new(Vec::new());
@@ -910,8 +938,8 @@ mod tests {
             true
         };
         let known = Known::default();
-        let scripts = super::super::strategy(&cfg);
-        let found = hunt_among(&cfg, scripts, &progress, (&run, Some(&flight)), &known, &|_| {});
+        let scripts = super::super::strategy(cfg);
+        let found = hunt_among(cfg, scripts, &progress, (&run, Some(&flight)), &known, &|_| {});
         assert!(found.expect("the harness runs").is_empty(), "nothing is shrunk or reported by the search");
         assert_eq!(searched.get(), cfg.cases, "the search drew every case");
         let handed = handed.into_inner();
@@ -919,10 +947,10 @@ mod tests {
         // The lane runs on a thread of its own, with a target of its own.
         let shrunk = std::thread::scope(|s| {
             let lane = s.spawn(|| {
-                let target = Reference::mutant(Mutant::BoolId);
+                let target = Reference::mutant(mutant);
                 let run =
                     |spec: &ScriptSpec, salt: u32, _: Lane| super::super::session(&target, cfg.policy, spec, salt);
-                let mut shrinker = Shrinker::new(&cfg, &|_| true, (&run, None), &known);
+                let mut shrinker = Shrinker::new(lane_cfg, &|_| true, (&run, None), &known);
                 let shrunk: Result<Vec<_>, Fault> = handed.into_iter().map(|h| shrinker.shrink(h)).collect();
                 shrunk.expect("the harness runs")
             });

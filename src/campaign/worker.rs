@@ -93,6 +93,24 @@ impl<'a> Worker<'a> {
         campaign: Campaign<'a>,
     ) -> Worker<'a> {
         let job = Job::new(target, policy, !no_share, seed).knowing(campaign.known).judging(campaign.scope);
+        Worker::with(target, job, base, campaign)
+    }
+
+    /// A worker whose search sessions in processes of their own run at a
+    /// lower priority ([`ChildTarget::yielding`]): the own-process lane,
+    /// beside a search that keeps the server's time. What it confirms, and
+    /// cuts down when the run ends, runs at the usual priority.
+    pub(super) fn yielding(
+        target: &'a ChildTarget,
+        (policy, seed): (Policy, u64),
+        base: String,
+        campaign: Campaign<'a>,
+    ) -> Worker<'a> {
+        let job = Job::new(target, policy, false, seed).knowing(campaign.known).judging(campaign.scope);
+        Worker::with(target, job.searching_on(target.yielding()), base, campaign)
+    }
+
+    fn with(target: &'a ChildTarget, job: Job<'a>, base: String, campaign: Campaign<'a>) -> Worker<'a> {
         let (job, apart, shown) = (RefCell::new(job), RefCell::default(), RefCell::default());
         Worker { target, job, base, apart, shown, campaign }
     }

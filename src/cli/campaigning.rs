@@ -106,9 +106,7 @@ pub(super) fn campaign(
             Ok(Some(target))
         };
         let shrink = beside(true)?;
-        // The search's server keeps its time: the own-process lane's run
-        // on what the search leaves.
-        let own = beside(splits(&plan))?.map(ChildTarget::yielding);
+        let own = beside(splits(&plan))?;
         kept.push(setup);
         lanes.push(Lanes { search, shrink, own });
     }

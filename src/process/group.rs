@@ -34,13 +34,13 @@ pub(crate) fn wait_for(child: &mut Child, wait: Duration) -> Option<ExitStatus> 
     }
 }
 
-/// How much lower than portcullis's own the priority of a yielding
-/// server's process group is (a nice value): on a busy machine it runs on
-/// the time the others leave.
+/// The nice value a yielding server's process group is given (not added
+/// to the harness's own): on a busy machine it runs on the time the
+/// others leave.
 const YIELDING: i32 = 10;
 
 /// Lowers the priority of `child`'s process group (the child and all it
-/// starts from now on) by [`YIELDING`]. Best effort: a group that cannot
+/// starts from now on) to [`YIELDING`]. Best effort: a group that cannot
 /// be lowered runs as it is.
 pub(crate) fn lower_priority(child: &Child) {
     if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {

@@ -274,8 +274,7 @@ impl Ledger {
         entries.push_back(entry);
         // The oldest go first, but not one whose answers may still come:
         // its verdict is still to come, and an answer that found its
-        // session gone would be judged as the latest session's, to a
-        // request it never sent (while any other can go).
+        // session gone would be judged in none (while any other can go).
         let now = Instant::now();
         while entries.len() > KEPT || (bytes > KEPT_BYTES && entries.len() > MIN_KEPT) {
             let settled = |e: &Entry| e.due.is_none() && e.answer_by.is_none_or(|by| by <= now);
@@ -390,6 +389,12 @@ impl Ledger {
         }
     }
 
+    /// How many answers by id came after their session had left the
+    /// ledger: judged nowhere, and told at the run's end.
+    pub(crate) fn answers_past_horizon(&self) -> usize {
+        self.others().answers_past_horizon
+    }
+
     /// Adds to the session with salt `salt` a line of output that answers
     /// its request `id`, which came at `at`: an answer that came after its
     /// window (in a later script's, say), matched by id. By its deadline it
@@ -397,8 +402,9 @@ impl Ledger {
     /// after it, as in a window; past the deadline, it is late evidence. An
     /// answer the session did not await (to a malformed frame whose id was
     /// readable, say) is its own evidence too by the deadline of its
-    /// answers: judged again, not late. A session no longer kept gets it as
-    /// the latest session's late output, where it is judged.
+    /// answers: judged again, not late. One whose session is no longer
+    /// kept (past its deadline, and past the horizon) is counted
+    /// ([`Ledger::answers_past_horizon`]), not given to a later session.
     pub(crate) fn answer(&self, salt: u32, line: &[u8], id: &Id, at: Instant, grace: Duration) {
         let mut entries = self.entries();
         let owner = entries.iter().rposition(|e| e.session.salt == salt);
@@ -412,7 +418,7 @@ impl Ledger {
         let last = last_judged(&entries, i);
         let entry = &mut entries[i];
         entry.obs.stdout.extend_from_slice(line);
-        let awaited = owner.is_some() && entry.obs.awaiting.contains(id);
+        let awaited = entry.obs.awaiting.contains(id);
         if awaited && !entry.answered.contains(id) {
             entry.answered.push(id.clone());
         }
@@ -421,7 +427,7 @@ impl Ledger {
                 entry.due = Some(due.max(at + grace));
                 entry.add_on_time(at);
             }
-            None if owner.is_some() && entry.answer_by.is_some_and(|by| at <= by) => entry.add_on_time(at),
+            None if entry.answer_by.is_some_and(|by| at <= by) => entry.add_on_time(at),
             None => entry.add_late(at, last),
         }
     }

@@ -117,11 +117,14 @@ impl ChildTarget {
         self
     }
 
-    /// Runs its processes at a lower priority than the machine's other
-    /// work: a lane beside a search, which then keeps the server's time.
-    pub(crate) fn yielding(mut self) -> ChildTarget {
-        self.yields = true;
-        self
+    /// A target of the same server whose processes run at a lower
+    /// priority than the machine's other work (a lane beside a search,
+    /// which then keeps the server's time), sharing this one's ledger,
+    /// probes and waits. It keeps a process started ahead of its own: one
+    /// started lowered is never handed to a session of this target (a
+    /// priority once lowered is not raised again).
+    pub(crate) fn yielding(&self) -> ChildTarget {
+        ChildTarget { yields: true, spare: Arc::default(), ..self.clone() }
     }
 
     /// Shares its waits with `other`'s, as they grow: a second target of

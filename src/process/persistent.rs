@@ -122,6 +122,12 @@ impl Persistent {
         })))
     }
 
+    /// Whether the process has exited: one started on standby may have
+    /// ended while it waited, and is no process to run a script in.
+    pub(crate) fn exited(&mut self) -> bool {
+        self.child.gone()
+    }
+
     /// Whether the process has run as many scripts, or as many bytes of
     /// them, as one process is given.
     pub(crate) fn worn(&self) -> bool {
@@ -373,13 +379,23 @@ impl Persistent {
         // closes stdin (a server may cancel calls in flight at EOF).
         // Only those not yet due: one answered with a null id, or past its
         // deadline, is not waited for.
+        // Each answer is routed as it comes: the job may go on beside (the
+        // process ending on a thread of its own), and must never judge
+        // missing an answer already written.
         let now = Instant::now();
         self.pending.retain(|(_, due, _)| *due > now);
-        if let Some(until) = self.pending.iter().map(|(_, due, _)| *due).max() {
+        while let Some(until) = self.pending.iter().map(|(_, due, _)| *due).max() {
             let (or_null, ids): (Vec<_>, Vec<_>) = self.pending.iter().partition(|(.., anonymous)| *anonymous);
             let ids = ids.into_iter().map(|(id, ..)| id.clone()).collect();
             let or_null = or_null.into_iter().map(|(id, ..)| Some(id.clone())).collect();
-            self.child.await_owed(Awaited::or_null(ids, or_null), until);
+            let slice = until.min(Instant::now() + std::time::Duration::from_millis(5));
+            let all = self.child.await_owed(Awaited::or_null(ids, or_null), slice);
+            self.drain(ledger);
+            let now = Instant::now();
+            if all || now >= until || self.child.gone() {
+                break;
+            }
+            self.pending.retain(|(_, due, _)| *due > now);
         }
         self.settle_last(ledger);
         let out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();

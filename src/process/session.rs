@@ -183,6 +183,12 @@ impl ChildGateway {
         })
     }
 
+    /// Whether the process has exited and its stdout closed: nothing more
+    /// can come from it.
+    pub(crate) fn gone(&mut self) -> bool {
+        self.poll().is_some() && self.stdout.closed()
+    }
+
     fn poll(&mut self) -> Option<ExitStatus> {
         if self.status.is_none() {
             self.status = self.child.try_wait().ok().flatten();
