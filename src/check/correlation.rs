@@ -31,7 +31,7 @@ pub(super) fn check(facts: &Facts, out: &mut Vec<Violation>) {
             }
             continue;
         }
-        let Some(i) = facts.frame_of(&r.id) else {
+        let Some(i) = facts.frame_of_among(&r.id, &answered) else {
             if Id::from_value(&r.id).is_none() {
                 // An id the suite cannot name (echoed past 2^64): it answers
                 // a frame whose id could not be read exactly.
@@ -270,6 +270,30 @@ mod tests {
         assert_eq!(tolerated(Rule::ReservedMetaKey, &format!("{null}\n"), vec![]), ["unanswered"]);
         // A call past a line limit may be refused as a line, with a null id.
         assert!(tolerated(Rule::LargeMessage, &format!("{null}\n"), vec![]).is_empty());
+    }
+
+    /// Two frames with `"id": true` then one of invalid UTF-8, each owed an
+    /// error with a null id, against a server that answered the first two
+    /// with results that echo `true` and the third with a null-id error:
+    /// each echo answers a frame of its own (a success to a frame it must
+    /// refuse), and no error is missing, least of all the third frame's.
+    #[test]
+    fn each_answer_echoing_an_invalid_id_answers_a_frame_of_its_own() {
+        use crate::attack::encoding::{Encoding, Kind as EncodingKind};
+        use crate::attack::jsonrpc::{JsonRpc, Kind};
+        let revision = Revision::R2025_06_18;
+        let id_bool = Step::JsonRpc(JsonRpc { kind: Kind::IdBool, tool: 0 });
+        let steps = vec![id_bool.clone(), id_bool, Step::Encoding(Encoding { kind: EncodingKind::Overlong, tool: 0 })];
+        let script = ScriptSpec::whole(revision, steps).render(&Catalogue::reference(), 1);
+        let init = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"{revision}"}}}}"#);
+        let echoed = r#"{"jsonrpc":"2.0","id":true,"result":{"content":[]}}"#;
+        let null = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
+        let obs = exited_after_eof(format!("{init}\n{echoed}\n{echoed}\n{null}\n").into_bytes());
+        let session = Session { policy: Policy::KeepOpen, revision, salt: 1 };
+        let found = check(&script, &obs, &session);
+        let correlation: Vec<_> =
+            found.iter().filter(|v| v.check == CheckId::Correlation).map(|v| (v.kind.name(), v.frame)).collect();
+        assert_eq!(correlation, [("rejected_succeeded", Some(2)), ("rejected_succeeded", Some(3))], "{found:?}");
     }
 
     #[test]

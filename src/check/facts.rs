@@ -288,6 +288,13 @@ impl<'a> Facts<'a> {
     /// the two ids of a duplicate key, or `true`, which a lenient reader
     /// takes for one).
     pub fn frame_of(&self, id: &Value) -> Option<usize> {
+        self.frame_of_among(id, &std::collections::HashSet::new())
+    }
+
+    /// [`Facts::frame_of`], where several frames hold an id no frame owns
+    /// (two frames with `"id": true`): the first of them not in `answered`,
+    /// so that each echoed answer goes to a frame of its own.
+    pub fn frame_of_among(&self, id: &Value, answered: &std::collections::HashSet<usize>) -> Option<usize> {
         if id.is_null() {
             return None; // a null id names no frame
         }
@@ -308,7 +315,10 @@ impl<'a> Facts<'a> {
                 let bytes = &self.script.frames[*i].bytes;
                 id.as_f64().is_some_and(|want| id_numbers(bytes).any(|got| got == want))
             };
-            (0..self.judged.len()).find(holds).or_else(|| (0..self.judged.len()).find(as_double))
+            let first =
+                |found: Vec<usize>| found.iter().copied().find(|i| !answered.contains(i)).or(found.first().copied());
+            let frames = 0..self.judged.len();
+            first(frames.clone().filter(holds).collect()).or_else(|| first(frames.filter(as_double).collect()))
         })
     }
 
