@@ -261,12 +261,7 @@ impl<'a> Job<'a> {
         // A process is ended once worn, as AFL's persistent loop
         // restarts its target: its history stays a size a replay can run.
         if let Some(worn) = self.live.iter().position(|p| p.revision == spec.revision && p.worn()) {
-            match lane {
-                // A search session is judged when its evidence is in, not
-                // before the next one runs.
-                Lane::Search => self.end_apart(worn),
-                _ => self.end_live(worn),
-            }
+            self.end_for(lane, worn);
         }
         let at = match self.live.iter().position(|p| p.revision == spec.revision) {
             Some(at) => at,
@@ -361,10 +356,7 @@ impl<'a> Job<'a> {
         // search where the server may run twice at once, on a thread of
         // its own beside the fresh session.
         if let Some(at) = at.filter(|_| !(healthy && self.target.ahead())) {
-            match lane {
-                Lane::Search => self.end_apart(at),
-                _ => self.end_live(at),
-            }
+            self.end_for(lane, at);
         }
         // A window whose marker went unanswered showed only part of what
         // the script does (the server may have stalled on it): clean, it is
@@ -689,6 +681,17 @@ impl Job<'_> {
     /// Ends the persistent process at `at`.
     fn end_live(&mut self, at: usize) {
         self.live.swap_remove(at).end(self.target.ledger());
+    }
+
+    /// Ends the persistent process at `at` after a session in `lane`: on a
+    /// thread of its own after a search session, which is judged when its
+    /// evidence is in, not before the next one runs; in place otherwise
+    /// (a shrinking step must see what it shows whole).
+    fn end_for(&mut self, lane: &Lane, at: usize) {
+        match lane {
+            Lane::Search => self.end_apart(at),
+            _ => self.end_live(at),
+        }
     }
 
     /// Ends the persistent process at `at` on a thread of its own, where

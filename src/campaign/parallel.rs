@@ -353,9 +353,10 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
     let targets = lanes.iter().flat_map(|l| [Some(&l.search), l.shrink.as_ref(), l.own.as_ref()]).flatten();
     let orphans: usize = targets.map(|t| t.ledger().answers_past_horizon()).sum();
     if orphans > 0 {
-        let what = if orphans == 1 { "1 answer by id".to_owned() } else { format!("{orphans} answers by id") };
         onlooker.say(&format!(
-            "{what} came after its session had left the ledger (past its deadline, the run going on) and was judged in no session"
+            "{} by id came after their sessions had left the ledger (past their deadlines, the run going on), \
+             judged in no session",
+            crate::counted::counted(orphans, "answer")
         ));
     }
     let mut kept = found.into_inner().unwrap_or_else(|e| e.into_inner());

@@ -91,12 +91,8 @@ impl Seen {
     /// those a baseline accepts (by their key, or the key they would fold
     /// into).
     fn counted(&self) -> usize {
-        self.made.iter().filter(|d| self.counts(d)).count()
-    }
-
-    /// Whether `d` counts toward `--max-findings`.
-    fn counts(&self, d: &Distinct) -> bool {
-        !d.folds_into().is_some_and(|to| self.made.contains(&to)) && !d.listed_in(&self.accepted)
+        let folds = |d: &Distinct| d.folds_into().is_some_and(|to| self.made.contains(&to));
+        self.made.iter().filter(|d| !folds(d) && !d.listed_in(&self.accepted)).count()
     }
 }
 

@@ -382,20 +382,19 @@ impl Persistent {
         // Each answer is routed as it comes: the job may go on beside (the
         // process ending on a thread of its own), and must never judge
         // missing an answer already written.
-        let now = Instant::now();
-        self.pending.retain(|(_, due, _)| *due > now);
-        while let Some(until) = self.pending.iter().map(|(_, due, _)| *due).max() {
+        loop {
+            let now = Instant::now();
+            self.pending.retain(|(_, due, _)| *due > now);
+            let Some(until) = self.pending.iter().map(|(_, due, _)| *due).max() else { break };
             let (or_null, ids): (Vec<_>, Vec<_>) = self.pending.iter().partition(|(.., anonymous)| *anonymous);
             let ids = ids.into_iter().map(|(id, ..)| id.clone()).collect();
             let or_null = or_null.into_iter().map(|(id, ..)| Some(id.clone())).collect();
-            let slice = until.min(Instant::now() + std::time::Duration::from_millis(5));
+            let slice = until.min(now + std::time::Duration::from_millis(5));
             let all = self.child.await_owed(Awaited::or_null(ids, or_null), slice);
             self.drain(ledger);
-            let now = Instant::now();
-            if all || now >= until || self.child.gone() {
+            if all || self.child.gone() {
                 break;
             }
-            self.pending.retain(|(_, due, _)| *due > now);
         }
         self.settle_last(ledger);
         let out = [std::mem::take(&mut self.held), self.child.take_stdout()].concat();
