@@ -56,10 +56,11 @@ impl ScriptSpec {
 
     /// Whether the script cannot share a process with others: it calls
     /// before the handshake, so it must begin one; its last frame is cut
-    /// at EOF, so it must end one; or a retry waits on what an answer
-    /// handed out, which only the driver of a session of its own fills
-    /// (counted here whatever the target's tools: see
-    /// [`ScriptSpec::needs_own_process_with`]).
+    /// at EOF, so it must end one; a retry waits on what an answer handed
+    /// out, which only the driver of a session of its own fills (counted
+    /// here whatever the target's tools: see
+    /// [`ScriptSpec::needs_own_process_with`]); or it makes a call of 8 MiB
+    /// or more, which would wear a shared process out at once.
     pub fn needs_own_process(&self) -> bool {
         self.needs_own_process_given(true)
     }
@@ -88,7 +89,14 @@ impl ScriptSpec {
             _ => false,
         };
         let era = self.steps.iter().any(other_era);
-        early || adapts || era || self.steps.iter().rev().find(|s| !s.before_handshake()).is_some_and(cut)
+        // A call of 8 MiB or more wears a shared process out at once (what
+        // a replay of its history must write passes the bound), so it
+        // would cost a start there too, after holding the shared process
+        // (and every script behind it) for as long as the server takes to
+        // read it.
+        let huge = |s: &Step| matches!(s, Step::Size(z) if z.kind == attack::size::Kind::Huge);
+        let huge = self.steps.iter().any(huge);
+        early || adapts || era || huge || self.steps.iter().rev().find(|s| !s.before_handshake()).is_some_and(cut)
     }
 
     /// Renders the script against a target's tools. `salt` keeps the tokens
@@ -544,6 +552,18 @@ mod tests {
         assert!(!own(Revision::R2025_11_25, &initialize), "a second initialize is of its own era");
         assert!(own(Revision::R2025_11_25, &modern), "a modern envelope may open 2026-07-28");
         assert!(!own(Revision::R2026_07_28, &modern));
+    }
+
+    #[test]
+    fn a_call_that_would_wear_a_shared_process_out_runs_in_one_of_its_own() {
+        use crate::attack::size::{Kind as SizeKind, Size};
+        let own = |kind| {
+            let step = Step::Size(Size { kind, size: 2, tool: 0 });
+            ScriptSpec::whole(Revision::R2025_06_18, vec![Step::Control(0), step]).needs_own_process()
+        };
+        assert!(own(SizeKind::Huge), "a 32 MiB call passes the bound a shared history keeps");
+        assert!(!own(SizeKind::Megabyte), "a megabyte shares a process");
+        assert!(!own(SizeKind::Pipe));
     }
 
     #[test]
