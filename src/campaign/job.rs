@@ -260,7 +260,11 @@ impl<'a> Job<'a> {
         body.eof = false;
         // A process is ended once worn, as AFL's persistent loop
         // restarts its target: its history stays a size a replay can run.
-        if let Some(worn) = self.live.iter().position(|p| p.revision == spec.revision && p.worn()) {
+        // A search's goes on until the one on standby for its revision has
+        // started, rather than hold up the search for a start.
+        if let Some(worn) = self.live.iter().position(|p| p.revision == spec.revision && p.worn())
+            && !(*lane == Lane::Search && self.starting(spec.revision))
+        {
             self.end_for(lane, worn);
         }
         let at = match self.live.iter().position(|p| p.revision == spec.revision) {
@@ -672,10 +676,50 @@ impl Job<'_> {
             None => Persistent::start(self.target, revision)?,
         };
         if self.target.ahead() && self.replaced.contains(&revision) && matches!(started, Started::Ready(_)) {
-            let target = self.target.clone();
-            self.standby.push((revision, std::thread::spawn(move || Persistent::start(&target, revision))));
+            self.stand_by(revision);
         }
         Ok(started)
+    }
+
+    /// Starts, on standby, a persistent process for each of `revisions`
+    /// that has none, all at once: a search that shares processes then
+    /// waits for the slowest start once, not for each start in turn as it
+    /// first draws each revision. Only where the server may run several
+    /// times at once.
+    pub(crate) fn warm(&mut self, revisions: &[Revision]) {
+        if !(self.share && self.target.ahead()) {
+            return;
+        }
+        for &revision in revisions {
+            if !self.live.iter().any(|p| p.revision == revision) {
+                self.stand_by(revision);
+            }
+        }
+    }
+
+    /// Whether the process on standby for `revision` is still starting;
+    /// where there is none (and the server may run twice at once), one
+    /// begins to start now, and it is.
+    fn starting(&mut self, revision: Revision) -> bool {
+        if !self.target.ahead() {
+            return false;
+        }
+        match self.standby.iter().find(|(r, _)| *r == revision) {
+            Some((_, starting)) => !starting.is_finished(),
+            None => {
+                self.stand_by(revision);
+                true
+            }
+        }
+    }
+
+    /// Starts a process for `revision` on standby, unless one is.
+    fn stand_by(&mut self, revision: Revision) {
+        if self.standby.iter().any(|(r, _)| *r == revision) {
+            return;
+        }
+        let target = self.target.clone();
+        self.standby.push((revision, std::thread::spawn(move || Persistent::start(&target, revision))));
     }
 
     /// Ends the persistent process at `at`.

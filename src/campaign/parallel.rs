@@ -302,6 +302,9 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
                         Part::Own => Worker::yielding(target, (policy, cfg.seed), base, campaign),
                         _ => Worker::new(target, (policy, plan.no_share, cfg.seed), base, campaign),
                     };
+                    if part != Part::Own {
+                        worker.warm(&cfg.revisions);
+                    }
                     let tick = |p: &Progress| {
                         worker.tell_growth();
                         match p {

@@ -8,7 +8,7 @@ use super::{Finding, Flight, Handed, Job, Known, Lane, Progress, Runner};
 use crate::finding::Distinct;
 use crate::process::{ChildTarget, Waits};
 use crate::seam::Fault;
-use crate::{Policy, ScriptSpec};
+use crate::{Policy, Revision, ScriptSpec};
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
@@ -113,6 +113,12 @@ impl<'a> Worker<'a> {
     fn with(target: &'a ChildTarget, job: Job<'a>, base: String, campaign: Campaign<'a>) -> Worker<'a> {
         let (job, apart, shown) = (RefCell::new(job), RefCell::default(), RefCell::default());
         Worker { target, job, base, apart, shown, campaign }
+    }
+
+    /// Starts the shared processes of `revisions` at once, ahead of the
+    /// search's first draws ([`Job::warm`]).
+    pub(super) fn warm(&self, revisions: &[Revision]) {
+        self.job.borrow_mut().warm(revisions);
     }
 
     /// Its target.
