@@ -97,7 +97,16 @@ impl Persistent {
         let session = Session { policy: Policy::KeepOpen, revision, salt: 0 };
         let mut child = target.start(&session, Recorder::new())?;
         child.write_stdin(&Script::handshake(revision).stdin())?;
-        let Some(answer) = child.await_answer(Id::Int(1), target.waits().answer) else { return Ok(Started::Silent) };
+        let answer = match child.await_answer(Id::Int(1), target.waits().answer) {
+            Some(answer) => Some(answer),
+            // No answer by the start bound rests on time alone: a loaded
+            // machine (or the run's own starts, several at once) may slow a
+            // start past it. While the process runs and has written nothing,
+            // the wait is confirmed as long again before it is given up.
+            None if !child.gone() && child.silent() => child.await_answer(Id::Int(1), target.waits().start),
+            None => None,
+        };
+        let Some(answer) = answer else { return Ok(Started::Silent) };
         // Scripts without their handshake are judged at the revision they
         // asked for: a server that negotiated another cannot run them.
         if !revision.opened_by(&answer) {
@@ -476,6 +485,24 @@ fn answers_in(out: &[u8], id: &Id) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_start_slower_than_its_bound_is_waited_for_as_long_again() {
+        // The server reads the handshake, then answers it 2.5 s after it
+        // began, past the 2 s start bound: a start on a loaded machine. It
+        // is confirmed with the wait as long again, not given up as silent.
+        let probes = std::sync::Arc::new(crate::probe::Probes::start(&Default::default()).expect("probes"));
+        let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"slow","version":"0"}}}"#;
+        let body = format!("read line; sleep 2.5; printf '%s\\n' '{answer}'; exec cat >/dev/null");
+        let server = crate::process::Command::new("sh", ["-c", body.as_str()]);
+        let waits = crate::process::Waits::from_ms(200, 10, 200).starting_within(std::time::Duration::from_secs(2));
+        let target = ChildTarget::new(server, waits, Vec::new(), probes);
+        match Persistent::start(&target, Revision::R2025_06_18).expect("it starts") {
+            Started::Ready(p) => p.end(target.ledger()),
+            Started::Silent => panic!("a start past its bound was given up"),
+            Started::OtherRevision => panic!("it answered 2025-06-18"),
+        }
+    }
 
     #[test]
     fn a_history_view_keeps_what_came_before_it_and_nothing_after() {

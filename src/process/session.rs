@@ -189,6 +189,12 @@ impl ChildGateway {
         self.poll().is_some() && self.stdout.closed()
     }
 
+    /// Whether the process has written nothing to stdout yet.
+    pub(crate) fn silent(&mut self) -> bool {
+        self.note_spoke();
+        self.spoke_at.is_none()
+    }
+
     fn poll(&mut self) -> Option<ExitStatus> {
         if self.status.is_none() {
             self.status = self.child.try_wait().ok().flatten();
