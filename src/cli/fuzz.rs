@@ -8,12 +8,12 @@ use super::campaigning::campaign;
 use super::fuzz_args::Args;
 use super::profile::Effect;
 use super::saving::save;
-use super::setup::{Setup, choose_tools, confirming, forbidden, parse_args};
+use super::setup::{Setup, choose_from, confirming, forbidden, parse_args};
 use crate::attack::Step;
 use crate::campaign::Job;
 use crate::campaign::{Finding, HuntConfig, Lane, PolicySeen, confirmed_control, fresh_salt, probe_policy};
 use crate::catalogue::ToolSpec;
-use crate::process::{speaks_stateless, stderr_tail};
+use crate::process::{list_tools, speaks_stateless, stderr_tail};
 use crate::report::Outcome;
 use crate::token::tokens_in;
 use crate::{CheckId, Mix, Policy, Revision, ScriptSpec};
@@ -38,16 +38,31 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     let template = args.args.as_deref().map(parse_args).transpose()?;
     let first = args.child.setup()?;
-    let (revisions, found) = match args.revision {
-        Some(r) => (vec![r], None),
-        None => spoken(&first).map(|(r, said)| (r, Some(said)))?,
-    };
+    let forbidden = forbidden(&args.forbidden_tool, &args.forbidden_args)?;
     // Tools are listed, the control called and the policy probed in the
     // newest revision that opens with `initialize`, which every server
-    // speaks, unless the run draws none.
-    let latest = revisions.iter().rev().find(|r| r.has_handshake()).copied().unwrap_or(revisions[revisions.len() - 1]);
-    let forbidden = forbidden(&args.forbidden_tool, &args.forbidden_args)?;
-    let (mut tools, listed) = choose_tools(&first, args.tool.as_deref(), template, &forbidden, latest)?;
+    // speaks, unless the run draws none (`--revision 2026-07-28`).
+    let latest = args.revision.unwrap_or(Revision::LATEST_HANDSHAKEN);
+    // Where the server may run twice at once, the revisions are asked for
+    // while the tools are listed: each costs a start.
+    let (spoken, listing) = std::thread::scope(|scope| {
+        let list = || list_tools(&first.target(vec![]), latest);
+        match (args.revision, args.no_ahead) {
+            (Some(_), _) => (None, list()),
+            (None, true) => (Some(spoken(&first)), list()),
+            (None, false) => {
+                let asking = scope.spawn(|| spoken(&first));
+                let listing = list();
+                (Some(asking.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))), listing)
+            }
+        }
+    });
+    let (revisions, found) = match (args.revision, spoken) {
+        (Some(r), _) => (vec![r], None),
+        (None, Some(asked)) => asked.map(|(r, said)| (r, Some(said)))?,
+        (None, None) => unreachable!("asked where no revision is named"),
+    };
+    let (mut tools, listed) = choose_from(&listing, args.tool.as_deref(), template, &forbidden)?;
     match revisions.contains(&Revision::R2026_07_28) {
         true => tools.extend(confirming(&first, &args.confirm_tool)?),
         false if !args.confirm_tool.is_empty() => {

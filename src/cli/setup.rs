@@ -333,22 +333,12 @@ pub fn forbidden(tools: &[String], args: &[String]) -> Result<Vec<Forbidden>> {
     Ok(out)
 }
 
-/// The tools to call: first `--tool` (with `--args` or a call built from
-/// its schema), or the listed tool likeliest to act whose call can carry a
-/// canary ([`call_template::rank`]); then each forbidden tool, which the
-/// client may not run, called with the arguments given for it or a call
-/// built from its schema. Also the names of every listed tool.
-pub fn choose_tools(
-    setup: &Setup,
-    name: Option<&str>,
-    args: Option<Map<String, Value>>,
-    forbidden: &[Forbidden],
-    rev: Revision,
-) -> Result<(Vec<ToolSpec>, Vec<String>)> {
-    choose_from(&list_tools(&setup.target(vec![]), rev), name, args, forbidden)
-}
-
-/// [`choose_tools`] from a listing already asked for.
+/// The tools to call, from a listing already asked for: first `--tool`
+/// (with `--args` or a call built from its schema), or the listed tool
+/// likeliest to act whose call can carry a canary ([`call_template::rank`]);
+/// then each forbidden tool, which the client may not run, called with the
+/// arguments given for it or a call built from its schema. Also the names
+/// of every listed tool.
 pub fn choose_from(
     listing: &Result<Vec<Value>, Fault>,
     name: Option<&str>,
