@@ -60,7 +60,7 @@ impl ScriptSpec {
     /// out, which only the driver of a session of its own fills (counted
     /// here whatever the target's tools: see
     /// [`ScriptSpec::needs_own_process_with`]); or it makes a call of 8 MiB
-    /// or more, which would wear a shared process out at once.
+    /// or more, which would hold a shared process while it is read.
     pub fn needs_own_process(&self) -> bool {
         self.needs_own_process_given(true)
     }
@@ -89,11 +89,10 @@ impl ScriptSpec {
             _ => false,
         };
         let era = self.steps.iter().any(other_era);
-        // A call of 8 MiB or more wears a shared process out at once (what
-        // a replay of its history must write passes the bound), so it
-        // would cost a start there too, after holding the shared process
-        // (and every script behind it) for as long as the server takes to
-        // read it.
+        // A call of 8 MiB or more holds a shared process (and every script
+        // behind it) for as long as the server takes to read it, and from
+        // 16 MiB wears it out at once (what a replay of its history must
+        // write passes the bound): a start there too.
         let huge = |s: &Step| matches!(s, Step::Size(z) if z.kind == attack::size::Kind::Huge);
         let huge = self.steps.iter().any(huge);
         early || adapts || era || huge || self.steps.iter().rev().find(|s| !s.before_handshake()).is_some_and(cut)
@@ -493,6 +492,39 @@ impl Part {
     }
 }
 
+impl Part {
+    /// `scripts` of this part: drawn until one falls in it, as
+    /// `prop_filter` draws, but shrunk as `scripts` shrink, across the
+    /// parts: a step that put a script in this part (a huge call, a call
+    /// before the handshake) can still be dropped as it shrinks. The same
+    /// seed draws the same scripts as such a filter.
+    pub fn drawn(self, scripts: BoxedStrategy<ScriptSpec>) -> BoxedStrategy<ScriptSpec> {
+        OfPart { scripts, part: self }.boxed()
+    }
+}
+
+/// [`Part::drawn`].
+#[derive(Debug)]
+struct OfPart {
+    scripts: BoxedStrategy<ScriptSpec>,
+    part: Part,
+}
+
+impl Strategy for OfPart {
+    type Tree = Box<dyn proptest::strategy::ValueTree<Value = ScriptSpec>>;
+    type Value = ScriptSpec;
+
+    fn new_tree(&self, runner: &mut proptest::test_runner::TestRunner) -> proptest::strategy::NewTree<Self> {
+        loop {
+            let tree = self.scripts.new_tree(runner)?;
+            if self.part.holds(&tree.current()) {
+                return Ok(tree);
+            }
+            runner.reject_local("a script of the other part")?;
+        }
+    }
+}
+
 /// [`scripts`] under `mix`: a script that needs a process of its own is
 /// kept one time in [`Mix::rarity`], by a draw of its own that shrinks
 /// toward keeping it.
@@ -555,15 +587,35 @@ mod tests {
     }
 
     #[test]
-    fn a_call_that_would_wear_a_shared_process_out_runs_in_one_of_its_own() {
+    fn a_call_that_would_hold_a_shared_process_runs_in_one_of_its_own() {
         use crate::attack::size::{Kind as SizeKind, Size};
         let own = |kind| {
             let step = Step::Size(Size { kind, size: 2, tool: 0 });
             ScriptSpec::whole(Revision::R2025_06_18, vec![Step::Control(0), step]).needs_own_process()
         };
-        assert!(own(SizeKind::Huge), "a 32 MiB call passes the bound a shared history keeps");
+        assert!(own(SizeKind::Huge), "an 8 to 32 MiB call holds a shared process while it is read");
         assert!(!own(SizeKind::Megabyte), "a megabyte shares a process");
         assert!(!own(SizeKind::Pipe));
+    }
+
+    #[test]
+    fn a_part_is_drawn_alone_and_shrinks_into_the_other() {
+        use crate::attack::size::{Kind as SizeKind, Size};
+        use proptest::strategy::ValueTree;
+        // 1 draws a script with a huge call (the own part), 0 one without;
+        // integers shrink toward 0.
+        let spec = |huge: u8| {
+            let kind = if huge == 1 { SizeKind::Huge } else { SizeKind::Valid };
+            ScriptSpec::whole(Revision::R2025_06_18, vec![Step::Size(Size { kind, size: 2, tool: 0 })])
+        };
+        let scripts = (0..2u8).prop_map(spec).boxed();
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        for _ in 0..16 {
+            let mut tree = Part::Own.drawn(scripts.clone()).new_tree(&mut runner).expect("drawn");
+            assert!(Part::Own.holds(&tree.current()), "drawn from its part");
+            assert!(tree.simplify(), "it shrinks");
+            assert!(!Part::Own.holds(&tree.current()), "to a script without the step that put it there");
+        }
     }
 
     #[test]

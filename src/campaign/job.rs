@@ -260,10 +260,12 @@ impl<'a> Job<'a> {
         body.eof = false;
         // A process is ended once worn, as AFL's persistent loop
         // restarts its target: its history stays a size a replay can run.
-        // A search's goes on until the one on standby for its revision has
-        // started, rather than hold up the search for a start.
+        // A search's worn process serves on (to twice its bound at most)
+        // until the one on standby for its revision has started, rather
+        // than hold up the search for a start.
+        let wait = |p: &Persistent| p.worn_out() || *lane != Lane::Search;
         if let Some(worn) = self.live.iter().position(|p| p.revision == spec.revision && p.worn())
-            && !(*lane == Lane::Search && self.starting(spec.revision))
+            && (wait(&self.live[worn]) || !self.starting(spec.revision))
         {
             self.end_for(lane, worn);
         }
@@ -287,6 +289,10 @@ impl<'a> Job<'a> {
         // that may come with a null id: its verdict may rest on them.
         let null_answers = matches!(lane, Lane::Shrink(d) if d.check == CheckId::Correlation);
         let ran = self.live[at].run(&body, salt ^ QUICK, ledger, (defer, null_answers))?;
+        // Its successor starts on standby before it wears out.
+        if *lane == Lane::Search && self.target.ahead() && self.live[at].wearing() {
+            self.stand_by(spec.revision);
+        }
         // Kept for a round of shrinking in flight only (cleared as it begins).
         if ran.obs.exit.ended() && matches!(lane, Lane::Shrink(_)) {
             self.died.push(self.live[at].serial);

@@ -270,8 +270,7 @@ pub fn strategy(cfg: &HuntConfig) -> BoxedStrategy<ScriptSpec> {
     // Tolerated rules are never judged: the most lenient level is spec.
     let level = cfg.level.max(Level::Spec);
     let part = cfg.part;
-    scripts_mixed(revisions, attack::any_step(), cfg.mix)
-        .prop_filter("a script of the other part", move |spec| part.holds(spec))
+    part.drawn(scripts_mixed(revisions, attack::any_step(), cfg.mix))
         .prop_map(move |spec| ScriptSpec { level, ..spec })
         .boxed()
 }

@@ -45,22 +45,18 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let latest = args.revision.unwrap_or(Revision::LATEST_HANDSHAKEN);
     // Where the server may run twice at once, the revisions are asked for
     // while the tools are listed: each costs a start.
-    let (spoken, listing) = std::thread::scope(|scope| {
-        let list = || list_tools(&first.target(vec![]), latest);
-        match (args.revision, args.no_ahead) {
-            (Some(_), _) => (None, list()),
-            (None, true) => (Some(spoken(&first)), list()),
-            (None, false) => {
+    let list = || list_tools(&first.target(vec![]), latest);
+    let ((revisions, found), listing) = match (args.revision, args.no_ahead) {
+        (Some(r), _) => ((vec![r], None), list()),
+        (None, true) => (spoken(&first).map(|(r, said)| (r, Some(said)))?, list()),
+        (None, false) => {
+            let (asked, listing) = std::thread::scope(|scope| {
                 let asking = scope.spawn(|| spoken(&first));
                 let listing = list();
-                (Some(asking.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))), listing)
-            }
+                (asking.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), listing)
+            });
+            (asked.map(|(r, said)| (r, Some(said)))?, listing)
         }
-    });
-    let (revisions, found) = match (args.revision, spoken) {
-        (Some(r), _) => (vec![r], None),
-        (None, Some(asked)) => asked.map(|(r, said)| (r, Some(said)))?,
-        (None, None) => unreachable!("asked where no revision is named"),
     };
     let (mut tools, listed) = choose_from(&listing, args.tool.as_deref(), template, &forbidden)?;
     match revisions.contains(&Revision::R2026_07_28) {

@@ -189,12 +189,6 @@ impl ChildGateway {
         self.poll().is_some() && self.stdout.closed()
     }
 
-    /// Whether the process has written nothing to stdout yet.
-    pub(crate) fn silent(&mut self) -> bool {
-        self.note_spoke();
-        self.spoke_at.is_none()
-    }
-
     fn poll(&mut self) -> Option<ExitStatus> {
         if self.status.is_none() {
             self.status = self.child.try_wait().ok().flatten();
@@ -391,8 +385,14 @@ impl ChildGateway {
     /// runs from when the process first wrote: see [`Waits::start`]), and
     /// returns it; stdout stays to be taken.
     pub(crate) fn await_answer(&mut self, id: Id, bound: Duration) -> Option<Value> {
+        self.await_answer_patiently(id, bound, 1)
+    }
+
+    /// [`ChildGateway::await_answer`] with the start bound `patience`
+    /// times as long.
+    pub(crate) fn await_answer_patiently(&mut self, id: Id, bound: Duration, patience: u32) -> Option<Value> {
         let from = Instant::now();
-        if !self.await_until(Awaited::ids(vec![id.clone()]), |me| me.answers_due(from, bound)) {
+        if !self.await_until(Awaited::ids(vec![id.clone()]), |me| me.answers_due(from, bound, patience)) {
             return None;
         }
         let out = self.stdout.since(self.out_taken);
@@ -461,13 +461,13 @@ impl ChildGateway {
 
     /// When a wait for answers that began at `from` ends: `answer` after
     /// `from`, or after the process first wrote when that came later;
-    /// while it has written nothing, no sooner than the start bound after
-    /// it started.
-    fn answers_due(&mut self, from: Instant, answer: Duration) -> Instant {
+    /// while it has written nothing, no sooner than the start bound
+    /// (`patience` times over) after it started.
+    fn answers_due(&mut self, from: Instant, answer: Duration, patience: u32) -> Instant {
         self.note_spoke();
         match self.spoke_at {
             Some(at) => from.max(at) + answer,
-            None => (from + answer).max(self.started + self.waits().start),
+            None => (from + answer).max(self.started + self.waits().start * patience),
         }
     }
 
@@ -641,7 +641,7 @@ impl Gateway for ChildGateway {
         let mut caught_up = Instant::now();
         let mut scanned = self.answers_from();
         loop {
-            let deadline = self.answers_due(from, waits.answer);
+            let deadline = self.answers_due(from, waits.answer, 1);
             if Instant::now() >= deadline {
                 break;
             }
