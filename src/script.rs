@@ -481,6 +481,15 @@ impl Part {
         }
     }
 
+    /// `scripts` of this part: drawn until one falls in it, as
+    /// `prop_filter` draws, but shrunk as `scripts` shrink, across the
+    /// parts: a step that put a script in this part (a huge call, a call
+    /// before the handshake) can still be dropped as it shrinks. The same
+    /// seed draws the same scripts as such a filter.
+    pub fn drawn(self, scripts: BoxedStrategy<ScriptSpec>) -> BoxedStrategy<ScriptSpec> {
+        OfPart { scripts, part: self }.boxed()
+    }
+
     /// Of `cases` the mix draws, about how many fall in this part.
     pub fn share_of(self, cases: u32, mix: Mix) -> u32 {
         let own = cases / mix.own_process_every();
@@ -489,17 +498,6 @@ impl Part {
             Part::Shared => cases - own,
             Part::Own => own,
         }
-    }
-}
-
-impl Part {
-    /// `scripts` of this part: drawn until one falls in it, as
-    /// `prop_filter` draws, but shrunk as `scripts` shrink, across the
-    /// parts: a step that put a script in this part (a huge call, a call
-    /// before the handshake) can still be dropped as it shrinks. The same
-    /// seed draws the same scripts as such a filter.
-    pub fn drawn(self, scripts: BoxedStrategy<ScriptSpec>) -> BoxedStrategy<ScriptSpec> {
-        OfPart { scripts, part: self }.boxed()
     }
 }
 
