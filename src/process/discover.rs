@@ -62,6 +62,10 @@ pub(crate) fn speaks_stateless(target: &ChildTarget) -> Result<Stateless, Fault>
     init.push(b'\n');
     child.write_stdin(&[stateless.marker_with(Value::from(1)), init].concat())?;
     let (asked, bound) = (Instant::now(), target.waits().answer);
+    // While it has written nothing it may still be starting (slowly, on a
+    // loaded machine, or beside the run's other starts): it is given the
+    // start bound twice over, as a persistent process is.
+    let starting = asked + target.waits().start * 2;
     let answer =
         |out: &[u8], id: i64| crate::json_line::values(out).find(|v| crate::json_line::answers(v, &Id::Int(id)));
     let mut out = Vec::new();
@@ -76,10 +80,30 @@ pub(crate) fn speaks_stateless(target: &ChildTarget) -> Result<Stateless, Fault>
         if until == asked + bound && answer(&out, 2).is_some() {
             until = until.min(Instant::now() + asked.elapsed());
         }
-        if ended || Instant::now() >= until {
+        let due = if child.wrote_anything() { until } else { until.max(starting) };
+        if ended || Instant::now() >= due {
             break None;
         }
         std::thread::sleep(Duration::from_millis(2));
     };
     Ok(Stateless { spoken: discovered.as_ref().is_some_and(|a| stateless.opened_by(a)), answer: discovered })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_slower_to_start_than_the_answer_wait_still_names_its_revision() {
+        // It reads the first line a second after it began, five times the
+        // answer wait, well within the start bound: it is still starting.
+        let probes = std::sync::Arc::new(crate::probe::Probes::start(&Default::default()).expect("probes"));
+        let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"]}}"#;
+        let body = format!("sleep 1; read line; printf '%s\\n' '{answer}'; exec cat >/dev/null");
+        let server = crate::process::Command::new("sh", ["-c", body.as_str()]);
+        let waits = crate::process::Waits::from_ms(200, 10, 200).starting_within(Duration::from_secs(2));
+        let target = ChildTarget::new(server, waits, Vec::new(), probes);
+        let asked = speaks_stateless(&target).expect("it starts");
+        assert!(asked.spoken, "it named 2026-07-28: {:?}", asked.answer);
+    }
 }
