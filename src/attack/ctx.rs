@@ -1,7 +1,7 @@
 //! The rendering context: turns the small choices a strategy draws into exact
 //! bytes, handing out unique ids and canary tokens as it goes.
 
-use crate::catalogue::{Catalogue, ToolSpec, any_string, replace_first};
+use crate::catalogue::{ArgKind, Catalogue, ToolSpec, any_string, replace_first};
 use crate::frame::{Call, Expect, Frame, Rule};
 use crate::protocol::{Id, Revision};
 use serde_json::{Map, Value};
@@ -142,7 +142,11 @@ impl CallParts {
         let key = self.token_key();
         let in_url =
             self.arguments.get(&key).and_then(|v| string_with(v, &token)).is_some_and(|s| in_a_url(&s, &token));
-        if in_url {
+        // Only free text takes it as it is: a name, a path or an id may be
+        // held to a pattern its schema gives (or one it does not), and a
+        // server that refuses the call for it is right.
+        let free = self.tool.arg(&key).is_some_and(|a| a.kind == ArgKind::Text) && free_text(&key);
+        if in_url || !free {
             let raw = std::str::from_utf8(raw).expect("a valid insert is UTF-8");
             return self.request_with(&self.params_meta_adding(&format!(r#""note":"{raw}""#)));
         }
@@ -378,6 +382,14 @@ fn string_with(v: &Value, token: &str) -> Option<String> {
     }
 }
 
+/// Whether an argument's name says it holds free text, not a name the
+/// server looks up or creates (a path, a file, an id), which a server may
+/// rightly refuse at 4 KiB, or with a character its pattern leaves out.
+pub(crate) fn free_text(key: &str) -> bool {
+    let key = key.to_lowercase();
+    !["path", "file", "dir", "folder", "name", "id", "key", "url", "uri"].iter().any(|n| key.contains(n))
+}
+
 /// Whether `token` sits in `s` after a URL's scheme, with no `#` in `s`.
 fn in_a_url(s: &str, token: &str) -> bool {
     let Some(at) = s.find(token) else { return false };
@@ -432,5 +444,15 @@ mod tests {
         let token = note.token.clone();
         note.insert_valid("é");
         assert!(note.arguments["a"].as_str().is_some_and(|a| a.contains(&format!("{token}é"))), "{:?}", note.arguments);
+        // A name may be held to a pattern: the tool gets it as it is.
+        for kind in [ArgKind::Text, ArgKind::Path] {
+            let catalogue = Catalogue::new(vec![ToolSpec::new("t", vec![ArgSpec::required("name", kind)])]);
+            let mut named = Ctx::new(Revision::LATEST_HANDSHAKEN, &catalogue, 1).parts(0);
+            let before = named.arguments.clone();
+            let text = named.insert_valid("é");
+            assert_eq!(named.arguments, before, "{text}");
+            let v: Value = serde_json::from_str(&text).expect("valid JSON");
+            assert_eq!(v["params"]["_meta"]["note"], "é", "{text}");
+        }
     }
 }

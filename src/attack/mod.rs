@@ -22,7 +22,7 @@ pub mod size;
 pub mod terminator;
 pub mod truncate;
 
-pub(crate) use ctx::{CallParts, Ctx, Phase, json_str, line};
+pub(crate) use ctx::{CallParts, Ctx, Phase, free_text, json_str, line};
 
 use crate::frame::Frame;
 use crate::protocol::Revision;

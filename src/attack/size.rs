@@ -6,7 +6,7 @@
 //! goes into a free-text argument where the tool has one (not a path, a
 //! name or an id), else into `_meta`.
 
-use super::{Ctx, kinds, line};
+use super::{Ctx, free_text, kinds, line};
 use crate::catalogue::ArgKind;
 use crate::frame::{Frame, Rule};
 use proptest::prelude::*;
@@ -129,12 +129,4 @@ impl Size {
             vec![ctx.tolerated(bytes, Rule::LargeMessage, calls, FAMILY, self.kind.name())]
         }
     }
-}
-
-/// Whether an argument's name says it holds free text, not a name the
-/// server looks up or creates (a path, a file, an id), which a server may
-/// rightly refuse at 4 KiB.
-fn free_text(key: &str) -> bool {
-    let key = key.to_lowercase();
-    !["path", "file", "dir", "folder", "name", "id", "key", "url", "uri"].iter().any(|n| key.contains(n))
 }
