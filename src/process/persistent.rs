@@ -143,18 +143,24 @@ impl Persistent {
     /// Whether the process has run as many scripts, or as many bytes of
     /// them, as one process is given.
     pub(crate) fn worn(&self) -> bool {
-        self.history.len >= RUNS || self.bytes >= HISTORY_BYTES
+        self.worn_quarters(4)
     }
 
     /// Whether it is three quarters worn: its successor may start now.
     pub(crate) fn wearing(&self) -> bool {
-        self.history.len >= RUNS * 3 / 4 || self.bytes >= HISTORY_BYTES * 3 / 4
+        self.worn_quarters(3)
     }
 
     /// Whether it has run twice what one process is given: worn, it may
     /// serve on while its successor starts, but not past this.
     pub(crate) fn worn_out(&self) -> bool {
-        self.history.len >= RUNS * 2 || self.bytes >= HISTORY_BYTES * 2
+        self.worn_quarters(8)
+    }
+
+    /// Whether it has run `quarters` quarters of the scripts, or of their
+    /// bytes, one process is given.
+    fn worn_quarters(&self, quarters: usize) -> bool {
+        self.history.len * 4 >= RUNS * quarters || self.bytes * 4 >= HISTORY_BYTES * quarters
     }
 
     /// Runs `body` (a script without its handshake) with tokens of `salt`.

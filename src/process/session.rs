@@ -415,7 +415,7 @@ impl ChildGateway {
                 return true;
             }
             let deadline = due(self);
-            if (self.poll().is_some() && self.stdout.closed()) || Instant::now() >= deadline {
+            if self.gone() || Instant::now() >= deadline {
                 return false;
             }
             self.stdout.wait_past(self.stdout.len(), deadline.min(Instant::now() + Duration::from_millis(2)));
