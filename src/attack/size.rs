@@ -6,7 +6,7 @@
 //! goes into a free-text argument where the tool has one (not a path, a
 //! name or an id), else into `_meta`.
 
-use super::{Ctx, free_text, kinds, line};
+use super::{CallParts, Ctx, free_text, kinds};
 use crate::catalogue::ArgKind;
 use crate::frame::{Frame, Rule};
 use proptest::prelude::*;
@@ -73,6 +73,31 @@ const HUGE: [usize; 3] = [8 << 20, 16 << 20, 32 << 20];
 /// it a server may refuse (Go's default line scanner stops there).
 const MUST_SERVE: usize = 65_536;
 
+/// Where a call's bulk goes, in its rendering before [`bulk_line`]: text
+/// no tool name, argument or token holds.
+const BULK: &str = "portcullis-bulk-e2c1d94b";
+
+/// The string argument `key` of `parts`.
+fn text_of<'a>(parts: &'a mut CallParts, key: &str) -> &'a mut String {
+    match parts.arguments.get_mut(key) {
+        Some(Value::String(s)) => s,
+        _ => unreachable!("the bulk goes in a string argument"),
+    }
+}
+
+/// `text` as a line, its first [`BULK`] replaced by `n` bytes of `x`, in a
+/// buffer of exactly its size.
+fn bulk_line(text: &str, n: usize) -> Vec<u8> {
+    let at = text.find(BULK).expect("the call holds its bulk's mark");
+    let rest = &text.as_bytes()[at + BULK.len()..];
+    let mut line = Vec::with_capacity(at + n + rest.len() + 1);
+    line.extend_from_slice(&text.as_bytes()[..at]);
+    line.resize(at + n, b'x');
+    line.extend_from_slice(rest);
+    line.push(b'\n');
+    line
+}
+
 impl Size {
     /// The strategy, with the kinds' `WEIGHTS`.
     pub fn strategy() -> BoxedStrategy<Self> {
@@ -106,12 +131,19 @@ impl Size {
             let text = parts.tool.arg(k).is_some_and(|a| a.kind == ArgKind::Text) && free_text(k);
             (target > MUST_SERVE && text && v.is_string()).then(|| k.clone())
         });
+        // The bulk is rendered as a short mark, then spliced in once, into
+        // a buffer of the line's size: a 32 MiB call is built without a
+        // copy per layer of JSON, and kept without room to spare.
         let bytes = match text_arg {
             Some(key) => {
-                if let Some(Value::String(s)) = parts.arguments.get_mut(&key) {
-                    s.push_str(&"x".repeat(room));
-                }
-                line(parts.request())
+                text_of(&mut parts, &key).push_str(BULK);
+                let line = bulk_line(&parts.request(), room);
+                // The call the server must act on carries the bulk itself.
+                let text = text_of(&mut parts, &key);
+                text.truncate(text.len() - BULK.len());
+                text.reserve_exact(room);
+                text.extend(std::iter::repeat_n('x', room));
+                line
             }
             None => {
                 // In `_meta` (beside the envelope where there is one), less
@@ -119,7 +151,7 @@ impl Size {
                 let padded =
                     |pad: &str| parts.request_with(&parts.params_meta_adding(&format!(r#""portcullis":"{pad}""#)));
                 let member = padded("").len() - parts.request().len();
-                line(padded(&"x".repeat(room.saturating_sub(member))))
+                bulk_line(&padded(BULK), room.saturating_sub(member))
             }
         };
         let calls = vec![parts.call()];
@@ -127,6 +159,36 @@ impl Size {
             vec![ctx.acting(bytes, calls, FAMILY, self.kind.name())]
         } else {
             vec![ctx.tolerated(bytes, Rule::LargeMessage, calls, FAMILY, self.kind.name())]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::{ArgSpec, Catalogue, ToolSpec};
+    use crate::frame::Expect;
+    use crate::protocol::Revision;
+
+    #[test]
+    fn a_sized_call_is_its_size_with_no_room_to_spare_and_its_call_carries_the_bulk() {
+        for (arg, kind) in [("note", ArgKind::Text), ("url", ArgKind::Url)] {
+            let catalogue = Catalogue::new(vec![ToolSpec::new("t", vec![ArgSpec::required(arg, kind)])]);
+            for revision in [Revision::LATEST_HANDSHAKEN, Revision::R2026_07_28] {
+                for (kind, size) in [(Kind::Page, 0), (Kind::Pipe, 2), (Kind::Megabyte, 1), (Kind::Huge, 0)] {
+                    let sized = Size { kind, size, tool: 0 };
+                    let frame = sized.render(&mut Ctx::new(revision, &catalogue, 1)).remove(0);
+                    let what = format!("{arg} {revision:?} {kind:?}");
+                    assert_eq!(Some(frame.bytes.len()), sized.bytes(), "{what}");
+                    assert_eq!(frame.bytes.capacity(), frame.bytes.len(), "{what}");
+                    let v: Value = serde_json::from_slice(&frame.bytes).expect("valid JSON");
+                    assert!(!String::from_utf8_lossy(&frame.bytes).contains(BULK), "{what}");
+                    let (Expect::Act(calls) | Expect::Tolerate(_, calls)) = &frame.expect else {
+                        panic!("{what}: a sized call acts or is tolerated")
+                    };
+                    assert_eq!(v["params"]["arguments"], Value::Object(calls[0].arguments.clone()), "{what}");
+                }
+            }
         }
     }
 }
