@@ -3,8 +3,23 @@
 
 #[cfg(target_os = "linux")]
 fn main() -> std::process::ExitCode {
+    map_large_blocks_apart();
     portcullis::cli::main()
 }
+
+/// Serves every block of 1 MiB or more from a mapping of its own, given
+/// back when it is freed. By default glibc raises that bound to the size
+/// of each large block freed, up to 32 MiB, and then serves the size
+/// family's calls of 8 and 16 MiB from its heaps, whose freed middle it
+/// keeps: a long campaign's resident set and peak crept up with them.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn map_large_blocks_apart() {
+    // SAFETY: sets one of the allocator's tunables; nothing else is asked of it.
+    unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20) };
+}
+
+#[cfg(all(target_os = "linux", not(target_env = "gnu")))]
+fn map_large_blocks_apart() {}
 
 #[cfg(not(target_os = "linux"))]
 fn main() -> std::process::ExitCode {
