@@ -14,6 +14,12 @@
 //!   on scripts drawn as a campaign draws them, whose malformed frames each
 //!   wait the exit grace for a server that does not end its session.
 //!
+//! - a default campaign: frames per second that `portcullis fuzz --duration`
+//!   (drawing, confirming and shrinking, as a user runs it) writes to the
+//!   reference gateway's stdin, counted by a wrapper that copies the stdin
+//!   to a log, against the same plain client, under keep-open and under
+//!   close (`PORTCULLIS_BENCH_CAMPAIGN_SECS`, default 30; 0 skips it).
+//!
 //! Against `portcullis reference-gateway` always, and against
 //! `mcp-server-time` when `PORTCULLIS_BENCH_TIME_SERVER` names its command
 //! (`scripts/bench-fuzz` installs it from PyPI and sets it). Run with
@@ -179,15 +185,51 @@ fn fuzz_rate(server: &Server, policy: Policy, sessions: usize, jobs: usize, draw
     ((sessions / jobs * jobs) as f64 / elapsed, frames as f64 / elapsed)
 }
 
+/// Frames per second and sessions of a default `portcullis fuzz` campaign
+/// of `seconds` against `command`, over the run's whole wall time.
+fn campaign(bin: &str, command: &[String], seconds: u64) -> (f64, String) {
+    let dir = std::env::temp_dir().join(format!("portcullis-bench-campaign-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let log = dir.join("stdin.log");
+    std::fs::write(&log, b"").expect("the log");
+    let tee = r#"exec "$0" "$@" < <(exec tee -a "$TEE_LOG")"#;
+    let started = Instant::now();
+    let out = std::process::Command::new(bin)
+        .current_dir(&dir)
+        .args(["fuzz", "--duration", &format!("{seconds}s"), "--seed", "0", "--tool", "fetch"])
+        .args(["--args", r#"{"url":"{canary}"}"#, "--forbidden-tool", "rotate_keys"])
+        .arg("--env")
+        .arg(format!("TEE_LOG={}", log.display()))
+        .args(["--", "bash", "-c", tee])
+        .args(command)
+        .stderr(Stdio::null())
+        .output()
+        .expect("portcullis fuzz runs");
+    let wall = started.elapsed().as_secs_f64();
+    let written = std::fs::read(&log).expect("the log");
+    let frames = bytecount(&written);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary = stdout.lines().last().unwrap_or_default().to_owned();
+    let _ = std::fs::remove_dir_all(&dir);
+    (frames as f64 / wall, summary)
+}
+
+/// Lines in `bytes`, an unended last one counted.
+fn bytecount(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b == b'\n').count() + usize::from(bytes.last().is_some_and(|&b| b != b'\n'))
+}
+
 fn main() {
     let jobs: usize = std::env::var("PORTCULLIS_BENCH_JOBS").ok().and_then(|j| j.parse().ok()).unwrap_or(1);
     let bin = env!("CARGO_BIN_EXE_portcullis").to_owned();
+    let campaign_secs: u64 =
+        std::env::var("PORTCULLIS_BENCH_CAMPAIGN_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(30);
     let mut fetch = Catalogue::reference().tools.remove(0);
     fetch.template = None;
     let mut servers = vec![Server {
         name: "portcullis reference-gateway",
         command: vec![bin.clone(), "reference-gateway".into(), "--policy".into(), "keep-open".into()],
-        close_command: vec![bin, "reference-gateway".into()],
+        close_command: vec![bin.clone(), "reference-gateway".into()],
         tool: fetch,
         plain_args: r#"{"url":"{sink}/plain"}"#.into(),
         keep_open: 512,
@@ -219,6 +261,15 @@ fn main() {
             let (sessions, frames) = fuzz_rate(server, Policy::KeepOpen, server.keep_open, jobs, Draw::Lean);
             println!("  keep-open sessions, lean mix       {sessions:>9.1}/s  {:.3}× plain", sessions / plain);
             println!("  keep-open frames, lean mix         {frames:>9.1}/s  {:.3}× plain", frames / plain);
+            if campaign_secs > 0 {
+                for (policy, command) in [("keep-open", &server.command), ("close", &server.close_command)] {
+                    let (frames, summary) = campaign(&bin, command, campaign_secs);
+                    println!(
+                        "  default campaign ({policy}), frames {frames:>9.1}/s  {:.3}× plain  ({summary})",
+                        frames / plain
+                    );
+                }
+            }
         }
         let limit = spawn_bound(server, server.close, jobs);
         let (one_call, _) = fuzz_rate(server, Policy::Close, server.close, jobs, Draw::OneCall);

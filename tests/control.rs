@@ -60,6 +60,8 @@ fn set_aside_requests_are_answered_counted_and_kept_in_the_reproduce_line() {
     let report = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
     let report: serde_json::Value = serde_json::from_str(&report).unwrap();
     assert!(report["sessions"].as_u64().unwrap() > 1, "the campaign ran: {report}");
+    // Each session writes a line at least: a handshake, a call or a marker.
+    assert!(report["lines_written"].as_u64().unwrap() >= report["sessions"].as_u64().unwrap(), "{report}");
     // The control's call and at least one valid call per session.
     assert!(report["ignored_requests"].as_u64().unwrap() > 1, "{report}");
     assert!(!report.to_string().contains("carries no token"), "{report}");

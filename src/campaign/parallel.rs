@@ -75,6 +75,8 @@ pub(crate) struct Ran {
     pub(crate) found: Vec<Kept>,
     pub(crate) sessions: u32,
     pub(crate) ignored: usize,
+    /// The lines written to the servers, by every lane.
+    pub(crate) lines: u64,
     pub(crate) error: Option<String>,
 }
 
@@ -181,7 +183,7 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
     };
     for (f, base, waits) in found.lock().unwrap_or_else(|e| e.into_inner()).iter() {
         if let Err(e) = onlooker.record(f, base, *waits, 0) {
-            return Ran { found: Vec::new(), sessions: 0, ignored: 0, error: Some(e) };
+            return Ran { found: Vec::new(), sessions: 0, ignored: 0, lines: 0, error: Some(e) };
         }
     }
     // Saved as it comes; once the servers are gone, nothing the sessions
@@ -354,7 +356,8 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
     // An answer whose session had left the ledger was judged nowhere: the
     // run says how many came so.
     let targets = lanes.iter().flat_map(|l| [Some(&l.search), l.shrink.as_ref(), l.own.as_ref()]).flatten();
-    let orphans: usize = targets.map(|t| t.ledger().answers_past_horizon()).sum();
+    let orphans: usize = targets.clone().map(|t| t.ledger().answers_past_horizon()).sum();
+    let lines = targets.map(|t| t.ledger().lines_written()).sum();
     if orphans > 0 {
         onlooker.say(&format!(
             "{} by id came after their sessions had left the ledger (past their deadlines, the run going on), \
@@ -377,6 +380,7 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
         found: kept,
         sessions: done.load(Ordering::Relaxed),
         ignored: ignored.load(Ordering::Relaxed) as usize,
+        lines,
         error,
     }
 }

@@ -129,7 +129,8 @@ pub(super) fn campaign(
         };
         bail!("harness error: {e}{saved}");
     }
-    let outcome = Outcome::new(findings, ran.sessions, ran.ignored, args.mix);
+    let outcome =
+        Outcome { lines_written: Some(ran.lines), ..Outcome::new(findings, ran.sessions, ran.ignored, args.mix) };
     // Saved as they came: the witnesses of their other rules (and of those
     // folded in) are known only now. Added where they can be; an artifact
     // that cannot take them keeps what it has.

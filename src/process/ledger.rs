@@ -13,7 +13,7 @@ use crate::script::{Script, ScriptSpec};
 use crate::seam::{Action, Session};
 use crate::token::{salt_of, tokens_in};
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -177,6 +177,9 @@ pub(crate) struct Ledger {
     entries: Mutex<VecDeque<Entry>>,
     /// The bytes of the scripts of `entries`.
     bytes: AtomicUsize,
+    /// The lines written to the target's processes, markers and
+    /// handshakes included.
+    lines: AtomicU64,
     /// The salts of the latest sessions a process of the target served,
     /// judged here or not (a run outside a job, a minimization's
     /// candidate), and the late effects of those not judged here.
@@ -202,6 +205,7 @@ impl Default for Ledger {
             siblings: Mutex::default(),
             entries: Mutex::default(),
             bytes: AtomicUsize::new(0),
+            lines: AtomicU64::new(0),
             others: Mutex::default(),
         }
     }
@@ -387,6 +391,17 @@ impl Ledger {
             entry.obs.stdout.extend_from_slice(stdout);
             entry.add_late(at, last);
         }
+    }
+
+    /// Counts the lines of `bytes` (each LF), written to a process of the
+    /// target.
+    pub(crate) fn wrote(&self, bytes: &[u8]) {
+        self.lines.fetch_add(memchr::memchr_iter(b'\n', bytes).count() as u64, Ordering::Relaxed);
+    }
+
+    /// The lines written to the target's processes so far.
+    pub(crate) fn lines_written(&self) -> u64 {
+        self.lines.load(Ordering::Relaxed)
     }
 
     /// How many answers by id came after their session had left the

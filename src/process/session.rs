@@ -569,6 +569,7 @@ impl Gateway for ChildGateway {
         // A closed channel means the writer saw the pipe break: the server
         // stopped reading or ended, which is the server's business.
         self.backlog.queued.fetch_add(bytes.len(), Ordering::Relaxed);
+        self.shared.ledger.wrote(bytes);
         let _ = w.send(bytes.to_vec());
         Ok(())
     }

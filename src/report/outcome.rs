@@ -16,6 +16,9 @@ pub struct Outcome {
     pub sessions: u32,
     /// HTTP sink requests the run was told to leave out.
     pub ignored_requests: usize,
+    /// The lines written to the servers by the run's lanes (scripts,
+    /// markers and handshakes), where the run has ended and counted them.
+    pub lines_written: Option<u64>,
     /// The mix scripts were drawn from.
     pub mix: Mix,
     /// How its causes stand against `--baseline`, where one was given.
@@ -50,7 +53,7 @@ impl Outcome {
     /// another folded into it ([`crate::finding::fold`]).
     pub fn new(found: Vec<(Finding, PathBuf)>, sessions: u32, ignored_requests: usize, mix: Mix) -> Outcome {
         let (findings, folded) = crate::finding::fold(found, |(f, _)| f);
-        Outcome { findings, folded, sessions, ignored_requests, mix, standing: None }
+        Outcome { findings, folded, sessions, ignored_requests, lines_written: None, mix, standing: None }
     }
 
     /// Where the artifact of the folded finding `key` is.

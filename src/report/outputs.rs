@@ -123,6 +123,7 @@ pub fn json(outcome: &Outcome, context: &Context) -> serde_json::Value {
         "command": context.command,
         "sessions": outcome.sessions,
         "ignored_requests": outcome.ignored_requests,
+        "lines_written": outcome.lines_written,
         "mix": outcome.mix.as_str(),
         "findings": findings,
         "baseline": outcome.standing.as_ref().map(|s| json!({
