@@ -14,11 +14,11 @@
 //!   on scripts drawn as a campaign draws them, whose malformed frames each
 //!   wait the exit grace for a server that does not end its session.
 //!
-//! - a default campaign: frames per second that `portcullis fuzz --duration`
-//!   (drawing, confirming and shrinking, as a user runs it) writes to the
-//!   reference gateway's stdin, counted by a wrapper that copies the stdin
-//!   to a log, against the same plain client, under keep-open and under
-//!   close (`PORTCULLIS_BENCH_CAMPAIGN_SECS`, default 30; 0 skips it).
+//! - a default campaign: frames (lines) per second that `portcullis fuzz
+//!   --duration` (drawing, confirming and shrinking, as a user runs it)
+//!   writes to the reference gateway, as its report counts them, against
+//!   the same plain client, under keep-open and under close
+//!   (`PORTCULLIS_BENCH_CAMPAIGN_SECS`, default 30; 0 skips it).
 //!
 //! Against `portcullis reference-gateway` always, and against
 //! `mcp-server-time` when `PORTCULLIS_BENCH_TIME_SERVER` names its command
@@ -185,38 +185,29 @@ fn fuzz_rate(server: &Server, policy: Policy, sessions: usize, jobs: usize, draw
     ((sessions / jobs * jobs) as f64 / elapsed, frames as f64 / elapsed)
 }
 
-/// Frames per second and sessions of a default `portcullis fuzz` campaign
-/// of `seconds` against `command`, over the run's whole wall time.
+/// Lines per second that a default `portcullis fuzz` campaign of
+/// `seconds` against `command` wrote (its report's `lines_written`), over
+/// the run's whole wall time, and its summary line.
 fn campaign(bin: &str, command: &[String], seconds: u64) -> (f64, String) {
     let dir = std::env::temp_dir().join(format!("portcullis-bench-campaign-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a scratch directory");
-    let log = dir.join("stdin.log");
-    std::fs::write(&log, b"").expect("the log");
-    let tee = r#"exec "$0" "$@" < <(exec tee -a "$TEE_LOG")"#;
     let started = Instant::now();
     let out = std::process::Command::new(bin)
         .current_dir(&dir)
         .args(["fuzz", "--duration", &format!("{seconds}s"), "--seed", "0", "--tool", "fetch"])
-        .args(["--args", r#"{"url":"{canary}"}"#, "--forbidden-tool", "rotate_keys"])
-        .arg("--env")
-        .arg(format!("TEE_LOG={}", log.display()))
-        .args(["--", "bash", "-c", tee])
+        .args(["--args", r#"{"url":"{canary}"}"#, "--forbidden-tool", "rotate_keys", "--report", "report.json", "--"])
         .args(command)
         .stderr(Stdio::null())
         .output()
         .expect("portcullis fuzz runs");
     let wall = started.elapsed().as_secs_f64();
-    let written = std::fs::read(&log).expect("the log");
-    let frames = bytecount(&written);
+    let report = std::fs::read(dir.join("report.json")).expect("the campaign's report");
+    let report: serde_json::Value = serde_json::from_slice(&report).expect("a JSON report");
+    let lines = report["lines_written"].as_u64().expect("the report counts the lines written");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let summary = stdout.lines().last().unwrap_or_default().to_owned();
     let _ = std::fs::remove_dir_all(&dir);
-    (frames as f64 / wall, summary)
-}
-
-/// Lines in `bytes`, an unended last one counted.
-fn bytecount(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|&&b| b == b'\n').count() + usize::from(bytes.last().is_some_and(|&b| b != b'\n'))
+    (lines as f64 / wall, summary)
 }
 
 fn main() {
