@@ -691,8 +691,8 @@ impl Job<'_> {
     /// that has none, all at once: a search that shares processes then
     /// waits for the slowest start once, not for each start in turn as it
     /// first draws each revision. Only where the server may run several
-    /// times at once.
-    pub(crate) fn warm(&mut self, revisions: &[Revision]) {
+    /// times at once ([`ChildTarget::started_ahead`]).
+    pub fn warm(&mut self, revisions: &[Revision]) {
         if !(self.share && self.target.ahead()) {
             return;
         }

@@ -19,6 +19,14 @@ pub fn python_server_launched(name: &str, args: &[&str], waits: Waits) -> ChildT
     launched(&["sh", "-c", r#"python3 "$@"; true"#, "sh"], name, args, waits)
 }
 
+/// [`python_server`] started by a shell that first appends a line to
+/// `log`: a line for each process started.
+#[allow(dead_code)] // Not every test binary uses it.
+pub fn python_server_logging_starts(name: &str, log: &std::path::Path, waits: Waits) -> ChildTarget {
+    let log = log.to_str().expect("a UTF-8 path");
+    launched(&["sh", "-c", r#"echo started >> "$0"; exec "$@""#, log, python3()], name, &[], waits)
+}
+
 /// `tests/servers/NAME` with `args` under `python3`, or under `launcher`
 /// (its program and first arguments) when it names one.
 fn launched(launcher: &[&str], name: &str, args: &[&str], waits: Waits) -> ChildTarget {
