@@ -139,7 +139,7 @@ fn warm_up<T: Target>(target: &T, handshake: &Script) -> Option<(T::Gateway, Rev
     }
     gateway.settle(&Settle::default()).ok()?;
     let same = gateway.take_stdout() == seen.stdout && gateway.take_stderr() == seen.stderr;
-    let running = gateway.exit() == Exit::Running && recorder.actions().is_empty();
+    let running = gateway.exit() == Exit::Running && recorder.is_empty();
     (same && running).then(|| (gateway, Facts::new(handshake, &seen, &session).revision))
 }
 

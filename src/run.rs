@@ -137,7 +137,7 @@ fn fill_frame<G: Gateway>(
         (_, true) => Err(Unwritten::Ended),
         _ => fill::fill(frame, how, &obs.stdout, &earlier),
     };
-    obs.filled.push(Filled { frame: i, written: written.clone(), effects_before: recorder.actions().len() });
+    obs.filled.push(Filled { frame: i, written: written.clone(), effects_before: recorder.len() });
     Ok(written)
 }
 

@@ -155,7 +155,24 @@ impl Recorder {
 
     /// Every action logged so far, in order.
     pub fn actions(&self) -> Vec<Action> {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.actions_since(0)
+    }
+
+    /// The actions logged after the first `seen`, in order: what an
+    /// executor has yet to perform, without a copy of what it has.
+    pub fn actions_since(&self, seen: usize) -> Vec<Action> {
+        let log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        log.get(seen..).map_or_else(Vec::new, <[Action]>::to_vec)
+    }
+
+    /// How many actions have been logged.
+    pub fn len(&self) -> usize {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Whether no action has been logged.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -416,5 +433,22 @@ impl<T: Target + ?Sized> Target for &T {
 
     fn fork(&self, running: &Self::Gateway, recorder: Recorder) -> Option<Self::Gateway> {
         (**self).fork(running, recorder)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recorder_hands_the_actions_after_those_seen() {
+        let recorder = Recorder::new();
+        assert!(recorder.is_empty());
+        for tool in ["a", "b", "c"] {
+            recorder.record(Action { tool: tool.into(), arguments: Map::new() });
+        }
+        let tools = |since| recorder.actions_since(since).into_iter().map(|a| a.tool).collect::<Vec<_>>();
+        assert_eq!((recorder.len(), tools(1), tools(3), tools(7)), (3, vec!["b".into(), "c".into()], vec![], vec![]));
+        assert_eq!(recorder.actions().len(), 3);
     }
 }

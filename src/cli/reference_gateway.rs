@@ -42,11 +42,11 @@ struct Executor {
 
 impl Executor {
     fn perform(&mut self, recorder: &Recorder) {
-        let actions = recorder.actions();
-        for action in &actions[self.done..] {
+        let actions = recorder.actions_since(self.done);
+        for action in &actions {
             self.one(action);
         }
-        self.done = actions.len();
+        self.done += actions.len();
     }
 
     fn one(&self, action: &Action) {

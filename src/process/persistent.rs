@@ -392,11 +392,11 @@ impl Persistent {
     /// the ledger, as late evidence.
     fn settle_last(&mut self, ledger: &Ledger) {
         if let Some((salt, recorder, seen)) = &mut self.last {
-            let actions = recorder.actions();
-            for a in &actions[*seen..] {
-                ledger.late_effect(Some(*salt), a.clone(), Instant::now());
+            let actions = recorder.actions_since(*seen);
+            *seen += actions.len();
+            for a in actions {
+                ledger.late_effect(Some(*salt), a, Instant::now());
             }
-            *seen = actions.len();
         }
     }
 
@@ -447,8 +447,8 @@ impl Persistent {
             let (out, _) = routes.route(out, None, ledger, (grace, at));
             ledger.late_output(salt, &out, &[err, tail_err].concat(), at);
             let taken = Instant::now();
-            for a in &recorder.actions()[seen..] {
-                ledger.late_effect(Some(salt), a.clone(), taken);
+            for a in recorder.actions_since(seen) {
+                ledger.late_effect(Some(salt), a, taken);
             }
             // Nothing more can come: what its scripts still awaited is missing.
             ledger.expire(&routes.salts());
