@@ -166,6 +166,11 @@ impl CallParts {
             arguments: self.arguments.clone(),
         }
     }
+
+    /// The call these parts make, its arguments moved, not copied.
+    pub fn into_call(self) -> Call {
+        Call { id: Id::Int(self.id), token: self.token, tool: self.tool.name.clone(), arguments: self.arguments }
+    }
 }
 
 /// A JSON string literal.

@@ -73,9 +73,16 @@ const HUGE: [usize; 3] = [8 << 20, 16 << 20, 32 << 20];
 /// it a server may refuse (Go's default line scanner stops there).
 const MUST_SERVE: usize = 65_536;
 
-/// Where a call's bulk goes, in its rendering before [`bulk_line`]: text
-/// no tool name, argument or token holds.
-const BULK: &str = "portcullis-bulk-e2c1d94b";
+/// Where a call's bulk goes, in its rendering before [`bulk_line`].
+const BULK: &str = "portcullis-bulk-";
+
+/// A mark for the bulk that `text`, the call rendered without it, does
+/// not hold (a tool's name or argument could hold any one): so found only
+/// where it was put. It has no prefix that is also its suffix, so no
+/// text around it can make it appear earlier.
+fn mark_absent_from(text: &str) -> String {
+    (0u32..).map(|n| format!("{BULK}{n:08x}")).find(|m| !text.contains(m.as_str())).expect("a free mark")
+}
 
 /// The string argument `key` of `parts`.
 fn text_of<'a>(parts: &'a mut CallParts, key: &str) -> &'a mut String {
@@ -85,11 +92,11 @@ fn text_of<'a>(parts: &'a mut CallParts, key: &str) -> &'a mut String {
     }
 }
 
-/// `text` as a line, its first [`BULK`] replaced by `n` bytes of `x`, in a
-/// buffer of exactly its size.
-fn bulk_line(text: &str, n: usize) -> Vec<u8> {
-    let at = text.find(BULK).expect("the call holds its bulk's mark");
-    let rest = &text.as_bytes()[at + BULK.len()..];
+/// `text` as a line, its `mark` replaced by `n` bytes of `x`, in a buffer
+/// of exactly its size.
+fn bulk_line(text: &str, mark: &str, n: usize) -> Vec<u8> {
+    let at = text.find(mark).expect("the call holds its bulk's mark");
+    let rest = &text.as_bytes()[at + mark.len()..];
     let mut line = Vec::with_capacity(at + n + rest.len() + 1);
     line.extend_from_slice(&text.as_bytes()[..at]);
     line.resize(at + n, b'x');
@@ -136,13 +143,16 @@ impl Size {
         // copy per layer of JSON, and kept without room to spare.
         let bytes = match text_arg {
             Some(key) => {
-                text_of(&mut parts, &key).push_str(BULK);
-                let line = bulk_line(&parts.request(), room);
+                let mark = mark_absent_from(&parts.request());
+                text_of(&mut parts, &key).push_str(&mark);
+                let line = bulk_line(&parts.request(), &mark, room);
                 // The call the server must act on carries the bulk itself.
                 let text = text_of(&mut parts, &key);
-                text.truncate(text.len() - BULK.len());
-                text.reserve_exact(room);
-                text.extend(std::iter::repeat_n('x', room));
+                let mut bulk = std::mem::take(text).into_bytes();
+                bulk.truncate(bulk.len() - mark.len());
+                bulk.reserve_exact(room);
+                bulk.resize(bulk.len() + room, b'x');
+                *text = String::from_utf8(bulk).expect("text and ASCII bulk");
                 line
             }
             None => {
@@ -150,11 +160,13 @@ impl Size {
                 // what the member itself takes of the room.
                 let padded =
                     |pad: &str| parts.request_with(&parts.params_meta_adding(&format!(r#""portcullis":"{pad}""#)));
-                let member = padded("").len() - parts.request().len();
-                bulk_line(&padded(BULK), room.saturating_sub(member))
+                let bare = padded("");
+                let mark = mark_absent_from(&bare);
+                let member = bare.len() - parts.request().len();
+                bulk_line(&padded(&mark), &mark, room.saturating_sub(member))
             }
         };
-        let calls = vec![parts.call()];
+        let calls = vec![parts.into_call()];
         if target <= MUST_SERVE {
             vec![ctx.acting(bytes, calls, FAMILY, self.kind.name())]
         } else {
@@ -172,8 +184,11 @@ mod tests {
 
     #[test]
     fn a_sized_call_is_its_size_with_no_room_to_spare_and_its_call_carries_the_bulk() {
-        for (arg, kind) in [("note", ArgKind::Text), ("url", ArgKind::Url)] {
-            let catalogue = Catalogue::new(vec![ToolSpec::new("t", vec![ArgSpec::required(arg, kind)])]);
+        // A tool may be named like the bulk's first mark: the bulk goes
+        // where it was put all the same.
+        let tools = ["t", "portcullis-bulk-00000000"];
+        for ((arg, kind), tool) in [("note", ArgKind::Text), ("url", ArgKind::Url)].into_iter().zip(tools) {
+            let catalogue = Catalogue::new(vec![ToolSpec::new(tool, vec![ArgSpec::required(arg, kind)])]);
             for revision in [Revision::LATEST_HANDSHAKEN, Revision::R2026_07_28] {
                 for (kind, size) in [(Kind::Page, 0), (Kind::Pipe, 2), (Kind::Megabyte, 1), (Kind::Huge, 0)] {
                     let sized = Size { kind, size, tool: 0 };
@@ -182,7 +197,8 @@ mod tests {
                     assert_eq!(Some(frame.bytes.len()), sized.bytes(), "{what}");
                     assert_eq!(frame.bytes.capacity(), frame.bytes.len(), "{what}");
                     let v: Value = serde_json::from_slice(&frame.bytes).expect("valid JSON");
-                    assert!(!String::from_utf8_lossy(&frame.bytes).contains(BULK), "{what}");
+                    assert!(!String::from_utf8_lossy(&frame.bytes).contains("portcullis-bulk-00000001"), "{what}");
+                    assert_eq!(v["params"]["name"], tool, "{what}");
                     let (Expect::Act(calls) | Expect::Tolerate(_, calls)) = &frame.expect else {
                         panic!("{what}: a sized call acts or is tolerated")
                     };
