@@ -14,9 +14,10 @@
 //!   on scripts drawn as a campaign draws them, whose malformed frames each
 //!   wait the exit grace for a server that does not end its session.
 //!
-//! - a default campaign: frames (lines) per second that `portcullis fuzz
-//!   --duration` (drawing, confirming and shrinking, as a user runs it)
-//!   writes to the reference gateway, as its report counts them, against
+//! - a default campaign: lines per second that `portcullis fuzz --duration`
+//!   (drawing, confirming and shrinking, as a user runs it) writes to the
+//!   reference gateway, as its report counts them (its frames, and a
+//!   marker a session and a handshake a process), against
 //!   the same plain client, under keep-open and under close
 //!   (`PORTCULLIS_BENCH_CAMPAIGN_SECS`, default 30; 0 skips it).
 //!
@@ -254,10 +255,10 @@ fn main() {
             println!("  keep-open frames, lean mix         {frames:>9.1}/s  {:.3}× plain", frames / plain);
             if campaign_secs > 0 {
                 for (policy, command) in [("keep-open", &server.command), ("close", &server.close_command)] {
-                    let (frames, summary) = campaign(&bin, command, campaign_secs);
+                    let (lines, summary) = campaign(&bin, command, campaign_secs);
                     println!(
-                        "  default campaign ({policy}), frames {frames:>9.1}/s  {:.3}× plain  ({summary})",
-                        frames / plain
+                        "  default campaign ({policy}), lines {lines:>9.1}/s  {:.3}× plain  ({summary})",
+                        lines / plain
                     );
                 }
             }

@@ -178,7 +178,7 @@ pub(crate) struct Ledger {
     /// The bytes of the scripts of `entries`.
     bytes: AtomicUsize,
     /// The lines written to the target's processes, markers and
-    /// handshakes included.
+    /// handshakes included: each write that went through whole.
     lines: AtomicU64,
     /// The salts of the latest sessions a process of the target served,
     /// judged here or not (a run outside a job, a minimization's
@@ -393,8 +393,8 @@ impl Ledger {
         }
     }
 
-    /// Counts the lines of `bytes` (each LF), written to a process of the
-    /// target.
+    /// Counts the lines of `bytes` (each LF), written whole to a process
+    /// of the target.
     pub(crate) fn wrote(&self, bytes: &[u8]) {
         self.lines.fetch_add(memchr::memchr_iter(b'\n', bytes).count() as u64, Ordering::Relaxed);
     }

@@ -136,7 +136,7 @@ impl ChildGateway {
         let (stderr, _) = Capture::start(spawned.stderr, capture);
         let (tx, rx) = mpsc::channel::<Vec<u8>>();
         let backlog = Arc::new(Backlog::default());
-        let left = backlog.clone();
+        let (left, shared) = (backlog.clone(), target.shared.clone());
         std::thread::spawn(move || {
             use std::io::Write;
             for chunk in rx {
@@ -144,6 +144,7 @@ impl ChildGateway {
                     left.broken.store(true, Ordering::Relaxed);
                     break;
                 }
+                shared.ledger.wrote(&chunk);
                 left.queued.fetch_sub(chunk.len(), Ordering::Relaxed);
             }
         });
@@ -569,7 +570,6 @@ impl Gateway for ChildGateway {
         // A closed channel means the writer saw the pipe break: the server
         // stopped reading or ended, which is the server's business.
         self.backlog.queued.fetch_add(bytes.len(), Ordering::Relaxed);
-        self.shared.ledger.wrote(bytes);
         let _ = w.send(bytes.to_vec());
         Ok(())
     }
@@ -744,5 +744,31 @@ mod tests {
         cut.settle(&settle).expect("settled");
         assert!(!String::from_utf8_lossy(&cut.take_stdout()).contains("portcullis-settle"), "no marker joins the line");
         assert!(cut.read_past(), "none awaited");
+    }
+
+    #[test]
+    fn the_lines_written_are_counted_once_each_and_none_after_stdin_closed() {
+        let probes = Arc::new(Probes::start(&ProbeConfig::default()).expect("probes"));
+        let cat = crate::process::Command::new("cat", Vec::<String>::new());
+        let target = ChildTarget::new(cat, Waits::default(), Vec::new(), probes);
+        let session = Session { policy: Policy::KeepOpen, revision: Revision::LATEST, salt: 1 };
+        let mut gateway = target.start(&session, Recorder::new()).expect("cat starts");
+        // Three lines, one of them split across two writes, and a start
+        // of a line that never ends.
+        for chunk in [&b"a\nb"[..], b"b\n", b"c\nd"] {
+            gateway.write_stdin(chunk).expect("written");
+        }
+        gateway.close_stdin().expect("closed");
+        gateway.write_stdin(b"e\n").expect("a write after the end is no error");
+        // The writer counts each write once it has gone through: a bounded
+        // wait for the third line.
+        for _ in 0..3_000 {
+            if target.ledger().lines_written() >= 3 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        gateway.settle(&crate::seam::Settle::new(Vec::new(), true)).expect("settled");
+        assert_eq!(target.ledger().lines_written(), 3);
     }
 }
