@@ -12,9 +12,16 @@ fn main() -> std::process::ExitCode {
 /// of each large block freed, up to 32 MiB, and then serves the size
 /// family's calls of 8 and 16 MiB from its heaps, whose freed middle it
 /// keeps: a long campaign's resident set and peak crept up with them.
+/// A threshold the user set (`GLIBC_TUNABLES`, `MALLOC_MMAP_THRESHOLD_`)
+/// stands.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn map_large_blocks_apart() {
-    // SAFETY: sets one of the allocator's tunables; nothing else is asked of it.
+    let tunables = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
+    if tunables.contains("mmap_threshold") || std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_some() {
+        return;
+    }
+    // SAFETY: sets one of the allocator's tunables; nothing else is asked
+    // of it. It returns 0 where it cannot, and the default then stands.
     unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20) };
 }
 
