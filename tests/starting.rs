@@ -51,8 +51,10 @@ fn a_warmed_job_starts_each_revisions_process_before_its_first_session_and_runs_
     use portcullis::{Policy, Revision, ScriptSpec};
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("starts");
-    let target =
-        python_server_logging_starts("stalls_on_depth.py", &log, Waits::from_ms(2_000, 10, 1_000)).started_ahead(true);
+    // Three Python starts at once on a busy machine: a start bound they
+    // all meet, so that none comes back silent.
+    let waits = Waits::from_ms(2_000, 10, 1_000).starting_within(std::time::Duration::from_secs(30));
+    let target = python_server_logging_starts("stalls_on_depth.py", &log, waits).started_ahead(true);
     let starts = || std::fs::read_to_string(&log).map_or(0, |s| s.lines().count());
     let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
     let (first, second) = (Revision::R2025_06_18, Revision::R2025_11_25);
@@ -74,6 +76,8 @@ fn a_warmed_job_starts_each_revisions_process_before_its_first_session_and_runs_
     }
     assert_eq!(starts(), 3, "two warmed and one started ahead");
     session(&mut job, second, 2);
-    assert_eq!(starts(), 3, "the second revision's session ran in the process warmed for it");
+    // Ended and awaited, a process started for the second session would
+    // have written its line by now.
     job.finish().expect("the job ends");
+    assert_eq!(starts(), 3, "the second revision's session ran in the process warmed for it");
 }
