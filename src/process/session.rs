@@ -700,16 +700,21 @@ mod tests {
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
+    /// `cat` as a target, which echoes what it is sent, and a session of it.
+    fn cat(waits: Waits) -> (ChildTarget, Session) {
+        let probes = Arc::new(Probes::start(&ProbeConfig::default()).expect("probes"));
+        let cat = crate::process::Command::new("cat", Vec::<String>::new());
+        let session = Session { policy: Policy::KeepOpen, revision: Revision::LATEST, salt: 1 };
+        (ChildTarget::new(cat, waits, Vec::new(), probes), session)
+    }
+
     #[test]
     fn a_wait_counts_an_answer_an_earlier_wait_of_its_session_read() {
         // `cat` answers a request with the answer it is sent. The wait for
         // a retry's fill reads the answer; the session's stdout is taken;
         // a later wait for the same answer (the session's last), whose
         // deadline has passed already, still finds it come.
-        let probes = Arc::new(Probes::start(&ProbeConfig::default()).expect("probes"));
-        let cat = crate::process::Command::new("cat", Vec::<String>::new());
-        let target = ChildTarget::new(cat, Waits::default(), Vec::new(), probes);
-        let session = Session { policy: Policy::KeepOpen, revision: Revision::LATEST, salt: 1 };
+        let (target, session) = cat(Waits::default());
         let mut gateway = target.start(&session, Recorder::new()).expect("cat starts");
         gateway.write_stdin(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{}}\n").expect("written");
         let owed = || Awaited::ids(vec![Id::Int(4)]);
@@ -723,10 +728,7 @@ mod tests {
         // `cat` echoes the marker request back (a request, no answer): the
         // server was not shown to have read past. Written inside a line (a
         // frame cut at EOF), a marker would join it: none is written.
-        let probes = Arc::new(Probes::start(&ProbeConfig::default()).expect("probes"));
-        let cat = crate::process::Command::new("cat", Vec::<String>::new());
-        let target = ChildTarget::new(cat, Waits::from_ms(2_000, 10, 200), Vec::new(), probes);
-        let session = Session { policy: Policy::KeepOpen, revision: Revision::LATEST, salt: 1 };
+        let (target, session) = cat(Waits::from_ms(2_000, 10, 200));
         let settle = crate::seam::Settle::new(Vec::new(), false).or_null(vec![None]).or_null_later(true).marked(true);
         let mut whole = target.start(&session, Recorder::new()).expect("cat starts");
         whole.write_stdin(b"{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}\n").expect("written");
@@ -748,10 +750,7 @@ mod tests {
 
     #[test]
     fn the_lines_written_are_counted_once_each_and_none_after_stdin_closed() {
-        let probes = Arc::new(Probes::start(&ProbeConfig::default()).expect("probes"));
-        let cat = crate::process::Command::new("cat", Vec::<String>::new());
-        let target = ChildTarget::new(cat, Waits::default(), Vec::new(), probes);
-        let session = Session { policy: Policy::KeepOpen, revision: Revision::LATEST, salt: 1 };
+        let (target, session) = cat(Waits::default());
         let mut gateway = target.start(&session, Recorder::new()).expect("cat starts");
         // Three lines, one of them split across two writes, and a start
         // of a line that never ends.
