@@ -364,6 +364,11 @@ impl Script {
     /// itself); `None` when something goes before the handshake. A second
     /// `initialize` stays in: it meets an initialized session either way.
     pub fn after_handshake(&self) -> Option<Script> {
+        self.clone().into_after_handshake()
+    }
+
+    /// [`Script::after_handshake`], its frames moved, not copied.
+    pub fn into_after_handshake(mut self) -> Option<Script> {
         let early = |f: &Frame| matches!(f.expect.rule(), Some(Rule::BeforeInitialize));
         let kinds: Vec<String> = handshake_frames(1, self.revision).into_iter().map(|f| f.kind.to_string()).collect();
         let n = kinds.len();
@@ -374,7 +379,8 @@ impl Script {
         }
         let skip: usize = self.frames[..n].iter().map(|f| f.bytes.len()).sum();
         let write_ends = self.write_ends.iter().filter(|e| **e > skip).map(|e| e - skip).collect();
-        Some(Script { revision: self.revision, frames: self.frames[n..].to_vec(), write_ends, eof: self.eof })
+        self.frames.drain(..n);
+        Some(Script { revision: self.revision, frames: self.frames, write_ends, eof: self.eof })
     }
 
     /// Whether the last frame is cut short: what follows it would join it,

@@ -248,7 +248,6 @@ impl<'a> Job<'a> {
     /// start and answer the request that opens its session).
     fn shared(&mut self, spec: &ScriptSpec, salt: u32, lane: &Lane, defer: bool) -> Result<Option<SessionRun>, Fault> {
         let full = spec.render_from(&self.target.catalogue, salt ^ QUICK, self.next_id);
-        let Some(mut body) = full.after_handshake() else { return Ok(None) };
         // Ids on the precision boundary (near 2^53) are handed out downwards
         // from it apart from the rest: they do not move where the next begin.
         let highest = full.frames.iter().filter_map(|f| match f.id {
@@ -256,6 +255,7 @@ impl<'a> Job<'a> {
             _ => None,
         });
         let highest = highest.max();
+        let Some(mut body) = full.into_after_handshake() else { return Ok(None) };
         self.next_id = highest.unwrap_or(self.next_id).max(self.next_id) + 1_000;
         body.eof = false;
         // A process is ended once worn, as AFL's persistent loop
