@@ -13,7 +13,7 @@ fn main() -> std::process::ExitCode {
 /// family's calls of 8 and 16 MiB from its heaps, whose freed middle it
 /// keeps: a long campaign's resident set and peak crept up with them. A
 /// lower bound costs a page fault per page of each block mapped afresh
-/// (1 MiB made campaigns against a Python server 10 to 20% slower), and
+/// (1 MiB made campaigns against a Python server 8 to 26% slower), and
 /// the heaps' top is trimmed past twice the bound, as glibc's own
 /// adjustment would. A threshold the user set (`GLIBC_TUNABLES`,
 /// `MALLOC_MMAP_THRESHOLD_`) stands.
