@@ -124,10 +124,39 @@ impl Terminator {
                 vec![ctx.rejected(line(text), Rule::RawControl, Some(Id::Int(ping)), tokens, FAMILY, kind)]
             }
             Kind::Huge => {
-                let text = format!("{}{}", "A".repeat(HUGE_LINE), parts.request());
-                vec![reject(ctx, line(text), Rule::LineTooLong)]
+                // Built to its size: kept in the ledger, a line grown by
+                // doubling would hold twice its megabyte.
+                let request = parts.request();
+                let mut bytes = Vec::with_capacity(HUGE_LINE + request.len() + 1);
+                bytes.resize(HUGE_LINE, b'A');
+                bytes.extend_from_slice(request.as_bytes());
+                bytes.push(b'\n');
+                vec![reject(ctx, bytes, Rule::LineTooLong)]
             }
             Kind::Valid | Kind::EmptyLine | Kind::BlankLine => unreachable!("handled above"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::Catalogue;
+    use crate::protocol::Revision;
+
+    #[test]
+    fn a_huge_line_is_its_megabyte_then_a_call_with_no_room_to_spare() {
+        for revision in [Revision::LATEST_HANDSHAKEN, Revision::R2026_07_28] {
+            let catalogue = Catalogue::reference();
+            let huge = Terminator { kind: Kind::Huge, tool: 0 };
+            let frame = huge.render(&mut Ctx::new(revision, &catalogue, 1)).remove(0);
+            assert_eq!(frame.bytes.capacity(), frame.bytes.len(), "{revision:?}");
+            let (stray, call) = frame.bytes.split_at(HUGE_LINE);
+            assert!(stray.iter().all(|b| *b == b'A'), "{revision:?}");
+            assert_eq!(call.iter().filter(|b| **b == b'\n').count(), 1, "one line, ended: {revision:?}");
+            let call: serde_json::Value = serde_json::from_slice(call).expect("a call after the stray text");
+            assert_eq!(call["params"]["name"], catalogue.tools[0].name, "{revision:?}");
+            assert!(matches!(frame.expect, Expect::Reject(Rule::LineTooLong)), "{revision:?}: {:?}", frame.expect);
         }
     }
 }
