@@ -341,11 +341,12 @@ impl Finding {
     pub(crate) fn shown(
         key: &Distinct,
         spec: ScriptSpec,
-        run: (Script, Observation, Vec<Violation>),
+        run: (std::sync::Arc<Script>, Observation, Vec<Violation>),
         salt: u32,
         (seed, policy): (u64, Policy),
     ) -> Finding {
         let (script, observation, mut violations) = run;
+        let script = std::sync::Arc::unwrap_or_clone(script);
         violations.sort_by_key(|v| distinct(v, &script, &observation) != *key);
         Finding {
             check: key.check,

@@ -393,6 +393,30 @@ impl Script {
     pub fn write_spans(&self) -> Vec<Range<usize>> {
         spans(&self.write_ends)
     }
+
+    /// The bytes of each write, in order, each gathered from the frames it
+    /// spans: the same as [`Script::stdin`] cut at [`Script::write_spans`],
+    /// without the whole of stdin held beside them.
+    #[cfg(all(feature = "process", target_os = "linux"))]
+    pub(crate) fn writes(&self) -> impl Iterator<Item = Vec<u8>> + '_ {
+        let mut frames = self.frames.iter().map(|f| f.bytes.as_slice());
+        let mut frame: &[u8] = &[];
+        self.write_spans().into_iter().map(move |span| {
+            let mut chunk = Vec::with_capacity(span.len());
+            while chunk.len() < span.len() {
+                if frame.is_empty() {
+                    match frames.next() {
+                        Some(next) => frame = next,
+                        None => break,
+                    }
+                }
+                let take = frame.len().min(span.len() - chunk.len());
+                chunk.extend_from_slice(&frame[..take]);
+                frame = &frame[take..];
+            }
+            chunk
+        })
+    }
 }
 
 /// How often a campaign draws the scripts that need a process of their
@@ -620,6 +644,28 @@ mod tests {
             assert!(tree.simplify(), "it shrinks");
             assert!(!Part::Own.holds(&tree.current()), "to a script without the step that put it there");
         }
+    }
+
+    #[cfg(all(feature = "process", target_os = "linux"))]
+    #[test]
+    fn each_write_gathered_from_the_frames_is_that_span_of_stdin() {
+        use proptest::strategy::ValueTree;
+        let revisions = proptest::sample::select(Revision::ALL.to_vec()).boxed();
+        let scripts = scripts_mixed(revisions, attack::any_step(), Mix::Full);
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let (mut split, mut joined) = (false, false);
+        for salt in 0..400 {
+            let script = scripts.new_tree(&mut runner).expect("drawn").current().render(&Catalogue::reference(), salt);
+            let stdin = script.stdin();
+            let spans = script.write_spans();
+            let writes: Vec<Vec<u8>> = script.writes().collect();
+            let cut: Vec<&[u8]> = spans.iter().map(|s| &stdin[s.clone()]).collect();
+            assert_eq!(writes, cut, "{script:?}");
+            let frame_ends = frame_ends(&script.frames);
+            split |= spans.iter().any(|s| !frame_ends.contains(&s.end));
+            joined |= spans.len() < script.frames.len();
+        }
+        assert!(split && joined, "drawn: a write that ends inside a frame and one that holds two");
     }
 
     #[test]

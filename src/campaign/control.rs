@@ -75,7 +75,7 @@ mod tests {
             span: None,
             kind: kind.clone(),
         };
-        (script, Observation::none(), kinds.iter().map(v).collect())
+        (script.into(), Observation::none(), kinds.iter().map(v).collect())
     }
 
     fn late() -> (CheckId, Kind) {

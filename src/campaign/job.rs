@@ -258,6 +258,9 @@ impl<'a> Job<'a> {
         let Some(mut body) = full.into_after_handshake() else { return Ok(None) };
         self.next_id = highest.unwrap_or(self.next_id).max(self.next_id) + 1_000;
         body.eof = false;
+        // One copy, however many hold it: the process's history, the
+        // ledger's entry and the run judged from it.
+        let body = std::sync::Arc::new(body);
         // A process is ended once worn, as AFL's persistent loop
         // restarts its target: its history stays a size a replay can run.
         // A search's worn process serves on (to twice its bound at most)

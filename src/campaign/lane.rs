@@ -8,9 +8,11 @@ use crate::check::Violation;
 use crate::finding::Distinct;
 use crate::observation::Observation;
 use crate::script::Script;
+use std::sync::Arc;
 
-/// One session's rendered script, what it showed and its violations.
-pub(crate) type SessionRun = (Script, Observation, Vec<Violation>);
+/// One session's rendered script (shared with the ledger that keeps it),
+/// what it showed and its violations.
+pub(crate) type SessionRun = (Arc<Script>, Observation, Vec<Violation>);
 
 /// Which lane a session of a hunt runs in; a runner may treat them alike
 /// (an in-process target runs every session fresh).
@@ -47,4 +49,10 @@ impl Lane {
     pub fn confirms(&self) -> bool {
         matches!(self, Lane::Confirm | Lane::ConfirmTimed)
     }
+}
+
+/// A session run judged apart from any ledger (an in-process session),
+/// as a [`SessionRun`].
+pub(crate) fn shared((script, obs, violations): (Script, Observation, Vec<Violation>)) -> SessionRun {
+    (Arc::new(script), obs, violations)
 }

@@ -50,6 +50,7 @@ pub(crate) use verdict::whole as replay_whole;
 pub(crate) use worker::Onlooker;
 
 use crate::attack;
+use crate::campaign::lane::shared;
 use crate::check::{self, CheckId, Violation};
 use crate::observation::Observation;
 use crate::protocol::{Level, Policy, Revision};
@@ -290,7 +291,9 @@ pub fn hunt<T: Target>(target: &T, cfg: &HuntConfig) -> Result<Option<Finding>, 
 /// own session is not.
 pub fn hunt_all<T: Target>(target: &T, cfg: &HuntConfig) -> Result<Vec<Finding>, Fault> {
     let seen = match cfg.policy {
-        Policy::Auto => Some(probe_policy(&|spec, salt, _| session(target, Policy::Auto, spec, salt), cfg)?),
+        Policy::Auto => {
+            Some(probe_policy(&|spec, salt, _| session(target, Policy::Auto, spec, salt).map(shared), cfg)?)
+        }
         _ => None,
     };
     let cfg = &HuntConfig { policy: seen.as_ref().map_or(cfg.policy, |s| s.policy), ..cfg.clone() };

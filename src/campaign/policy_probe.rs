@@ -92,7 +92,7 @@ mod tests {
                 eof_sent: true,
                 ..Observation::none()
             };
-            Ok((script, obs, Vec::new()))
+            Ok((script.into(), obs, Vec::new()))
         };
         let seen = probe_policy(&run, &HuntConfig::default()).expect("no fault");
         (factors.into_inner(), seen)

@@ -6,10 +6,11 @@
 
 use super::flight::{Flight, cuts, smallest};
 use super::handed::{Caught, Handed};
-use super::lane::SessionRun;
+use super::lane::{SessionRun, shared};
 use super::{Finding, HuntConfig, Lane, seeded_runner};
-use crate::check::CheckId;
+use crate::check::{CheckId, Violation};
 use crate::finding::{Distinct, distinct, evidence};
+use crate::observation::Observation;
 use crate::script::{Part, Script, ScriptSpec};
 use crate::seam::Fault;
 use proptest::strategy::BoxedStrategy;
@@ -23,6 +24,11 @@ use std::time::{Duration, Instant};
 /// What runs one session of a hunt: choices, salt and the [`Lane`] in,
 /// the rendered script, what it showed and its violations out.
 pub(crate) type Runner<'a> = dyn Fn(&ScriptSpec, u32, Lane) -> Result<SessionRun, Fault> + 'a;
+
+/// A [`Runner`] as a user's runner is written: it hands back the script it
+/// rendered, which the hunt then shares.
+pub(crate) type OwnRunner<'a> =
+    dyn Fn(&ScriptSpec, u32, Lane) -> Result<(Script, Observation, Vec<Violation>), Fault> + 'a;
 
 /// What a hunt reports as it goes; the callback that hears it stops the
 /// hunt (or the shrinking under way) by returning false.
@@ -223,9 +229,10 @@ pub fn hunt_by(
     cfg: &HuntConfig,
     scripts: BoxedStrategy<ScriptSpec>,
     progress: &dyn Fn(&Progress) -> bool,
-    run: &Runner,
+    run: &OwnRunner,
 ) -> Result<Vec<Finding>, Fault> {
-    let found = hunt_among(cfg, scripts, progress, (run, None), &Known::default(), &|_| {})?;
+    let run = |spec: &ScriptSpec, salt: u32, lane: Lane| run(spec, salt, lane).map(shared);
+    let found = hunt_among(cfg, scripts, progress, (&run, None), &Known::default(), &|_| {})?;
     // One finding per behaviour: a success answer folds into the effect
     // of the same cause ([`Distinct::folds_into`]).
     Ok(crate::finding::fold(found, |f| f).0)
@@ -868,7 +875,7 @@ mod tests {
         let rounds = Cell::new(0);
         let session = |spec: &ScriptSpec, salt: u32| {
             salts.borrow_mut().push(salt);
-            super::super::session(&target, cfg.policy, spec, salt)
+            super::super::session(&target, cfg.policy, spec, salt).map(shared)
         };
         let run = |spec: &ScriptSpec, salt: u32, _: Lane| session(spec, salt);
         let takes = |_: &Distinct, _: &ScriptSpec| true;
@@ -915,7 +922,8 @@ mod tests {
     /// to the same scripts.
     fn handed_apart_as_inline(cfg: &HuntConfig, lane_cfg: &HuntConfig, mutant: Mutant) {
         let bugged = Reference::mutant(mutant);
-        let run = |spec: &ScriptSpec, salt: u32, _: Lane| super::super::session(&bugged, cfg.policy, spec, salt);
+        let run =
+            |spec: &ScriptSpec, salt: u32, _: Lane| super::super::session(&bugged, cfg.policy, spec, salt).map(shared);
         // Unfolded, as the lanes hand them.
         let scripts = super::super::strategy(cfg);
         let inline = hunt_among(cfg, scripts, &|_| true, (&run, None), &Known::default(), &|_| {});
@@ -944,8 +952,9 @@ mod tests {
         let shrunk = std::thread::scope(|s| {
             let lane = s.spawn(|| {
                 let target = Reference::mutant(mutant);
-                let run =
-                    |spec: &ScriptSpec, salt: u32, _: Lane| super::super::session(&target, cfg.policy, spec, salt);
+                let run = |spec: &ScriptSpec, salt: u32, _: Lane| {
+                    super::super::session(&target, cfg.policy, spec, salt).map(shared)
+                };
                 let mut shrinker = Shrinker::new(lane_cfg, &|_| true, (&run, None), &known);
                 let shrunk: Result<Vec<_>, Fault> = handed.into_iter().map(|h| shrinker.shrink(h)).collect();
                 shrunk.expect("the harness runs")
@@ -970,8 +979,8 @@ mod tests {
             let caught = Reference::mutant(Mutant::BoolId);
             let cfg = HuntConfig { cases: 256, policy: Policy::KeepOpen, ..Default::default() };
             let run = |spec: &ScriptSpec, salt: u32, lane: Lane| match lane {
-                Lane::Confirm | Lane::ConfirmTimed => super::super::session(&fresh, cfg.policy, spec, salt),
-                _ => super::super::session(&caught, cfg.policy, spec, salt),
+                Lane::Confirm | Lane::ConfirmTimed => super::super::session(&fresh, cfg.policy, spec, salt).map(shared),
+                _ => super::super::session(&caught, cfg.policy, spec, salt).map(shared),
             };
             let together = |_: &[(ScriptSpec, u32)], _: &Distinct, _: Option<Instant>| Ok(Vec::new());
             let flight =

@@ -74,7 +74,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         bail!("the minimized script showed {key} as a candidate but not when run again: the finding is flaky");
     }
     let after = (m.script.frames.len(), m.script.stdin().len());
-    let run = (m.script, m.observation, m.violations);
+    let run = (m.script.into(), m.observation, m.violations);
     let shown = Finding::shown(&key, artifact.spec.clone(), run, m.salt, (artifact.seed, artifact.policy));
     let late = artifact.late_ms.map(Duration::from_millis);
     let finding = Finding { shrink_ran_out: m.out_of_time, late, ..shown };

@@ -5,21 +5,23 @@ use std::sync::{Arc, Mutex};
 
 /// The scripts a persistent process ran before one of them: a view of
 /// the process's one log, so that keeping it with every session costs
-/// the same however long the process has run.
+/// the same however long the process has run. Its scripts are those the
+/// ledger keeps, shared: a sized call of 32 MiB is held once.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct History {
-    log: Arc<Mutex<Vec<Script>>>,
+    log: Arc<Mutex<Vec<Arc<Script>>>>,
     pub(super) len: usize,
 }
 
 impl History {
     /// The scripts, oldest first.
     pub(crate) fn scripts(&self) -> Vec<Script> {
-        self.log.lock().unwrap_or_else(|e| e.into_inner())[..self.len].to_vec()
+        let log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        log[..self.len].iter().map(|s| Script::clone(s)).collect()
     }
 
     /// The history after one more script.
-    pub(super) fn push(&mut self, script: Script) {
+    pub(super) fn push(&mut self, script: Arc<Script>) {
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
         log.truncate(self.len);
         log.push(script);

@@ -32,7 +32,8 @@ const MIN_KEPT: usize = 64;
 pub(crate) struct Entry {
     pub(crate) session: Session,
     pub(crate) spec: ScriptSpec,
-    pub(crate) script: Script,
+    /// Shared with the history of its process and the runs judged from it.
+    pub(crate) script: Arc<Script>,
     pub(crate) obs: Observation,
     /// Fingerprints of the violations the engine last found in it: a
     /// verdict on more evidence is new where it has one not among them.
@@ -71,11 +72,11 @@ pub(crate) struct Entry {
 
 impl Entry {
     /// A session not judged yet: the engine sets [`Entry::shown`].
-    pub(crate) fn new(session: Session, spec: &ScriptSpec, script: Script, obs: Observation) -> Entry {
+    pub(crate) fn new(session: Session, spec: &ScriptSpec, script: impl Into<Arc<Script>>, obs: Observation) -> Entry {
         Entry {
             session,
             spec: spec.clone(),
-            script,
+            script: script.into(),
             obs,
             shown: Vec::new(),
             history: History::default(),
@@ -481,7 +482,7 @@ impl Ledger {
         judge: impl Fn(&Entry) -> (Vec<u64>, T),
     ) -> Option<(Entry, T)> {
         let mut entries = self.entries();
-        let entry = entries.iter_mut().rev().find(|e| salts.contains(&e.session.salt) && e.script == *script)?;
+        let entry = entries.iter_mut().rev().find(|e| salts.contains(&e.session.salt) && *e.script == *script)?;
         let (shown, made) = judge(entry);
         entry.shown = shown;
         entry.dirty = false;

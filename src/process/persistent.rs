@@ -27,6 +27,7 @@ use crate::run::{owed, owed_or_null};
 use crate::script::Script;
 use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Target};
 use serde_json::Value;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// What one script in the persistent process showed.
@@ -174,7 +175,7 @@ impl Persistent {
     /// sends them, and each such step waits them out).
     pub(crate) fn run(
         &mut self,
-        body: &Script,
+        body: &Arc<Script>,
         salt: u32,
         ledger: &Ledger,
         (defer, null_answers): (bool, bool),
@@ -213,9 +214,8 @@ impl Persistent {
         self.routes.sent(&body.frames, salt);
         // Only a session's own driver fills a retry from an answer.
         debug_assert!(body.frames.iter().all(|f| f.fill.is_none()), "a retry that waits on a fill, shared");
-        let stdin = body.stdin();
-        for span in body.write_spans() {
-            self.child.write_stdin(&stdin[span])?;
+        for chunk in body.writes() {
+            self.child.write_owned(chunk)?;
         }
         self.marks += 1;
         let mark = format!("portcullis-mark-{}", self.marks);
@@ -290,7 +290,7 @@ impl Persistent {
             stdout,
             stderr,
             effects: recorder.actions(),
-            ended_at: exit.ended().then_some(stdin.len()),
+            ended_at: exit.ended().then_some(body.len_bytes()),
             exit_before_eof: exit.clone(),
             exit: exit.clone(),
             eof_sent: false,
@@ -301,7 +301,7 @@ impl Persistent {
         };
         let history = self.history.clone();
         self.bytes += body.len_bytes();
-        self.history.push(body.clone());
+        self.history.push(Arc::clone(body));
         self.last = Some((salt, recorder, obs.effects.len()));
         Ok(Ran { obs, history, healthy: marked && exit == Exit::Running, due, answer_by: deadline, anonymous })
     }
@@ -529,9 +529,9 @@ mod tests {
         let script = |n| Script::handshake(Revision::ALL[n]);
         let mut process = History::default();
         let before_any = process.clone();
-        process.push(script(0));
+        process.push(script(0).into());
         let after_one = process.clone();
-        process.push(script(1));
+        process.push(script(1).into());
         assert!(before_any.scripts().is_empty());
         assert_eq!(after_one.scripts(), [script(0)]);
         assert_eq!(process.scripts(), [script(0), script(1)]);

@@ -541,8 +541,10 @@ impl ChildGateway {
     }
 }
 
-impl Gateway for ChildGateway {
-    fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
+impl ChildGateway {
+    /// [`Gateway::write_stdin`], handing `bytes` to the writer as they
+    /// are: a sized call of 32 MiB is not copied on its way.
+    pub(crate) fn write_owned(&mut self, bytes: Vec<u8>) -> Result<(), Fault> {
         self.last_write = Instant::now();
         self.first_write.get_or_insert(self.last_write);
         self.sent += bytes.len();
@@ -553,11 +555,11 @@ impl Gateway for ChildGateway {
         // escaped echo), beside the capture bound.
         self.stdout.allow(2 * bytes.len());
         if let Some(answered) = &mut self.answered {
-            answered.written(bytes);
+            answered.written(&bytes);
         }
         // Tokens of other salts written here are this session's too: their
         // effects are its own, and, late, no later session's.
-        for salt in salts_in(bytes) {
+        for salt in salts_in(&bytes) {
             if !self.salts.contains(&salt) {
                 self.salts.push(salt);
                 self.shared.ledger.serves(salt);
@@ -570,8 +572,14 @@ impl Gateway for ChildGateway {
         // A closed channel means the writer saw the pipe break: the server
         // stopped reading or ended, which is the server's business.
         self.backlog.queued.fetch_add(bytes.len(), Ordering::Relaxed);
-        let _ = w.send(bytes.to_vec());
+        let _ = w.send(bytes);
         Ok(())
+    }
+}
+
+impl Gateway for ChildGateway {
+    fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
+        self.write_owned(bytes.to_vec())
     }
 
     fn close_stdin(&mut self) -> Result<(), Fault> {
