@@ -6,8 +6,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Progress: a bar on a terminal, with what is being shrunk as its
-/// message; otherwise a plain line per tenth of the sessions, and one
-/// every five seconds of shrinking.
+/// message; otherwise a plain line per tenth of the sessions (or of the
+/// duration, and at least one a minute), and one every five seconds of
+/// shrinking.
 pub(super) struct Bar {
     /// Sessions to run; `u32::MAX` when only a duration bounds them.
     total: u32,
@@ -65,7 +66,7 @@ impl Bar {
             }
             (None, Some(d)) => {
                 let mut last = self.last_line.lock().unwrap_or_else(|e| e.into_inner());
-                if last.elapsed() >= (d / 10).max(Duration::from_secs(1)) {
+                if last.elapsed() >= (d / 10).clamp(Duration::from_secs(1), Duration::from_secs(60)) {
                     *last = Instant::now();
                     say!("portcullis: {n} sessions, {}/{} s", self.started.elapsed().as_secs(), d.as_secs());
                 }
