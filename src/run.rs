@@ -6,7 +6,6 @@ pub use crate::observation::Observation;
 use crate::protocol::{Id, Policy};
 use crate::script::Script;
 use crate::seam::{Exit, Fault, Gateway, Recorder, Session, Settle, Target};
-use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// The panic message of a caught panic.
@@ -40,7 +39,9 @@ pub(crate) fn drive<G: Gateway>(
 ) -> Result<Observation, Fault> {
     let gateway = &mut *gateway;
     let mut obs = Observation::none();
-    let stdin = script.stdin();
+    // Each write is gathered from the frames it spans and handed over as
+    // it is: a call of 32 MiB is not held twice while it is written.
+    let stdin_len: usize = script.frames.iter().map(|f| f.bytes.len()).sum();
     let mut crashed = None;
     // How much longer what was written is than the script's own bytes,
     // where a filled frame took the place of its placeholders.
@@ -49,7 +50,7 @@ pub(crate) fn drive<G: Gateway>(
     for span in fill::write_spans(script, &waiting) {
         let chunk = match waiting.iter().find(|(_, r)| *r == span) {
             Some((i, _)) => match fill_frame(gateway, recorder, &mut obs, script, *i)? {
-                Ok(bytes) => Cow::Owned(bytes),
+                Ok(bytes) => bytes,
                 Err(_) => {
                     // A gateway that ended before the retry never read it.
                     if gateway.exit().ended() {
@@ -59,10 +60,10 @@ pub(crate) fn drive<G: Gateway>(
                     continue;
                 }
             },
-            None => Cow::Borrowed(&stdin[span.clone()]),
+            None => script.span_bytes(span.clone()),
         };
         longer += chunk.len() as isize - span.len() as isize;
-        match catch_unwind(AssertUnwindSafe(|| gateway.write_stdin(&chunk))) {
+        match catch_unwind(AssertUnwindSafe(|| gateway.write_stdin_owned(chunk))) {
             Ok(r) => r?,
             Err(p) => crashed = Some(panic_text(p)),
         }
@@ -85,7 +86,7 @@ pub(crate) fn drive<G: Gateway>(
     }
     obs.exit_before_eof = crashed.clone().map(Exit::Crashed).unwrap_or_else(|| gateway.exit());
     if obs.exit_before_eof.ended() {
-        obs.ended_at.get_or_insert(stdin.len().saturating_add_signed(longer));
+        obs.ended_at.get_or_insert(stdin_len.saturating_add_signed(longer));
     }
     if script.eof && crashed.is_none() {
         obs.eof_sent = true;

@@ -394,28 +394,29 @@ impl Script {
         spans(&self.write_ends)
     }
 
-    /// The bytes of each write, in order, each gathered from the frames it
-    /// spans: the same as [`Script::stdin`] cut at [`Script::write_spans`],
-    /// without the whole of stdin held beside them.
+    /// The bytes of each write, in order: [`Script::stdin`] cut at
+    /// [`Script::write_spans`], each gathered from its frames.
     #[cfg(all(feature = "process", target_os = "linux"))]
     pub(crate) fn writes(&self) -> impl Iterator<Item = Vec<u8>> + '_ {
-        let mut frames = self.frames.iter().map(|f| f.bytes.as_slice());
-        let mut frame: &[u8] = &[];
-        self.write_spans().into_iter().map(move |span| {
-            let mut chunk = Vec::with_capacity(span.len());
-            while chunk.len() < span.len() {
-                if frame.is_empty() {
-                    match frames.next() {
-                        Some(next) => frame = next,
-                        None => break,
-                    }
-                }
-                let take = frame.len().min(span.len() - chunk.len());
-                chunk.extend_from_slice(&frame[..take]);
-                frame = &frame[take..];
+        self.write_spans().into_iter().map(|span| self.span_bytes(span))
+    }
+
+    /// The bytes of `span` of stdin, gathered from the frames it covers,
+    /// without the whole of stdin held beside them.
+    pub(crate) fn span_bytes(&self, span: Range<usize>) -> Vec<u8> {
+        let mut chunk = Vec::with_capacity(span.len());
+        let mut at = 0;
+        for f in &self.frames {
+            let end = at + f.bytes.len();
+            if end > span.start && at < span.end {
+                chunk.extend_from_slice(&f.bytes[span.start.max(at) - at..span.end.min(end) - at]);
             }
-            chunk
-        })
+            if end >= span.end {
+                break;
+            }
+            at = end;
+        }
+        chunk
     }
 }
 
@@ -655,15 +656,19 @@ mod tests {
         let mut runner = proptest::test_runner::TestRunner::deterministic();
         let (mut split, mut joined) = (false, false);
         for salt in 0..400 {
-            let script = scripts.new_tree(&mut runner).expect("drawn").current().render(&Catalogue::reference(), salt);
-            let stdin = script.stdin();
-            let spans = script.write_spans();
-            let writes: Vec<Vec<u8>> = script.writes().collect();
-            let cut: Vec<&[u8]> = spans.iter().map(|s| &stdin[s.clone()]).collect();
-            assert_eq!(writes, cut, "{script:?}");
-            let frame_ends = frame_ends(&script.frames);
-            split |= spans.iter().any(|s| !frame_ends.contains(&s.end));
-            joined |= spans.len() < script.frames.len();
+            let whole = scripts.new_tree(&mut runner).expect("drawn").current().render(&Catalogue::reference(), salt);
+            // A shared process writes a script's body, its ends shifted.
+            let body = whole.clone().into_after_handshake();
+            for script in std::iter::once(whole).chain(body) {
+                let stdin = script.stdin();
+                let spans = script.write_spans();
+                let writes: Vec<Vec<u8>> = script.writes().collect();
+                let cut: Vec<&[u8]> = spans.iter().map(|s| &stdin[s.clone()]).collect();
+                assert_eq!(writes, cut, "{script:?}");
+                let frame_ends = frame_ends(&script.frames);
+                split |= spans.iter().any(|s| !frame_ends.contains(&s.end));
+                joined |= spans.len() < script.frames.len();
+            }
         }
         assert!(split && joined, "drawn: a write that ends inside a frame and one that holds two");
     }

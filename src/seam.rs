@@ -318,6 +318,13 @@ pub struct Session {
 pub trait Gateway {
     /// Delivers one stdin write: part of a line, a line, or several.
     fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault>;
+    /// [`Gateway::write_stdin`] with bytes the caller no longer needs, as
+    /// the driver writes them; by default it is `write_stdin`. A gateway
+    /// that queues what it is given (a writer thread) keeps them as they
+    /// are rather than copy them.
+    fn write_stdin_owned(&mut self, bytes: Vec<u8>) -> Result<(), Fault> {
+        self.write_stdin(&bytes)
+    }
     /// The client closes stdin.
     fn close_stdin(&mut self) -> Result<(), Fault>;
     /// The stdout bytes written since the last call.

@@ -351,8 +351,10 @@ impl<'a> Job<'a> {
         // A search session in violation is handed to the hunt as it is: the
         // hunt confirms in a fresh session whatever it reports, and reports
         // one no fresh session repeats with the scripts this process ran
-        // before it.
-        if healthy && *lane == Lane::Search && !clean {
+        // before it. Only one that may show a finding not made yet is asked
+        // for them: a session of a known finding keeps no process's history
+        // alive (a night of sparse repeats would keep 64 of them).
+        if healthy && *lane == Lane::Search && !clean && !new_in(&run, self.known, false).is_empty() {
             self.caught.push_back((salt, quick, entry.history.clone()));
             if self.caught.len() > CAUGHT {
                 self.caught.pop_front();
@@ -635,8 +637,9 @@ impl<'a> Job<'a> {
     }
 }
 
-/// How many search sessions' histories [`Job::history_of`] keeps: more
-/// than the findings a hunt has under way at once.
+/// How many search sessions' histories [`Job::history_of`] keeps, of
+/// those that may show a finding not made yet: more than the findings a
+/// hunt has under way at once.
 const CAUGHT: usize = 64;
 
 /// The largest script whose shrinking candidates run in flight.

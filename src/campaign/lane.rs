@@ -51,8 +51,8 @@ impl Lane {
     }
 }
 
-/// A session run judged apart from any ledger (an in-process session),
-/// as a [`SessionRun`].
-pub(crate) fn shared((script, obs, violations): (Script, Observation, Vec<Violation>)) -> SessionRun {
+/// A run whose runner handed back its script (an in-process session, a
+/// user's runner given to `hunt_by`), as a [`SessionRun`].
+pub(crate) fn into_session_run((script, obs, violations): (Script, Observation, Vec<Violation>)) -> SessionRun {
     (Arc::new(script), obs, violations)
 }

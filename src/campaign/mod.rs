@@ -50,7 +50,7 @@ pub(crate) use verdict::whole as replay_whole;
 pub(crate) use worker::Onlooker;
 
 use crate::attack;
-use crate::campaign::lane::shared;
+use crate::campaign::lane::into_session_run;
 use crate::check::{self, CheckId, Violation};
 use crate::observation::Observation;
 use crate::protocol::{Level, Policy, Revision};
@@ -292,7 +292,7 @@ pub fn hunt<T: Target>(target: &T, cfg: &HuntConfig) -> Result<Option<Finding>, 
 pub fn hunt_all<T: Target>(target: &T, cfg: &HuntConfig) -> Result<Vec<Finding>, Fault> {
     let seen = match cfg.policy {
         Policy::Auto => {
-            Some(probe_policy(&|spec, salt, _| session(target, Policy::Auto, spec, salt).map(shared), cfg)?)
+            Some(probe_policy(&|spec, salt, _| session(target, Policy::Auto, spec, salt).map(into_session_run), cfg)?)
         }
         _ => None,
     };

@@ -6,7 +6,7 @@
 
 use super::flight::{Flight, cuts, smallest};
 use super::handed::{Caught, Handed};
-use super::lane::{SessionRun, shared};
+use super::lane::{SessionRun, into_session_run};
 use super::{Finding, HuntConfig, Lane, seeded_runner};
 use crate::check::{CheckId, Violation};
 use crate::finding::{Distinct, distinct, evidence};
@@ -231,7 +231,7 @@ pub fn hunt_by(
     progress: &dyn Fn(&Progress) -> bool,
     run: &OwnRunner,
 ) -> Result<Vec<Finding>, Fault> {
-    let run = |spec: &ScriptSpec, salt: u32, lane: Lane| run(spec, salt, lane).map(shared);
+    let run = |spec: &ScriptSpec, salt: u32, lane: Lane| run(spec, salt, lane).map(into_session_run);
     let found = hunt_among(cfg, scripts, progress, (&run, None), &Known::default(), &|_| {})?;
     // One finding per behaviour: a success answer folds into the effect
     // of the same cause ([`Distinct::folds_into`]).
@@ -875,7 +875,7 @@ mod tests {
         let rounds = Cell::new(0);
         let session = |spec: &ScriptSpec, salt: u32| {
             salts.borrow_mut().push(salt);
-            super::super::session(&target, cfg.policy, spec, salt).map(shared)
+            super::super::session(&target, cfg.policy, spec, salt).map(into_session_run)
         };
         let run = |spec: &ScriptSpec, salt: u32, _: Lane| session(spec, salt);
         let takes = |_: &Distinct, _: &ScriptSpec| true;
@@ -922,8 +922,9 @@ mod tests {
     /// to the same scripts.
     fn handed_apart_as_inline(cfg: &HuntConfig, lane_cfg: &HuntConfig, mutant: Mutant) {
         let bugged = Reference::mutant(mutant);
-        let run =
-            |spec: &ScriptSpec, salt: u32, _: Lane| super::super::session(&bugged, cfg.policy, spec, salt).map(shared);
+        let run = |spec: &ScriptSpec, salt: u32, _: Lane| {
+            super::super::session(&bugged, cfg.policy, spec, salt).map(into_session_run)
+        };
         // Unfolded, as the lanes hand them.
         let scripts = super::super::strategy(cfg);
         let inline = hunt_among(cfg, scripts, &|_| true, (&run, None), &Known::default(), &|_| {});
@@ -953,7 +954,7 @@ mod tests {
             let lane = s.spawn(|| {
                 let target = Reference::mutant(mutant);
                 let run = |spec: &ScriptSpec, salt: u32, _: Lane| {
-                    super::super::session(&target, cfg.policy, spec, salt).map(shared)
+                    super::super::session(&target, cfg.policy, spec, salt).map(into_session_run)
                 };
                 let mut shrinker = Shrinker::new(lane_cfg, &|_| true, (&run, None), &known);
                 let shrunk: Result<Vec<_>, Fault> = handed.into_iter().map(|h| shrinker.shrink(h)).collect();
@@ -979,8 +980,10 @@ mod tests {
             let caught = Reference::mutant(Mutant::BoolId);
             let cfg = HuntConfig { cases: 256, policy: Policy::KeepOpen, ..Default::default() };
             let run = |spec: &ScriptSpec, salt: u32, lane: Lane| match lane {
-                Lane::Confirm | Lane::ConfirmTimed => super::super::session(&fresh, cfg.policy, spec, salt).map(shared),
-                _ => super::super::session(&caught, cfg.policy, spec, salt).map(shared),
+                Lane::Confirm | Lane::ConfirmTimed => {
+                    super::super::session(&fresh, cfg.policy, spec, salt).map(into_session_run)
+                }
+                _ => super::super::session(&caught, cfg.policy, spec, salt).map(into_session_run),
             };
             let together = |_: &[(ScriptSpec, u32)], _: &Distinct, _: Option<Instant>| Ok(Vec::new());
             let flight =

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 /// Progress: a bar on a terminal, with what is being shrunk as its
 /// message; otherwise a plain line per tenth of the sessions (or of the
-/// duration, and at least one a minute), and one every five seconds of
-/// shrinking.
+/// duration, at most a minute apart while sessions end), and one every
+/// five seconds of shrinking.
 pub(super) struct Bar {
     /// Sessions to run; `u32::MAX` when only a duration bounds them.
     total: u32,

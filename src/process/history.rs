@@ -5,8 +5,9 @@ use std::sync::{Arc, Mutex};
 
 /// The scripts a persistent process ran before one of them: a view of
 /// the process's one log, so that keeping it with every session costs
-/// the same however long the process has run. Its scripts are those the
-/// ledger keeps, shared: a sized call of 32 MiB is held once.
+/// the same however long the process has run. Its scripts are shared with
+/// the ledger's entries while it keeps them (each held once); the log
+/// outlives them as long as any view of it is held.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct History {
     log: Arc<Mutex<Vec<Arc<Script>>>>,
@@ -18,6 +19,12 @@ impl History {
     pub(crate) fn scripts(&self) -> Vec<Script> {
         let log = self.log.lock().unwrap_or_else(|e| e.into_inner());
         log[..self.len].iter().map(|s| Script::clone(s)).collect()
+    }
+
+    /// The scripts, oldest first, as the log holds them.
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> Vec<Arc<Script>> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner())[..self.len].to_vec()
     }
 
     /// The history after one more script.

@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 const KEPT: usize = 4096;
 /// Most bytes of scripts kept (sized calls run to 32 MiB each): past it
 /// the oldest are forgotten too, but never the latest [`MIN_KEPT`], whose
-/// late evidence is the likeliest.
+/// late evidence is the likeliest. Each entry's script counts; one run in
+/// a shared process is also its process's history, and is freed once no
+/// view of that history is held either.
 const KEPT_BYTES: usize = 64 << 20;
 const MIN_KEPT: usize = 64;
 

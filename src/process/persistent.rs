@@ -215,7 +215,7 @@ impl Persistent {
         // Only a session's own driver fills a retry from an answer.
         debug_assert!(body.frames.iter().all(|f| f.fill.is_none()), "a retry that waits on a fill, shared");
         for chunk in body.writes() {
-            self.child.write_owned(chunk)?;
+            self.child.write_stdin_owned(chunk)?;
         }
         self.marks += 1;
         let mark = format!("portcullis-mark-{}", self.marks);
@@ -522,6 +522,29 @@ mod tests {
             Started::Silent => panic!("a start past its bound was given up"),
             Started::OtherRevision => panic!("it answered 2025-06-18"),
         }
+    }
+
+    #[test]
+    fn a_script_run_is_held_once_its_history_shares_it() {
+        // The server answers the handshake, then reads on and answers nothing.
+        let probes = Arc::new(crate::probe::Probes::start(&Default::default()).expect("probes"));
+        let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"mute","version":"0"}}}"#;
+        let body = format!("read line; printf '%s\\n' '{answer}'; exec cat >/dev/null");
+        let server = crate::process::Command::new("sh", ["-c", body.as_str()]);
+        let target = ChildTarget::new(server, crate::process::Waits::from_ms(200, 10, 200), Vec::new(), probes);
+        let Started::Ready(mut p) = Persistent::start(&target, Revision::R2025_06_18).expect("it starts") else {
+            panic!("it answered its handshake")
+        };
+        let spec = crate::script::ScriptSpec::whole(Revision::R2025_06_18, vec![crate::attack::Step::Control(0)]);
+        let body =
+            |salt| Arc::new(spec.render(&crate::Catalogue::reference(), salt).into_after_handshake().expect("a body"));
+        let first = body(1);
+        p.run(&first, 1, target.ledger(), (true, false)).expect("it runs");
+        let second = p.run(&body(2), 2, target.ledger(), (true, false)).expect("it runs");
+        let held = second.history.held();
+        assert_eq!(held.len(), 1);
+        assert!(Arc::ptr_eq(&held[0], &first), "the history holds the script run, not a copy");
+        p.end(target.ledger());
     }
 
     #[test]

@@ -542,9 +542,10 @@ impl ChildGateway {
 }
 
 impl ChildGateway {
-    /// [`Gateway::write_stdin`], handing `bytes` to the writer as they
-    /// are: a sized call of 32 MiB is not copied on its way.
-    pub(crate) fn write_owned(&mut self, bytes: Vec<u8>) -> Result<(), Fault> {
+    /// Notes a write of `bytes` (when, how much, whether it ends a line,
+    /// the answers and salts it carries): whether it is then queued for
+    /// the writer, which it is not once stdin is closed or the pipe broke.
+    fn note_write(&mut self, bytes: &[u8]) -> bool {
         self.last_write = Instant::now();
         self.first_write.get_or_insert(self.last_write);
         self.sent += bytes.len();
@@ -555,31 +556,45 @@ impl ChildGateway {
         // escaped echo), beside the capture bound.
         self.stdout.allow(2 * bytes.len());
         if let Some(answered) = &mut self.answered {
-            answered.written(&bytes);
+            answered.written(bytes);
         }
         // Tokens of other salts written here are this session's too: their
         // effects are its own, and, late, no later session's.
-        for salt in salts_in(&bytes) {
+        for salt in salts_in(bytes) {
             if !self.salts.contains(&salt) {
                 self.salts.push(salt);
                 self.shared.ledger.serves(salt);
             }
         }
-        let Some(w) = &self.writer else { return Ok(()) };
-        if self.backlog.broken.load(Ordering::Relaxed) {
-            return Ok(());
+        self.writer.is_some() && !self.backlog.broken.load(Ordering::Relaxed)
+    }
+
+    /// Queues `bytes` for the writer. A closed channel means the writer
+    /// saw the pipe break: the server stopped reading or ended, which is
+    /// the server's business.
+    fn queue(&mut self, bytes: Vec<u8>) {
+        if let Some(w) = &self.writer {
+            self.backlog.queued.fetch_add(bytes.len(), Ordering::Relaxed);
+            let _ = w.send(bytes);
         }
-        // A closed channel means the writer saw the pipe break: the server
-        // stopped reading or ended, which is the server's business.
-        self.backlog.queued.fetch_add(bytes.len(), Ordering::Relaxed);
-        let _ = w.send(bytes);
-        Ok(())
     }
 }
 
 impl Gateway for ChildGateway {
     fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault> {
-        self.write_owned(bytes.to_vec())
+        if self.note_write(bytes) {
+            self.queue(bytes.to_vec());
+        }
+        Ok(())
+    }
+
+    /// The bytes go to the writer as they are: a call of 32 MiB is not
+    /// copied on its way.
+    fn write_stdin_owned(&mut self, bytes: Vec<u8>) -> Result<(), Fault> {
+        if self.note_write(&bytes) {
+            self.queue(bytes);
+        }
+        Ok(())
     }
 
     fn close_stdin(&mut self) -> Result<(), Fault> {
