@@ -42,6 +42,7 @@ pub(crate) fn drive<G: Gateway>(
     // Each write is gathered from the frames it spans and handed over as
     // it is: a call of 32 MiB is not held twice while it is written.
     let stdin_len: usize = script.frames.iter().map(|f| f.bytes.len()).sum();
+    let mut gather = script.gather();
     let mut crashed = None;
     // How much longer what was written is than the script's own bytes,
     // where a filled frame took the place of its placeholders.
@@ -60,7 +61,7 @@ pub(crate) fn drive<G: Gateway>(
                     continue;
                 }
             },
-            None => script.span_bytes(span.clone()),
+            None => gather.take(span.clone()),
         };
         longer += chunk.len() as isize - span.len() as isize;
         match catch_unwind(AssertUnwindSafe(|| gateway.write_stdin_owned(chunk))) {

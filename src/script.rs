@@ -398,24 +398,44 @@ impl Script {
     /// [`Script::write_spans`], each gathered from its frames.
     #[cfg(all(feature = "process", target_os = "linux"))]
     pub(crate) fn writes(&self) -> impl Iterator<Item = Vec<u8>> + '_ {
-        self.write_spans().into_iter().map(|span| self.span_bytes(span))
+        let mut gather = self.gather();
+        self.write_spans().into_iter().map(move |span| gather.take(span))
     }
 
-    /// The bytes of `span` of stdin, gathered from the frames it covers,
-    /// without the whole of stdin held beside them.
-    pub(crate) fn span_bytes(&self, span: Range<usize>) -> Vec<u8> {
+    /// Spans of stdin gathered from the frames, in order, without the
+    /// whole of stdin held beside them.
+    pub(crate) fn gather(&self) -> Gather<'_> {
+        Gather { frames: &self.frames, at: 0, start: 0 }
+    }
+}
+
+/// Spans of a script's stdin, gathered from its frames ([`Script::gather`]).
+pub(crate) struct Gather<'a> {
+    frames: &'a [Frame],
+    /// The first frame the next span may need, and where it begins.
+    at: usize,
+    start: usize,
+}
+
+impl Gather<'_> {
+    /// The bytes of `span`, which begins no earlier than the spans taken
+    /// before it (each frame is passed over once).
+    pub(crate) fn take(&mut self, span: Range<usize>) -> Vec<u8> {
+        while let Some(f) = self.frames.get(self.at).filter(|f| self.start + f.bytes.len() <= span.start) {
+            self.start += f.bytes.len();
+            self.at += 1;
+        }
         let mut chunk = Vec::with_capacity(span.len());
-        let mut at = 0;
-        for f in &self.frames {
-            let end = at + f.bytes.len();
-            if end > span.start && at < span.end {
-                chunk.extend_from_slice(&f.bytes[span.start.max(at) - at..span.end.min(end) - at]);
-            }
-            if end >= span.end {
+        let mut at = self.start;
+        for f in &self.frames[self.at..] {
+            if at >= span.end {
                 break;
             }
+            let end = at + f.bytes.len();
+            chunk.extend_from_slice(&f.bytes[span.start.max(at) - at..span.end.min(end) - at]);
             at = end;
         }
+        debug_assert_eq!(chunk.len(), span.len(), "a span of stdin, {span:?}");
         chunk
     }
 }
@@ -644,6 +664,30 @@ mod tests {
             assert!(Part::Own.holds(&tree.current()), "drawn from its part");
             assert!(tree.simplify(), "it shrinks");
             assert!(!Part::Own.holds(&tree.current()), "to a script without the step that put it there");
+        }
+    }
+
+    #[test]
+    fn spans_gathered_in_order_are_stdins_across_empty_frames_and_gaps() {
+        let handshake = Script::handshake(Revision::R2025_06_18);
+        let frame = |b: &[u8]| Frame { bytes: b.to_vec(), ..handshake.frames[0].clone() };
+        let frames = [&b"ab"[..], b"", b"cdef", b"", b"g"].map(frame).to_vec();
+        let script = Script::one_write_per_frame(Revision::R2025_06_18, frames, true);
+        let stdin = script.stdin();
+        let n = stdin.len();
+        // Two spans taken in order, each empty or not, starting or ending
+        // inside a frame or at its edge, with or without a gap between
+        // them (the driver skips a filled frame's span).
+        for a in 0..=n {
+            for b in a..=n {
+                for c in b..=n {
+                    for d in c..=n {
+                        let mut gather = script.gather();
+                        assert_eq!(gather.take(a..b), &stdin[a..b], "{a}..{b}");
+                        assert_eq!(gather.take(c..d), &stdin[c..d], "{a}..{b} then {c}..{d}");
+                    }
+                }
+            }
         }
     }
 

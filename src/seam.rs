@@ -7,7 +7,8 @@
 //! A [`Target`] starts one [`Gateway`] per session and hands it a
 //! [`Recorder`]. The driver then:
 //!
-//! 1. calls [`Gateway::write_stdin`] with each write of the script, in order.
+//! 1. calls [`Gateway::write_stdin_owned`] (by default
+//!    [`Gateway::write_stdin`]) with each write of the script, in order.
 //!    A write may hold part of a line, or several lines: the gateway must do
 //!    its own framing, exactly as it would on a pipe;
 //! 2. calls [`Gateway::close_stdin`] when the script ends with EOF;
@@ -320,8 +321,9 @@ pub trait Gateway {
     fn write_stdin(&mut self, bytes: &[u8]) -> Result<(), Fault>;
     /// [`Gateway::write_stdin`] with bytes the caller no longer needs, as
     /// the driver writes them; by default it is `write_stdin`. A gateway
-    /// that queues what it is given (a writer thread) keeps them as they
-    /// are rather than copy them.
+    /// that queues what it is given (a writer thread) may keep them as they
+    /// are rather than copy them; it must do exactly what `write_stdin`
+    /// does with the same bytes.
     fn write_stdin_owned(&mut self, bytes: Vec<u8>) -> Result<(), Fault> {
         self.write_stdin(&bytes)
     }

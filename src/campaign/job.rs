@@ -66,10 +66,13 @@ pub struct Job<'a> {
     /// tell; and every key so told, which is not judged a third time.
     unconfirmed: Vec<Distinct>,
     unconfirmed_once: Vec<Distinct>,
-    /// The latest search sessions run in a shared process that broke a
-    /// check, by salt, with the salt their tokens carried there and what
-    /// the process ran before each.
-    caught: std::collections::VecDeque<(u32, u32, History)>,
+    /// The latest search session run in a shared process that broke a
+    /// check, by salt, with the salt its tokens carried there and what the
+    /// process ran before it. The hunt asks for it as soon as the session
+    /// is handed back, before it runs another search session here: one is
+    /// enough, and a night of sparse violations keeps no ended process's
+    /// history alive (each up to 16 MiB of scripts).
+    caught: Option<(u32, u32, History)>,
     /// How long after its window evidence has come, by its deadline, to a
     /// session of this job that it showed a new violation: every fresh
     /// session's quiet wait covers it while the server runs (the server was
@@ -351,14 +354,9 @@ impl<'a> Job<'a> {
         // A search session in violation is handed to the hunt as it is: the
         // hunt confirms in a fresh session whatever it reports, and reports
         // one no fresh session repeats with the scripts this process ran
-        // before it. Only one that may show a finding not made yet is asked
-        // for them: a session of a known finding keeps no process's history
-        // alive (a night of sparse repeats would keep 64 of them).
-        if healthy && *lane == Lane::Search && !clean && !new_in(&run, self.known, false).is_empty() {
-            self.caught.push_back((salt, quick, entry.history.clone()));
-            if self.caught.len() > CAUGHT {
-                self.caught.pop_front();
-            }
+        // before it.
+        if healthy && *lane == Lane::Search && !clean {
+            self.caught = Some((salt, quick, entry.history.clone()));
         }
         if healthy && (clean || matches!(lane, Lane::Shrink(_)) || *lane == Lane::Search) {
             return Ok(Some(run));
@@ -409,7 +407,7 @@ impl<'a> Job<'a> {
     /// its tokens carried there: a finding it showed that no fresh session
     /// repeats is state-dependent, reported with them.
     pub(crate) fn history_of(&self, salt: u32) -> Option<(Vec<crate::script::Script>, u32)> {
-        self.caught.iter().rev().find(|(s, ..)| *s == salt).map(|(_, quick, h)| (h.scripts(), *quick))
+        self.caught.as_ref().filter(|(s, ..)| *s == salt).map(|(_, quick, h)| (h.scripts(), *quick))
     }
 
     /// What `spec` writes, with tokens of one fixed salt, where that is no
@@ -636,11 +634,6 @@ impl<'a> Job<'a> {
         Ok(self.take_found())
     }
 }
-
-/// How many search sessions' histories [`Job::history_of`] keeps, of
-/// those that may show a finding not made yet: more than the findings a
-/// hunt has under way at once.
-const CAUGHT: usize = 64;
 
 /// The largest script whose shrinking candidates run in flight.
 const FLIGHT_BYTES: usize = 256 << 10;
