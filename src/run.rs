@@ -40,7 +40,8 @@ pub(crate) fn drive<G: Gateway>(
     let gateway = &mut *gateway;
     let mut obs = Observation::none();
     // Each write is gathered from the frames it spans and handed over as
-    // it is: a call of 32 MiB is not held twice while it is written.
+    // it is: a call of 32 MiB is held by its frame and its write alone,
+    // with no copy of the whole of stdin beside them.
     let stdin_len: usize = script.frames.iter().map(|f| f.bytes.len()).sum();
     let mut gather = script.gather();
     let mut crashed = None;

@@ -70,8 +70,8 @@ pub struct Job<'a> {
     /// check, by salt, with the salt its tokens carried there and what the
     /// process ran before it. The hunt asks for it as soon as the session
     /// is handed back, before it runs another search session here: one is
-    /// enough, and a night of sparse violations keeps no ended process's
-    /// history alive (each up to 16 MiB of scripts).
+    /// enough, so however long the run, this keeps at most one process's
+    /// history alive (up to 16 MiB of scripts; it kept 64).
     caught: Option<(u32, u32, History)>,
     /// How long after its window evidence has come, by its deadline, to a
     /// session of this job that it showed a new violation: every fresh
