@@ -28,6 +28,14 @@ const KEPT: usize = 4096;
 /// view of that history is held either.
 const KEPT_BYTES: usize = 64 << 20;
 const MIN_KEPT: usize = 64;
+/// Past [`KEPT_BYTES`], the most sessions kept that hold a call of
+/// [`HUGE_BYTES`] or more (the size family's 8 to 32 MiB, each held as its
+/// line and as the argument its call must act on), the latest [`MIN_KEPT`]
+/// included: one such call in 23 drawn on the own-process lane, several
+/// close together would otherwise all be kept, and the most that ever fell
+/// together would set the run's peak, rising with its length.
+const KEPT_HUGE: usize = 2;
+const HUGE_BYTES: usize = 8 << 20;
 
 /// One session run, as far as its evidence goes.
 #[derive(Clone, Debug)]
@@ -287,6 +295,17 @@ impl Ledger {
             let settled = |e: &Entry| e.due.is_none() && e.answer_by.is_none_or(|by| by <= now);
             let at = entries.iter().position(settled).or_else(|| entries.iter().position(|e| e.due.is_none()));
             let at = at.unwrap_or(0);
+            let Some(old) = entries.remove(at) else { break };
+            bytes = bytes.saturating_sub(old.len_bytes());
+        }
+        // Then the oldest settled session with a huge call, past the
+        // latest [`KEPT_HUGE`] of them (one whose answers may still come
+        // stays).
+        while bytes > KEPT_BYTES {
+            let huge: Vec<usize> = (0..entries.len()).filter(|&i| entries[i].len_bytes() >= HUGE_BYTES).collect();
+            let older = &huge[..huge.len().saturating_sub(KEPT_HUGE)];
+            let settled = |e: &Entry| e.due.is_none() && e.answer_by.is_none_or(|by| by <= now);
+            let Some(&at) = older.iter().find(|&&i| settled(&entries[i])) else { break };
             let Some(old) = entries.remove(at) else { break };
             bytes = bytes.saturating_sub(old.len_bytes());
         }
@@ -659,6 +678,30 @@ mod tests {
         assert!(entries.iter().all(|e| e.obs.stdout.is_empty()), "no later session took its answer");
         drop(entries);
         assert_eq!(ledger.answers_past_horizon(), 1, "counted");
+    }
+
+    #[test]
+    fn past_the_byte_bound_only_the_latest_sessions_with_huge_calls_are_kept() {
+        let ledger = Ledger::default();
+        // Sessions each with a call of 16 MiB, among small ones, all within
+        // the latest MIN_KEPT; the first may still be answered.
+        let huge = |salt| {
+            let mut e = entry(salt);
+            let script = Arc::make_mut(&mut e.script);
+            script.frames.last_mut().expect("a call").bytes = vec![b' '; 16 << 20];
+            e
+        };
+        let by = Instant::now() + Duration::from_secs(60);
+        ledger.record(Entry { answer_by: Some(by), ..huge(1) });
+        for salt in 2..=7 {
+            ledger.record(huge(salt));
+            ledger.record(entry(100 + salt));
+        }
+        let entries = ledger.entries();
+        let kept: Vec<u32> = entries.iter().filter(|e| e.len_bytes() >= HUGE_BYTES).map(|e| e.session.salt).collect();
+        assert_eq!(kept, [1, 6, 7], "the one still owed answers, and the latest two");
+        assert_eq!(entries.iter().filter(|e| e.len_bytes() < HUGE_BYTES).count(), 6, "every small one stays");
+        assert_eq!(ledger.bytes.load(Ordering::Relaxed), entries.iter().map(Entry::len_bytes).sum::<usize>());
     }
 
     #[test]
