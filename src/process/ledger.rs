@@ -21,19 +21,22 @@ use std::time::{Duration, Instant};
 /// an effect of theirs counts as carrying no known token, which is a
 /// finding of whichever session it lands in: evidence is never dropped.
 const KEPT: usize = 4096;
-/// Most bytes of scripts kept (sized calls run to 32 MiB each): past it
-/// the oldest are forgotten too, but never the latest [`MIN_KEPT`], whose
-/// late evidence is the likeliest. Each entry's script counts; one run in
-/// a shared process is also its process's history, and is freed once no
-/// view of that history is held either.
+/// Most bytes of scripts and output kept (sized calls run to 32 MiB
+/// each): past it the oldest are forgotten too, but not the latest
+/// [`MIN_KEPT`], whose late evidence is the likeliest, unless they hold
+/// calls of [`HUGE_BYTES`] or more ([`KEPT_HUGE`]). Each entry's script
+/// counts; one run in a shared process is also its process's history, and
+/// is freed once no view of that history is held either.
 const KEPT_BYTES: usize = 64 << 20;
 const MIN_KEPT: usize = 64;
-/// Past [`KEPT_BYTES`], the most sessions kept that hold a call of
-/// [`HUGE_BYTES`] or more (the size family's 8 to 32 MiB, each held as its
-/// line and as the argument its call must act on), the latest [`MIN_KEPT`]
-/// included: one such call in 23 drawn on the own-process lane, several
-/// close together would otherwise all be kept, and the most that ever fell
-/// together would set the run's peak, rising with its length.
+/// Past [`KEPT_BYTES`], sessions in a process of their own whose script
+/// is [`HUGE_BYTES`] or more (the size family's calls of 8 to 32 MiB, each
+/// held as its line and as the argument its call must act on) go too,
+/// oldest first and settled, even among the latest [`MIN_KEPT`], until the
+/// bytes are back within it or only the latest `KEPT_HUGE` are left. One
+/// script in 23 drawn on the own-process lane carries such a call: several
+/// close together were all kept, and the most that ever fell together set
+/// the run's peak, which rose with its length.
 const KEPT_HUGE: usize = 2;
 const HUGE_BYTES: usize = 8 << 20;
 
@@ -102,7 +105,8 @@ impl Entry {
         }
     }
 
-    /// The bytes it holds when recorded: its script and its output.
+    /// The bytes it holds: its script and its output (which late output
+    /// and answers grow; [`Ledger::bytes`] follows).
     fn len_bytes(&self) -> usize {
         self.script.len_bytes() + self.obs.stdout.len() + self.obs.stderr.len()
     }
@@ -186,7 +190,8 @@ pub(crate) struct Ledger {
     id: usize,
     siblings: Mutex<Siblings>,
     entries: Mutex<VecDeque<Entry>>,
-    /// The bytes of the scripts of `entries`.
+    /// The bytes `entries` hold ([`Entry::len_bytes`]), kept as their
+    /// output grows, under the lock of `entries`.
     bytes: AtomicUsize,
     /// The lines written to the target's processes, markers and
     /// handshakes included: each write that went through whole.
@@ -298,13 +303,14 @@ impl Ledger {
             let Some(old) = entries.remove(at) else { break };
             bytes = bytes.saturating_sub(old.len_bytes());
         }
-        // Then the oldest settled session with a huge call, past the
-        // latest [`KEPT_HUGE`] of them (one whose answers may still come
-        // stays).
+        // Then the oldest settled session of a huge call in a process of
+        // its own, past the latest [`KEPT_HUGE`] of them: not one whose
+        // answers may still come, nor one with late evidence not judged yet.
         while bytes > KEPT_BYTES {
-            let huge: Vec<usize> = (0..entries.len()).filter(|&i| entries[i].len_bytes() >= HUGE_BYTES).collect();
+            let huge = |e: &Entry| e.process.is_none() && e.script.len_bytes() >= HUGE_BYTES;
+            let huge: Vec<usize> = (0..entries.len()).filter(|&i| huge(&entries[i])).collect();
             let older = &huge[..huge.len().saturating_sub(KEPT_HUGE)];
-            let settled = |e: &Entry| e.due.is_none() && e.answer_by.is_none_or(|by| by <= now);
+            let settled = |e: &Entry| e.due.is_none() && e.answer_by.is_none_or(|by| by <= now) && !e.dirty;
             let Some(&at) = older.iter().find(|&&i| settled(&entries[i])) else { break };
             let Some(old) = entries.remove(at) else { break };
             bytes = bytes.saturating_sub(old.len_bytes());
@@ -413,6 +419,7 @@ impl Ledger {
             entry.obs.stdout.extend_from_slice(stdout);
             entry.add_late(at, last);
         }
+        self.bytes.fetch_add(stdout.len() + stderr.len(), Ordering::Relaxed);
     }
 
     /// Counts the lines of `bytes` (each LF), written whole to a process
@@ -455,6 +462,7 @@ impl Ledger {
         let last = last_judged(&entries, i);
         let entry = &mut entries[i];
         entry.obs.stdout.extend_from_slice(line);
+        self.bytes.fetch_add(line.len(), Ordering::Relaxed);
         let awaited = entry.obs.awaiting.contains(id);
         if awaited && !entry.answered.contains(id) {
             entry.answered.push(id.clone());
@@ -691,15 +699,30 @@ mod tests {
             script.frames.last_mut().expect("a call").bytes = vec![b' '; 16 << 20];
             e
         };
+        let kept = |ledger: &Ledger| -> Vec<u32> {
+            let entries = ledger.entries();
+            entries.iter().filter(|e| e.len_bytes() >= HUGE_BYTES).map(|e| e.session.salt).collect()
+        };
+        // Within 64 MiB, all stay.
+        let within = Ledger::default();
+        (8..=10).for_each(|salt| within.record(huge(salt)));
+        assert_eq!(kept(&within), [8, 9, 10], "48 MiB");
+        // Past it, not one still owed answers, nor one with late evidence
+        // not judged yet, nor a shared process's session (its process may
+        // still write for it: huge calls run in processes of their own).
         let by = Instant::now() + Duration::from_secs(60);
         ledger.record(Entry { answer_by: Some(by), ..huge(1) });
-        for salt in 2..=7 {
+        ledger.record(Entry { process: Some(0), ..huge(50) });
+        ledger.record(Entry { dirty: true, ..huge(2) });
+        for salt in 3..=7 {
             ledger.record(huge(salt));
             ledger.record(entry(100 + salt));
         }
+        // Late output counts, as the bytes it adds.
+        ledger.late_output(7, b"", &[b'.'; 1 << 20], Instant::now());
+        ledger.record(entry(200));
+        assert_eq!(kept(&ledger), [1, 50, 2, 6, 7], "those that must stay, and the latest two");
         let entries = ledger.entries();
-        let kept: Vec<u32> = entries.iter().filter(|e| e.len_bytes() >= HUGE_BYTES).map(|e| e.session.salt).collect();
-        assert_eq!(kept, [1, 6, 7], "the one still owed answers, and the latest two");
         assert_eq!(entries.iter().filter(|e| e.len_bytes() < HUGE_BYTES).count(), 6, "every small one stays");
         assert_eq!(ledger.bytes.load(Ordering::Relaxed), entries.iter().map(Entry::len_bytes).sum::<usize>());
     }
