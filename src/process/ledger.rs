@@ -24,19 +24,20 @@ const KEPT: usize = 4096;
 /// Most bytes of scripts and output kept (sized calls run to 32 MiB
 /// each): past it the oldest are forgotten too, but not the latest
 /// [`MIN_KEPT`], whose late evidence is the likeliest, unless they hold
-/// calls of [`HUGE_BYTES`] or more ([`KEPT_HUGE`]). Each entry's script
-/// counts; one run in a shared process is also its process's history, and
-/// is freed once no view of that history is held either.
+/// [`HUGE_BYTES`] or more each ([`KEPT_HUGE`]). Each entry's script and
+/// output count; a script run in a shared process is also its process's
+/// history, and is freed once no view of that history is held either.
 const KEPT_BYTES: usize = 64 << 20;
 const MIN_KEPT: usize = 64;
-/// Past [`KEPT_BYTES`], sessions in a process of their own whose script
-/// is [`HUGE_BYTES`] or more (the size family's calls of 8 to 32 MiB, each
-/// held as its line and as the argument its call must act on) go too,
-/// oldest first and settled, even among the latest [`MIN_KEPT`], until the
-/// bytes are back within it or only the latest `KEPT_HUGE` are left. One
-/// script in 23 drawn on the own-process lane carries such a call: several
-/// close together were all kept, and the most that ever fell together set
-/// the run's peak, which rose with its length.
+/// Past [`KEPT_BYTES`], sessions in a process of their own that hold
+/// [`HUGE_BYTES`] or more (the size family's calls of 8 to 32 MiB, each
+/// held as its line and as the argument its call must act on, or as much
+/// output) go too, oldest first and settled, even among the latest
+/// [`MIN_KEPT`], until the bytes are back within it or only the latest
+/// `KEPT_HUGE` such sessions are left. One script in 23 drawn on the
+/// own-process lane carries such a call: several close together were all
+/// kept, and the most that ever fell together set the run's peak, which
+/// rose with its length.
 const KEPT_HUGE: usize = 2;
 const HUGE_BYTES: usize = 8 << 20;
 
@@ -295,22 +296,23 @@ impl Ledger {
         // The oldest go first, but not one whose answers may still come:
         // its verdict is still to come, and an answer that found its
         // session gone would be judged in none (while any other can go).
+        // One with late evidence not judged yet goes after the rest.
         let now = Instant::now();
+        let settled = |e: &Entry| e.due.is_none() && e.answer_by.is_none_or(|by| by <= now) && !e.dirty;
         while entries.len() > KEPT || (bytes > KEPT_BYTES && entries.len() > MIN_KEPT) {
-            let settled = |e: &Entry| e.due.is_none() && e.answer_by.is_none_or(|by| by <= now);
             let at = entries.iter().position(settled).or_else(|| entries.iter().position(|e| e.due.is_none()));
             let at = at.unwrap_or(0);
             let Some(old) = entries.remove(at) else { break };
             bytes = bytes.saturating_sub(old.len_bytes());
         }
-        // Then the oldest settled session of a huge call in a process of
-        // its own, past the latest [`KEPT_HUGE`] of them: not one whose
-        // answers may still come, nor one with late evidence not judged yet.
+        // Then the oldest settled session of a process of its own that
+        // holds a huge call (or as much output), past the latest
+        // [`KEPT_HUGE`] of them: not one whose answers may still come, nor
+        // one with late evidence not judged yet.
         while bytes > KEPT_BYTES {
-            let huge = |e: &Entry| e.process.is_none() && e.script.len_bytes() >= HUGE_BYTES;
+            let huge = |e: &Entry| e.process.is_none() && e.len_bytes() >= HUGE_BYTES;
             let huge: Vec<usize> = (0..entries.len()).filter(|&i| huge(&entries[i])).collect();
             let older = &huge[..huge.len().saturating_sub(KEPT_HUGE)];
-            let settled = |e: &Entry| e.due.is_none() && e.answer_by.is_none_or(|by| by <= now) && !e.dirty;
             let Some(&at) = older.iter().find(|&&i| settled(&entries[i])) else { break };
             let Some(old) = entries.remove(at) else { break };
             bytes = bytes.saturating_sub(old.len_bytes());
@@ -718,8 +720,9 @@ mod tests {
             ledger.record(huge(salt));
             ledger.record(entry(100 + salt));
         }
-        // Late output counts, as the bytes it adds.
+        // Late output and answers count, as the bytes they add.
         ledger.late_output(7, b"", &[b'.'; 1 << 20], Instant::now());
+        ledger.answer(6, &[b' '; 1 << 20], &Id::Int(9), Instant::now(), Duration::ZERO);
         ledger.record(entry(200));
         assert_eq!(kept(&ledger), [1, 50, 2, 6, 7], "those that must stay, and the latest two");
         let entries = ledger.entries();
