@@ -42,7 +42,7 @@ pub(crate) fn drive<G: Gateway>(
     // Each write is gathered from the frames it spans and handed over as
     // it is: a call of 32 MiB is held by its frame and its write alone,
     // with no copy of the whole of stdin beside them.
-    let stdin_len: usize = script.frames.iter().map(|f| f.bytes.len()).sum();
+    let stdin_len = script.len_bytes();
     let mut gather = script.gather();
     let mut crashed = None;
     // How much longer what was written is than the script's own bytes,

@@ -239,14 +239,13 @@ impl Script {
     }
 
     /// How many bytes the script writes.
-    #[cfg(all(feature = "process", target_os = "linux"))]
     pub(crate) fn len_bytes(&self) -> usize {
         self.frames.iter().map(|f| f.bytes.len()).sum()
     }
 
     /// Everything written to stdin, in order.
     pub fn stdin(&self) -> Vec<u8> {
-        let mut stdin = Vec::with_capacity(self.frames.iter().map(|f| f.bytes.len()).sum());
+        let mut stdin = Vec::with_capacity(self.len_bytes());
         for f in &self.frames {
             stdin.extend_from_slice(&f.bytes);
         }

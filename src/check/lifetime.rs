@@ -184,7 +184,7 @@ mod tests {
             stdout: stdout.into_bytes(),
             exit_before_eof: Exit::Exited(0),
             exit: Exit::Exited(0),
-            ended_at: Some(script.frames.iter().map(|f| f.bytes.len()).sum()),
+            ended_at: Some(script.len_bytes()),
             eof_sent: true,
             ..Observation::none()
         };
