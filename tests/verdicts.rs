@@ -256,8 +256,10 @@ fn each_planted_bug_of_the_round_trip_is_one_finding() {
             &["forged_state", "altered_state", "replayed_state", "foreign_state"],
             "150",
         ),
-        ("replay-state", EFFECT_UNCONFIRMED, &["replayed_state"], "200"),
-        ("unbound-state", EFFECT_UNCONFIRMED, &["foreign_state"], "200"),
+        // One session in 200 shows either at seed 0, and draws after a
+        // claim differ: 300 leave room (none of 30 other seeds missed).
+        ("replay-state", EFFECT_UNCONFIRMED, &["replayed_state"], "300"),
+        ("unbound-state", EFFECT_UNCONFIRMED, &["foreign_state"], "300"),
     ]);
 }
 

@@ -89,6 +89,11 @@ struct Seen {
     accepted: Vec<String>,
     /// Most findings to make, as `--max-findings` counts them; 0 for no bound.
     most: usize,
+    /// Those made that rest on time alone, not yet confirmed by a patient
+    /// session: claimed, so that no other job shrinks them too, but not
+    /// counted, so that no lane stops drawing for one that may be the
+    /// load's.
+    doubtful: Vec<Distinct>,
 }
 
 impl Seen {
@@ -98,7 +103,8 @@ impl Seen {
     /// into).
     fn counted(&self) -> usize {
         let folds = |d: &Distinct| d.folds_into().is_some_and(|to| self.made.contains(&to));
-        self.made.iter().filter(|d| !folds(d) && !d.listed_in(&self.accepted)).count()
+        let counts = |d: &&Distinct| !folds(d) && !d.listed_in(&self.accepted) && !self.doubtful.contains(d);
+        self.made.iter().filter(counts).count()
     }
 }
 
@@ -134,7 +140,28 @@ impl Known {
 
     /// Takes back `d`, claimed when it was caught but not confirmed.
     fn forget(&self, d: &Distinct) {
-        self.lock().made.retain(|k| k != d);
+        let mut known = self.lock();
+        known.made.retain(|k| k != d);
+        known.doubtful.retain(|k| k != d);
+    }
+
+    /// Notes that `d`, just claimed, rests on time alone: until a patient
+    /// session confirms it ([`Known::confirmed`]) it does not count.
+    fn doubt(&self, d: &Distinct) {
+        self.lock().doubtful.push(d.clone());
+    }
+
+    /// Counts `d`, confirmed; false (and `d` taken back) where the findings
+    /// other jobs made meanwhile leave it no room within
+    /// [`Known::most`].
+    fn confirmed(&self, d: &Distinct) -> bool {
+        let mut known = self.lock();
+        known.doubtful.retain(|k| k != d);
+        if known.most > 0 && known.counted() > known.most {
+            known.made.retain(|k| k != d);
+            return false;
+        }
+        true
     }
 
     /// Whether `d` has been made, by any job.
@@ -384,6 +411,29 @@ fn rests_on_time(d: &Distinct, (script, obs, violations): &SessionRun) -> bool {
     d.rests_on_time(violations, script, obs)
 }
 
+/// The findings `shown` (in the order checks are reported) of a search
+/// session that showed `run`, in the order one is claimed: those shown on
+/// evidence before those by time alone. A verdict by time alone may be the
+/// load's, and one no patient session confirms must not hide what the
+/// session showed happen (an effect of a rejected frame, a call acted
+/// twice). A session whose first violation is an early end it showed
+/// (an exit, a crash) shows that alone: it explains the answers that did
+/// not come after it, which are no finding each; where that first one
+/// rests on time (still running after EOF, a stall), it hides only the
+/// others that do.
+fn claimable(mut shown: Vec<Distinct>, run: &SessionRun) -> Vec<Distinct> {
+    let timed = |d: &Distinct| rests_on_time(d, run);
+    if let Some(first) = shown.first().filter(|d| d.check == CheckId::Liveness).cloned() {
+        match timed(&first) {
+            false => shown.truncate(1),
+            true => shown.retain(|d| *d == first || !timed(d)),
+        }
+    }
+    shown.dedup();
+    shown.sort_by_key(|d| timed(d));
+    shown
+}
+
 /// The findings `run` shows within `cfg`'s scope.
 fn judged(cfg: &HuntConfig, run: &SessionRun) -> Vec<Distinct> {
     super::scope::Scope::from(cfg).judged(run)
@@ -567,7 +617,7 @@ impl Hunt<'_> {
                     return Err(TestCaseError::fail("harness fault"));
                 }
             };
-            let mut shown = judged(cfg, &outcome);
+            let shown = judged(cfg, &outcome);
             if shrinking.is_none() {
                 self.known.saw(super::scope::Scope::from(cfg), &outcome, (&spec, salt));
             }
@@ -575,15 +625,11 @@ impl Hunt<'_> {
                 tried.borrow_mut().insert(w, shown.contains(d));
             }
             let hit = match &shrinking {
-                // The first finding no job has made, claimed at once so no
-                // other job shrinks it too. A session whose first violation
-                // is an early end shows that alone: it explains the answers
-                // that did not come after it, which are no finding each.
+                // The first finding no job has made, in the order one is
+                // claimed ([`claimable`]), claimed at once so no other job
+                // shrinks it too.
                 None => {
-                    if shown.first().is_some_and(|d| d.check == CheckId::Liveness) {
-                        shown.truncate(1);
-                    }
-                    shown.dedup();
+                    let shown = claimable(shown, &outcome);
                     shown.iter().for_each(|d| self.known.hit(d));
                     shown.into_iter().find(|d| self.known.add(d))
                 }
@@ -600,7 +646,9 @@ impl Hunt<'_> {
                         // only a run with longer waits confirms.
                         None => {
                             let history = self.flight.and_then(|f| (f.history)(salt));
-                            if !rests_on_time(&d, &outcome) {
+                            if rests_on_time(&d, &outcome) {
+                                self.known.doubt(&d);
+                            } else {
                                 let at = self.start.elapsed();
                                 let f = self.finding(&d, spec.clone(), outcome.clone(), salt, searched.get(), Some(at));
                                 (self.found)(&Finding { shrink_ran_out: true, ..unconfirmed(f, history.clone()) });
@@ -667,6 +715,11 @@ impl Hunt<'_> {
         let Some(Caught { spec, run, salt, history }) = self.confirm(&d, spec, accepted, caught_run)? else {
             return Ok(Round::Unconfirmed(d));
         };
+        // Confirmed by time alone once other jobs made the last findings
+        // the run makes: past --max-findings.
+        if !self.known.confirmed(&d) {
+            return Ok(Round::Done);
+        }
         let f = self.finding(&d, spec, run, salt, found_at, first_seen);
         Ok(Round::Found(Box::new(Finding { shrink_ran_out, ..unconfirmed(f, history) })))
     }
@@ -822,6 +875,67 @@ mod tests {
     use crate::reference::{Mutant, Reference};
     use std::collections::HashSet;
 
+    /// A session of one valid call showing each of `kinds` on the call,
+    /// and what it shows in the order a search claims one.
+    fn claimed(kinds: &[(CheckId, crate::check::Kind)]) -> Vec<String> {
+        let spec = ScriptSpec::whole(Revision::LATEST, vec![crate::attack::Step::Control(0)]);
+        let script = spec.render(&crate::Catalogue::reference(), 1);
+        let call = script.frames.len() - 1;
+        let v = |(check, kind): &(CheckId, crate::check::Kind)| Violation {
+            check: *check,
+            frame: Some(call),
+            span: None,
+            kind: kind.clone(),
+        };
+        let run: SessionRun = (script.into(), Observation::none(), kinds.iter().map(v).collect());
+        let shown = run.2.iter().map(|v| distinct(v, &run.0, &run.1)).collect();
+        claimable(shown, &run).iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn a_session_still_running_after_eof_is_claimed_for_what_it_showed_happen_first() {
+        use crate::check::Kind;
+        let late = (CheckId::Liveness, Kind::RunningAfterEof);
+        let crashed = (CheckId::Liveness, Kind::Crashed { said: "killed by signal 9".into() });
+        let twice = (CheckId::ExactlyOnce, Kind::ExecutedTimes { id: "2".into(), times: 2 });
+        let unanswered = (CheckId::Correlation, Kind::Unanswered { id: "2".into() });
+        let (late_key, twice_key) = ("liveness/running_after_eof", "exactly-once/executed_times (valid_call)");
+        // Under load a server may exit past the grace: that verdict, which
+        // a patient session may not repeat, neither hides the call acting
+        // twice nor comes before it; the answer it may explain goes.
+        let all = [late.clone(), twice.clone(), unanswered.clone()];
+        assert_eq!(claimed(&all), [twice_key, late_key]);
+        assert_eq!(claimed(std::slice::from_ref(&late)), [late_key]);
+        // An end the session showed explains everything after it.
+        assert_eq!(claimed(&[crashed, twice.clone()]), ["liveness/crashed (valid_call)"]);
+        // Without a liveness verdict, evidence first, then time.
+        assert_eq!(claimed(&[twice, unanswered]), [twice_key, "correlation/unanswered (valid_call)"]);
+    }
+
+    #[test]
+    fn a_finding_on_evidence_is_made_though_each_session_also_ran_past_eof_unconfirmed() {
+        // On a loaded machine a server may exit past the grace in every
+        // session: a verdict by time alone, which sorts first and which no
+        // patient session repeats. The mutant's finding is made all the
+        // same, and nothing by time alone is reported.
+        let cfg = HuntConfig { cases: 256, policy: Policy::KeepOpen, ..Default::default() };
+        let bugged = Reference::mutant(Mutant::BoolId);
+        let late =
+            Violation { check: CheckId::Liveness, frame: None, span: None, kind: crate::check::Kind::RunningAfterEof };
+        let run = |spec: &ScriptSpec, salt: u32, lane: Lane| {
+            let mut run = into_session_run(super::super::session(&bugged, cfg.policy, spec, salt)?);
+            if lane == Lane::Search {
+                run.2.insert(0, late.clone());
+            }
+            Ok(run)
+        };
+        let scripts = super::super::strategy(&cfg);
+        let found = hunt_among(&cfg, scripts, &|_| true, (&run, None), &Known::default(), &|_| {});
+        let keys: Vec<String> = found.expect("the harness runs").iter().map(|f| f.distinct().to_string()).collect();
+        assert!(!keys.is_empty(), "the mutant is caught");
+        assert!(keys.iter().all(|k| !k.starts_with("liveness")), "{keys:?}");
+    }
+
     /// What `--max-findings` counts: neither a finding a baseline accepts
     /// (by its key, or the key it would fold into) nor one that folds
     /// into a finding made already.
@@ -858,6 +972,35 @@ mod tests {
         assert!(answered.add(&answer));
         assert!(answered.add(&effect), "the answer folds into it: the count stays one");
         assert_eq!(answered.len(), 1);
+    }
+
+    /// A claim by time alone does not count toward `--max-findings` until
+    /// a patient session confirms it: no lane stops drawing for it, and
+    /// another lane's finding meanwhile takes the room.
+    #[test]
+    #[cfg(feature = "process")]
+    fn a_claim_by_time_alone_counts_only_once_confirmed() {
+        let key = |check, kind: &str| Distinct { check, kind: kind.into(), what: String::new() };
+        let (late, twice) = (key(CheckId::Liveness, "running_after_eof"), key(CheckId::ExactlyOnce, "executed_times"));
+        let known = Known::default();
+        known.most(1);
+        assert!(known.add(&late));
+        known.doubt(&late);
+        assert_eq!(known.len(), 0, "pending, it leaves room");
+        assert!(known.contains(&late) && !known.add(&late), "claimed: no other job shrinks it");
+        known.forget(&late);
+        assert!(known.add(&late), "forgotten, it may be claimed again");
+        known.doubt(&late);
+        assert!(known.add(&twice), "another lane's finding meanwhile");
+        assert!(!known.confirmed(&late), "no room left once confirmed");
+        assert_eq!((known.len(), known.contains(&late)), (1, false));
+        let alone = Known::default();
+        alone.most(1);
+        assert!(alone.add(&late));
+        alone.doubt(&late);
+        assert!(alone.confirmed(&late));
+        assert_eq!(alone.len(), 1, "confirmed, it counts");
+        assert!(!alone.add(&twice), "and fills the room");
     }
 
     #[test]
