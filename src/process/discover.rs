@@ -70,6 +70,7 @@ pub(crate) fn speaks_stateless(target: &ChildTarget) -> Result<Stateless, Fault>
         |out: &[u8], id: i64| crate::json_line::values(out).find(|v| crate::json_line::answers(v, &Id::Int(id)));
     let mut out = Vec::new();
     let mut until = asked + bound;
+    let mut spoke = None;
     let discovered = loop {
         // Whether it has ended is asked first: what it wrote before is read.
         let ended = child.exit().ended();
@@ -80,7 +81,16 @@ pub(crate) fn speaks_stateless(target: &ChildTarget) -> Result<Stateless, Fault>
         if until == asked + bound && answer(&out, 2).is_some() {
             until = until.min(Instant::now() + asked.elapsed());
         }
-        let due = if child.wrote_anything() { until } else { until.max(starting) };
+        // Judged by what was taken and read above (output that came since,
+        // the answer itself a moment late, is read on the next turn); once
+        // it has written, the answer wait runs from then, as a session's.
+        if spoke.is_none() && !out.is_empty() {
+            spoke = Some(Instant::now());
+        }
+        let due = match spoke {
+            None => until.max(starting),
+            Some(at) => until.max(at + bound),
+        };
         if ended || Instant::now() >= due {
             break None;
         }
@@ -95,13 +105,17 @@ mod tests {
 
     #[test]
     fn a_server_slower_to_start_than_the_answer_wait_still_names_its_revision() {
-        // It reads the first line a second after it began, five times the
+        // It reads the first line a second after it began, twice the
         // answer wait, well within the start bound: it is still starting.
+        // Its answer comes in two writes a tenth of a second apart: once
+        // it has written, the answer wait runs from then.
         let probes = std::sync::Arc::new(crate::probe::Probes::start(&Default::default()).expect("probes"));
         let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"]}}"#;
-        let body = format!("sleep 1; read line; printf '%s\\n' '{answer}'; exec cat >/dev/null");
+        let (head, tail) = answer.split_at(20);
+        let write = format!("printf '%s' '{head}'; sleep 0.1; printf '%s\\n' '{tail}'");
+        let body = format!("sleep 1; read line; {write}; exec cat >/dev/null");
         let server = crate::process::Command::new("sh", ["-c", body.as_str()]);
-        let waits = crate::process::Waits::from_ms(200, 10, 200).starting_within(Duration::from_secs(2));
+        let waits = crate::process::Waits::from_ms(500, 10, 200).starting_within(Duration::from_secs(2));
         let target = ChildTarget::new(server, waits, Vec::new(), probes);
         let asked = speaks_stateless(&target).expect("it starts");
         assert!(asked.spoken, "it named 2026-07-28: {:?}", asked.answer);
