@@ -117,6 +117,14 @@ impl Known {
     /// count past the most findings the run makes ([`Known::most`]): lanes
     /// drawing at once then make no more than that between them.
     pub(crate) fn add(&self, d: &Distinct) -> bool {
+        self.claim(d, false)
+    }
+
+    /// [`Known::add`], and where `d` rests on time alone (`timed`), notes
+    /// it doubtful under the same lock: until a patient session confirms
+    /// it ([`Known::confirmed`]) it does not count, and no lane sees it
+    /// counted meanwhile.
+    fn claim(&self, d: &Distinct, timed: bool) -> bool {
         let mut known = self.lock();
         if known.made.contains(d) {
             return false;
@@ -127,6 +135,9 @@ impl Known {
         if known.most > 0 && known.counted() > known.most {
             known.made.pop();
             return false;
+        }
+        if timed {
+            known.doubtful.push(d.clone());
         }
         true
     }
@@ -143,12 +154,6 @@ impl Known {
         let mut known = self.lock();
         known.made.retain(|k| k != d);
         known.doubtful.retain(|k| k != d);
-    }
-
-    /// Notes that `d`, just claimed, rests on time alone: until a patient
-    /// session confirms it ([`Known::confirmed`]) it does not count.
-    fn doubt(&self, d: &Distinct) {
-        self.lock().doubtful.push(d.clone());
     }
 
     /// Counts `d`, confirmed; false (and `d` taken back) where the findings
@@ -420,17 +425,25 @@ fn rests_on_time(d: &Distinct, (script, obs, violations): &SessionRun) -> bool {
 /// (an exit, a crash) shows that alone: it explains the answers that did
 /// not come after it, which are no finding each; where that first one
 /// rests on time (still running after EOF, a stall), it hides only the
-/// others that do.
+/// others that rest on time or on what did not come (an answer, the end of
+/// a line, which a server still running may yet write).
 fn claimable(mut shown: Vec<Distinct>, run: &SessionRun) -> Vec<Distinct> {
+    let (script, obs, violations) = run;
     let timed = |d: &Distinct| rests_on_time(d, run);
+    // Each of its violations something that did not come (an answer, an
+    // effect, the end of a line) or a verdict by time.
+    let lacked = |d: &Distinct| {
+        let mut of_d = violations.iter().filter(|v| distinct(v, script, obs) == *d);
+        of_d.all(|v| v.kind.absent() || crate::finding::on_time(v, script, obs))
+    };
     if let Some(first) = shown.first().filter(|d| d.check == CheckId::Liveness).cloned() {
         match timed(&first) {
             false => shown.truncate(1),
-            true => shown.retain(|d| *d == first || !timed(d)),
+            true => shown.retain(|d| *d == first || !lacked(d)),
         }
     }
     shown.dedup();
-    shown.sort_by_key(|d| timed(d));
+    shown.sort_by_cached_key(timed);
     shown
 }
 
@@ -631,7 +644,7 @@ impl Hunt<'_> {
                 None => {
                     let shown = claimable(shown, &outcome);
                     shown.iter().for_each(|d| self.known.hit(d));
-                    shown.into_iter().find(|d| self.known.add(d))
+                    shown.into_iter().find(|d| self.known.claim(d, rests_on_time(d, &outcome)))
                 }
                 // While shrinking, only the same finding counts, so
                 // shrinking cannot wander to another bug.
@@ -646,9 +659,7 @@ impl Hunt<'_> {
                         // only a run with longer waits confirms.
                         None => {
                             let history = self.flight.and_then(|f| (f.history)(salt));
-                            if rests_on_time(&d, &outcome) {
-                                self.known.doubt(&d);
-                            } else {
+                            if !rests_on_time(&d, &outcome) {
                                 let at = self.start.elapsed();
                                 let f = self.finding(&d, spec.clone(), outcome.clone(), salt, searched.get(), Some(at));
                                 (self.found)(&Finding { shrink_ran_out: true, ..unconfirmed(f, history.clone()) });
@@ -905,6 +916,9 @@ mod tests {
         // twice nor comes before it; the answer it may explain goes.
         let all = [late.clone(), twice.clone(), unanswered.clone()];
         assert_eq!(claimed(&all), [twice_key, late_key]);
+        // Nor is a line not yet ended, which a server still running may end.
+        let unended = (CheckId::StdoutClean, Kind::AfterLastLf { bytes: 3 });
+        assert_eq!(claimed(&[late.clone(), unended]), [late_key]);
         assert_eq!(claimed(std::slice::from_ref(&late)), [late_key]);
         // An end the session showed explains everything after it.
         assert_eq!(claimed(&[crashed, twice.clone()]), ["liveness/crashed (valid_call)"]);
@@ -984,20 +998,17 @@ mod tests {
         let (late, twice) = (key(CheckId::Liveness, "running_after_eof"), key(CheckId::ExactlyOnce, "executed_times"));
         let known = Known::default();
         known.most(1);
-        assert!(known.add(&late));
-        known.doubt(&late);
+        assert!(known.claim(&late, true));
         assert_eq!(known.len(), 0, "pending, it leaves room");
         assert!(known.contains(&late) && !known.add(&late), "claimed: no other job shrinks it");
         known.forget(&late);
-        assert!(known.add(&late), "forgotten, it may be claimed again");
-        known.doubt(&late);
+        assert!(known.claim(&late, true), "forgotten, it may be claimed again");
         assert!(known.add(&twice), "another lane's finding meanwhile");
         assert!(!known.confirmed(&late), "no room left once confirmed");
         assert_eq!((known.len(), known.contains(&late)), (1, false));
         let alone = Known::default();
         alone.most(1);
-        assert!(alone.add(&late));
-        alone.doubt(&late);
+        assert!(alone.claim(&late, true));
         assert!(alone.confirmed(&late));
         assert_eq!(alone.len(), 1, "confirmed, it counts");
         assert!(!alone.add(&twice), "and fills the room");

@@ -7,7 +7,7 @@
 use super::SessionRun;
 use super::scope::Scope;
 use crate::check::{Violation, check};
-use crate::finding::{Distinct, distinct};
+use crate::finding::{Distinct, distinct, on_time};
 use crate::observation::Observation;
 use crate::process::{ChildTarget, Entry, Ledger};
 use crate::script::Script;
@@ -57,8 +57,9 @@ pub(crate) fn now(ledger: &Ledger, salts: &[u32], script: &Script) -> Option<(Se
 
 /// Judges again every session whose evidence grew since it was last
 /// judged, and returns those that now break something they did not: each
-/// with its violations now, the finding key of the first new one, and
-/// that of the first new one `scope` reports, if any. What a session has
+/// with its violations now, the finding key of the first new one (the
+/// first shown on evidence, if any is), and that of the first new one
+/// `scope` reports, if any, chosen so. What a session has
 /// shown is kept whatever the scope (a violation outside it is never
 /// reported later): a ledger serves one run, which has one scope.
 pub(crate) fn rejudge(ledger: &Ledger, scope: Scope) -> Vec<(Entry, Vec<Violation>, Distinct, Option<Distinct>)> {
@@ -67,8 +68,11 @@ pub(crate) fn rejudge(ledger: &Ledger, scope: Scope) -> Vec<(Entry, Vec<Violatio
         let shown = fingerprints(&now);
         let is_new = |v: &Violation| !entry.shown.contains(&fingerprint(v));
         let key = |v: &Violation| distinct(v, &entry.script, &entry.obs);
-        let first = now.iter().find(|v| is_new(v)).map(key);
-        let reported = scope.reported(&now, &entry.script, &entry.obs).find(|v| is_new(v)).map(key);
+        // What happened before what rests on time: one no patient session
+        // repeats must not take the evidence with it.
+        let timed = |v: &&Violation| on_time(v, &entry.script, &entry.obs);
+        let first = now.iter().filter(|v| is_new(v)).min_by_key(timed).map(key);
+        let reported = scope.reported(&now, &entry.script, &entry.obs).filter(|v| is_new(v)).min_by_key(timed).map(key);
         (shown, first.map(|first| (now.clone(), first, reported)))
     });
     judged.into_iter().map(|(entry, (now, first, reported))| (entry, now, first, reported)).collect()
