@@ -116,6 +116,7 @@ impl Known {
     /// Adds `d`; false when another job made it first, or when it would
     /// count past the most findings the run makes ([`Known::most`]): lanes
     /// drawing at once then make no more than that between them.
+    #[cfg(feature = "process")]
     pub(crate) fn add(&self, d: &Distinct) -> bool {
         self.claim(d, false)
     }
