@@ -105,17 +105,33 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         counted(m.runs, "session"),
         started.elapsed().as_millis(),
         if m.oracle { "" } else { " (frames only: the reference disagreed with the labels)" },
-        match (m.out_of_time, after == before) {
-            // Each session of a server that answers no malformed line may
-            // wait out its answer deadline: a budget of a few of them cuts
-            // nothing.
-            (true, true) => " (budget ran out before any cut: raise --budget-ms to a few times --timeout-ms)",
-            (true, false) => " (budget ran out)",
-            _ => "",
-        },
+        ran_out(
+            m.out_of_time,
+            after == before,
+            m.runs,
+            started.elapsed() / m.runs.max(1) as u32,
+            target.waits().answer
+        ),
     );
     out!("Saved: {}", path.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the summary line adds where the budget ran out (`out_of_time`)
+/// after `runs` sessions of `per_session` on average: where nothing was cut
+/// (`uncut`) and it held only a few sessions, or sessions of half the
+/// answer wait or more (each may have waited out an answer deadline), more
+/// budget may cut; where many quick ones did not, the cuts tried did not
+/// keep the finding, and more budget is unlikely to help.
+fn ran_out(out_of_time: bool, uncut: bool, runs: usize, per_session: Duration, answer: Duration) -> &'static str {
+    match (out_of_time, uncut) {
+        (true, true) if runs < 8 || per_session >= answer / 2 => {
+            " (budget ran out before any cut: raise --budget-ms to a few times --timeout-ms)"
+        }
+        (true, true) => " (budget ran out: none of the cuts tried kept the finding; the script may be minimal)",
+        (true, false) => " (budget ran out)",
+        _ => "",
+    }
 }
 
 /// The finding key of an artifact saved before keys had kinds (or of
@@ -169,4 +185,22 @@ fn fewer_scripts(loaded: &Loaded, key: &Distinct, deadline: Instant) -> Result<V
 /// FIXED.
 fn shows_patiently(loaded: &Loaded, script: &Script) -> Result<bool> {
     Ok(!loaded.run_once(script, 2)?.still.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ran_out;
+    use std::time::Duration;
+
+    #[test]
+    fn more_budget_is_advised_only_where_sessions_waited_out_their_deadlines() {
+        let (ms, answer) = (Duration::from_millis, Duration::from_secs(5));
+        assert!(ran_out(true, true, 40, ms(4_900), answer).contains("raise --budget-ms"));
+        assert!(ran_out(true, true, 2, ms(100), answer).contains("raise --budget-ms"), "a budget of two sessions");
+        // 161 sessions in 30 s against a script already minimal.
+        let quick = ran_out(true, true, 161, ms(190), answer);
+        assert!(!quick.contains("raise") && quick.contains("may be minimal"), "{quick}");
+        assert_eq!(ran_out(true, false, 161, ms(190), answer), " (budget ran out)");
+        assert_eq!(ran_out(false, true, 40, ms(4_900), answer), "");
+    }
 }
