@@ -61,6 +61,13 @@ pub enum Progress {
         /// The finding's check, kind and cause.
         finding: Distinct,
     },
+    /// A finding that rests on time alone was confirmed, but meanwhile
+    /// other jobs made the last findings `--max-findings` allows: it is
+    /// not reported, and the hunt stops.
+    PastBound {
+        /// The finding's check, kind and cause.
+        finding: Distinct,
+    },
 }
 
 /// What a hunt tells of a finding resting on time alone that it does not
@@ -730,6 +737,7 @@ impl Hunt<'_> {
         // Confirmed by time alone once other jobs made the last findings
         // the run makes: past --max-findings.
         if !self.known.confirmed(&d) {
+            (self.progress)(&Progress::PastBound { finding: d });
             return Ok(Round::Done);
         }
         let f = self.finding(&d, spec, run, salt, found_at, first_seen);
@@ -1013,6 +1021,42 @@ mod tests {
         assert!(alone.confirmed(&late));
         assert_eq!(alone.len(), 1, "confirmed, it counts");
         assert!(!alone.add(&twice), "and fills the room");
+    }
+
+    /// A claim by time alone that a patient session confirms after other
+    /// lanes filled `--max-findings` is not reported, and the run says so.
+    #[test]
+    #[cfg(feature = "process")]
+    fn a_timed_claim_confirmed_past_the_bound_is_told_not_dropped_silently() {
+        let cfg = HuntConfig { cases: 64, policy: Policy::KeepOpen, max_findings: 1, ..Default::default() };
+        let clean = Reference::strict();
+        let late =
+            Violation { check: CheckId::Liveness, frame: None, span: None, kind: crate::check::Kind::RunningAfterEof };
+        let other = Distinct { check: CheckId::ExactlyOnce, kind: "executed_times".into(), what: String::new() };
+        let known = Known::default();
+        known.most(1);
+        // Every session, patient ones too, shows the server running past
+        // EOF; another lane makes its finding while this one is confirmed.
+        let run = |spec: &ScriptSpec, salt: u32, lane: Lane| {
+            if lane != Lane::Search {
+                known.add(&other);
+            }
+            let mut run = into_session_run(super::super::session(&clean, cfg.policy, spec, salt)?);
+            run.2.insert(0, late.clone());
+            Ok(run)
+        };
+        let told = RefCell::new(Vec::new());
+        let progress = |p: &Progress| {
+            told.borrow_mut().push(p.clone());
+            true
+        };
+        let scripts = super::super::strategy(&cfg);
+        let found = hunt_among(&cfg, scripts, &progress, (&run, None), &known, &|_| {}).expect("the harness runs");
+        assert!(found.is_empty(), "no room left for it");
+        let past: Vec<_> = told.borrow().iter().filter(|p| matches!(p, Progress::PastBound { .. })).cloned().collect();
+        let key = Distinct { check: CheckId::Liveness, kind: "running_after_eof".into(), what: String::new() };
+        assert_eq!(past, [Progress::PastBound { finding: key }]);
+        assert_eq!((known.len(), known.contains(&other)), (1, true));
     }
 
     #[test]

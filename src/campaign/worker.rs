@@ -66,6 +66,7 @@ impl Campaign<'_> {
             Progress::Shrinking { finding, steps, elapsed } => self.onlooker.shrinking(finding, *steps, *elapsed),
             Progress::Unconfirmed { finding } => self.onlooker.say(&self.unconfirmed(finding)),
             Progress::Untried { finding } => self.onlooker.say(&untried(finding)),
+            Progress::PastBound { finding } => self.onlooker.say(&past_bound(finding)),
             Progress::Searched(_) => {}
         }
     }
@@ -234,6 +235,15 @@ fn untried(d: &Distinct) -> String {
     format!(
         "{d} rests on time alone in one session and the run stopped before a fresh session could confirm it: \
          that session is not reported (another that shows it may be)"
+    )
+}
+
+/// The line that tells of a finding that rests on time alone, confirmed
+/// once other jobs had made as many findings as `--max-findings` allows.
+fn past_bound(d: &Distinct) -> String {
+    format!(
+        "{d} rests on time alone and was confirmed after the run had made as many findings as \
+         --max-findings allows: it is not reported (raise --max-findings to keep it)"
     )
 }
 
