@@ -129,11 +129,25 @@ pub fn distinct(v: &Violation, script: &Script, obs: &Observation) -> Distinct {
         Some(line) => line,
         None if v.kind == Kind::RunningAfterEof => String::new(),
         None => match v.frame.and_then(|i| script.frames.get(i)) {
-            Some(f) => class_of(v.check, f).to_owned(),
+            Some(f) => missing_method(v, f).unwrap_or_else(|| class_of(v.check, f).to_owned()),
             None => String::new(),
         },
     };
     Distinct { check: v.check, kind: v.kind.name().to_owned(), what }
+}
+
+/// Where a valid request other than a call was refused as a method the
+/// server does not have (-32601), the method is the cause, whatever
+/// look-alike the frame carried: a server without `ping` is one finding,
+/// keyed as its plain `ping` is (`ping`, `tools_list`), not one more per
+/// look-alike placed in one.
+fn missing_method(v: &Violation, f: &Frame) -> Option<String> {
+    let Kind::ValidRefused { code: Some(crate::protocol::code::METHOD_NOT_FOUND), .. } = v.kind else {
+        return None;
+    };
+    let message: serde_json::Value = serde_json::from_slice(&f.bytes).ok()?;
+    let method = message.get("method")?.as_str()?;
+    (method != "tools/call").then(|| method.replace('/', "_"))
 }
 
 /// The class of input frame `f` belongs to, a finding key's last part,
@@ -487,6 +501,39 @@ mod tests {
         assert_eq!(kept, [CheckId::Policy]);
         let running = Observation::none();
         assert_eq!(super::beside_crash(&[silent], &running).count(), 1);
+    }
+
+    /// A server without `ping` (or `tools/list`) is one finding, however
+    /// many look-alikes were placed in such requests; refused for another
+    /// reason, each look-alike is a cause of its own.
+    #[test]
+    fn a_method_refused_as_unknown_is_one_cause_whatever_was_placed_in_it() {
+        use crate::attack::{lifecycle, placed};
+        let place = |kind, place| Step::Placed(placed::Placed { kind, place, tool: 0, pick: 0 });
+        let steps = vec![
+            Step::Lifecycle(lifecycle::Lifecycle { kind: lifecycle::Kind::Ping, tool: 0 }),
+            place(placed::Kind::LineSeparator, placed::Place::Ping),
+            place(placed::Kind::NextLine, placed::Place::Ping),
+            place(placed::Kind::NextLine, placed::Place::ToolsList),
+            place(placed::Kind::LineSeparator, placed::Place::Meta),
+        ];
+        let script = ScriptSpec::whole(Revision::R2025_06_18, steps).render(&Catalogue::reference(), 1);
+        let keys = |code: i64| -> Vec<String> {
+            let placed = |f: &&crate::frame::Frame| f.family != "lifecycle" || f.kind == "ping";
+            let at = script.frames.iter().enumerate().filter(|(_, f)| f.id.is_some() && placed(f));
+            let kind = Kind::ValidRefused { id: "2".into(), code: Some(code) };
+            at.skip(1) // the handshake's initialize
+                .map(|(i, _)| Violation { check: CheckId::Correlation, frame: Some(i), span: None, kind: kind.clone() })
+                .map(|v| distinct(&v, &script, &Observation::none()).what)
+                .collect()
+        };
+        assert_eq!(keys(-32601), ["ping", "ping", "ping", "tools_list", "valid_call"]);
+        let told = Kind::ValidRefused { id: "2".into(), code: Some(-32601) }.to_string();
+        assert_eq!(told, "the valid request id 2 was answered with error -32601");
+        assert_eq!(
+            keys(-32602),
+            ["ping", "placed_line_separator", "placed_next_line", "placed_next_line", "valid_call"]
+        );
     }
 
     /// A frame either reading of which may act (a CR before the LF) is a

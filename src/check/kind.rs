@@ -337,12 +337,19 @@ impl fmt::Display for Kind {
             }
             Kind::ExecutedTimes { id, times } => write!(f, "valid call id {id} reached the executor {times} times"),
             Kind::NullIdCode { code } => {
-                write!(f, "an error with a null id has code {code:?}; only -32700 and -32600 may lack an id")
+                write!(f, "an error with a null id has code {}; only -32700 and -32600 may lack an id", Code(*code))
             }
             Kind::UnknownId { id } => write!(f, "a response to id {id}, which no request carried"),
-            Kind::ValidRefused { id, code } => write!(f, "the valid request id {id} was answered with error {code:?}"),
+            Kind::ValidRefused { id, code } => {
+                write!(f, "the valid request id {id} was answered with error {}", Code(*code))
+            }
             Kind::WrongCode { code, rule, expected } => {
-                write!(f, "error code {code:?} for a frame that breaks {}; expected one of {expected:?}", rule.id())
+                write!(
+                    f,
+                    "error code {} for a frame that breaks {}; expected one of {expected:?}",
+                    Code(*code),
+                    rule.id()
+                )
             }
             Kind::RejectedSucceeded { rule } => {
                 write!(f, "a frame that breaks {} was answered with a success result", rule.id())
@@ -370,6 +377,19 @@ impl fmt::Display for Kind {
                 "stopped answering while it ran on: nothing answered or acted for this frame or any after it, \
                  and a `{marker}` written after the script got no answer"
             ),
+        }
+    }
+}
+
+/// An error's code as a message tells it: the number, or that it had none
+/// a reader could take.
+struct Code(Option<i64>);
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(code) => write!(f, "{code}"),
+            None => f.write_str("(no integer code)"),
         }
     }
 }
