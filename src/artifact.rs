@@ -8,7 +8,7 @@
 use crate::catalogue::{Catalogue, ToolSpec};
 use crate::check::{CheckId, Violation};
 use crate::escape::{SHOWN, escape};
-use crate::finding::{Distinct, Finding, class_of, distinct};
+use crate::finding::{Distinct, Finding, class_of, distinct, method_refused_as_unknown};
 use crate::frame::Rule;
 use crate::observation::Observation;
 use crate::protocol::Policy;
@@ -195,7 +195,17 @@ impl Artifact {
             || moved
             || what == class_of(check, frame);
         let what = if named_it { class_of(check, frame).to_owned() } else { what };
-        Some((Distinct { check, kind, what }, named_it))
+        // Older builds keyed a request refused as a method the server
+        // does not have by its frame's class, not by its method; its code
+        // is read off the violation's text, as the frame is above.
+        let unknown = self.violations.first().is_some_and(|v| {
+            let code = |c: &str| v.contains(&format!("answered with error {c}"));
+            code("Some(-32601)") || code("-32601 ")
+        });
+        let method = (named_it && kind == "valid_refused" && unknown)
+            .then(|| method_refused_as_unknown(Some(crate::protocol::code::METHOD_NOT_FOUND), frame))
+            .flatten();
+        Some((Distinct { check, kind, what: method.unwrap_or(what) }, named_it))
     }
 
     /// Whether its key is an end under keep-open saved before version 2,

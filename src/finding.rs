@@ -90,8 +90,9 @@ impl Witness {
 /// check, the kind of violation ([`Kind::name`](crate::check::Kind::name)),
 /// and the class of input the frame at fault belongs to: its rule's
 /// [`Cause`](crate::frame::Cause); where it breaks no rule, `valid_call`
-/// for a valid call of any shape, `batch` for a batch, else its attack
-/// kind; nothing where no frame is at fault. One server behaviour shown under several rules of
+/// for a valid call of any shape, `batch` for a batch, the method of a
+/// request refused as unknown ([`method_refused_as_unknown`]), else its
+/// attack kind; nothing where no frame is at fault. One server behaviour shown under several rules of
 /// one class is one finding, with each rule as evidence ([`evidence`]).
 /// The hunt, confirmation, `minimize`, `replay`, the artifact and the
 /// SARIF fingerprint all use this one key.
@@ -102,8 +103,8 @@ pub struct Distinct {
     /// The kind of violation's name.
     pub kind: String,
     /// What a crash said last, or the class of input ([`class_of`]): the
-    /// cause of the rule, `valid_call`, `batch` or the attack kind; or
-    /// empty.
+    /// cause of the rule, `valid_call`, `batch`, a method refused as
+    /// unknown, or the attack kind; or empty.
     pub what: String,
 }
 
@@ -119,8 +120,8 @@ impl std::fmt::Display for Distinct {
 
 /// The distinct finding violation `v` of a session of `script` that
 /// showed `obs` shows: its check, kind, and the cause of its frame's rule,
-/// or the class of a frame that breaks none (`valid_call`, `batch`, else
-/// its attack kind). A crash (a signal, a panic, or an
+/// or the class of a frame that breaks none (`valid_call`, `batch`, a
+/// method refused as unknown, else its attack kind). A crash (a signal, a panic, or an
 /// exit with a failure status before stdin closed) is told apart by what
 /// it said last on stderr, with numbers and tokens left out, as fuzzers
 /// tell crashes apart by their stack; a hang on EOF is one finding.
@@ -136,18 +137,27 @@ pub fn distinct(v: &Violation, script: &Script, obs: &Observation) -> Distinct {
     Distinct { check: v.check, kind: v.kind.name().to_owned(), what }
 }
 
-/// Where a valid request other than a call was refused as a method the
-/// server does not have (-32601), the method is the cause, whatever
-/// look-alike the frame carried: a server without `ping` is one finding,
-/// keyed as its plain `ping` is (`ping`, `tools_list`), not one more per
-/// look-alike placed in one.
+/// Where a valid request was refused as a method the server does not
+/// have (-32601), the method is the cause, whatever look-alike the frame
+/// carried: a server without `ping` is one finding, keyed as its plain
+/// `ping` is, not one more per look-alike placed in one. Not so for the
+/// methods a campaign needs served to run at all (`tools/list`,
+/// `tools/call`): refused there, the look-alike is the cause.
 fn missing_method(v: &Violation, f: &Frame) -> Option<String> {
-    let Kind::ValidRefused { code: Some(crate::protocol::code::METHOD_NOT_FOUND), .. } = v.kind else {
+    match v.kind {
+        Kind::ValidRefused { code, .. } => method_refused_as_unknown(code, f),
+        _ => None,
+    }
+}
+
+/// [`missing_method`] of a frame answered with error `code`.
+pub(crate) fn method_refused_as_unknown(code: Option<i64>, f: &Frame) -> Option<String> {
+    if code != Some(crate::protocol::code::METHOD_NOT_FOUND) || !matches!(f.expect, Expect::Inert { request: true }) {
         return None;
-    };
+    }
     let message: serde_json::Value = serde_json::from_slice(&f.bytes).ok()?;
     let method = message.get("method")?.as_str()?;
-    (method != "tools/call").then(|| method.replace('/', "_"))
+    (!matches!(method, "tools/list" | "tools/call")).then(|| method.replace('/', "_"))
 }
 
 /// The class of input frame `f` belongs to, a finding key's last part,
@@ -527,7 +537,7 @@ mod tests {
                 .map(|v| distinct(&v, &script, &Observation::none()).what)
                 .collect()
         };
-        assert_eq!(keys(-32601), ["ping", "ping", "ping", "tools_list", "valid_call"]);
+        assert_eq!(keys(-32601), ["ping", "ping", "ping", "placed_next_line", "valid_call"]);
         let told = Kind::ValidRefused { id: "2".into(), code: Some(-32601) }.to_string();
         assert_eq!(told, "the valid request id 2 was answered with error -32601");
         assert_eq!(

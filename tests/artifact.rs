@@ -61,6 +61,46 @@ fn an_artifact_keyed_by_a_rule_reads_as_its_cause() {
     assert_eq!(crash.key().map(|k| k.what), Some("thread 'main' panicked".into()), "other keys as they were");
 }
 
+/// An artifact saved when a look-alike placed in a `ping` that the server
+/// refused as an unknown method was keyed by its attack kind reads as the
+/// method's finding, so a replay of it says FAILED for the same bug;
+/// refused for another reason, it keeps its key.
+#[test]
+fn a_missing_method_saved_under_its_look_alike_reads_as_the_method() {
+    use portcullis::artifact::Artifact;
+    use portcullis::attack::{Step, placed};
+    use portcullis::check::Kind;
+    use portcullis::{CheckId, Violation};
+    let step =
+        Step::Placed(placed::Placed { kind: placed::Kind::NextLine, place: placed::Place::Ping, tool: 0, pick: 0 });
+    let spec = portcullis::ScriptSpec::whole(portcullis::Revision::R2025_06_18, vec![step]);
+    let script = spec.render(&Catalogue::reference(), 1);
+    let at = script.frames.iter().position(|f| f.kind == "placed_next_line").expect("the look-alike");
+    let m = portcullis::reference::Mutant::BoolId;
+    let cfg = portcullis::HuntConfig::default().policy(m.policy()).revisions(m.revisions()).focus(Some(m.expected()));
+    let f = portcullis::hunt(&portcullis::reference::Reference::mutant(m), &cfg).expect("the harness runs");
+    let f = f.expect("the mutant is caught");
+    let saved = |code: &str| Artifact {
+        check: "correlation".into(),
+        kind: Some("valid_refused".into()),
+        what: Some("placed_next_line".into()),
+        violations: vec![format!(
+            "[correlation] responses do not answer requests one to one with the right codes: \
+             the valid request id 2 was answered with error {code} (frame #{at}) at stdout bytes 0..80"
+        )],
+        spec: spec.clone(),
+        script: script.clone(),
+        ..Artifact::new(&f, vec![], "", vec![])
+    };
+    let what = |a: &Artifact| a.key().map(|k| k.what);
+    assert_eq!(what(&saved("Some(-32601)")), Some("ping".into()));
+    assert_eq!(what(&saved("-32601")), Some("ping".into()));
+    assert_eq!(what(&saved("Some(-32602)")), Some("placed_next_line".into()));
+    let refused = Kind::ValidRefused { id: "2".into(), code: Some(-32601) };
+    let v = Violation { check: CheckId::Correlation, frame: Some(at), span: None, kind: refused };
+    assert_eq!(saved("Some(-32601)").showing(&[v], &script, &f.observation).len(), 1, "a replay shows it");
+}
+
 /// An artifact saved before keys held causes has no `keyed_by_cause`: it
 /// reads as false.
 #[test]

@@ -389,7 +389,7 @@ impl fmt::Display for Code {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
             Some(code) => write!(f, "{code}"),
-            None => f.write_str("(no integer code)"),
+            None => f.write_str("(none)"),
         }
     }
 }
