@@ -139,7 +139,7 @@ fn sessions_still_running_past_the_duration_have_their_servers_ended_and_show_no
     };
     let out = child.wait_with_output().unwrap();
     let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("--duration: ended"), "the servers still running were ended: {text}");
+    assert!(text.contains("--duration reached: stopped"), "the servers still running were ended: {text}");
     assert_eq!(status.code(), Some(0), "{text}");
     assert!(text.contains("no finding in"), "{text}");
 }

@@ -130,7 +130,8 @@ fn end_overdue(deadline: Instant, running: &AtomicUsize, ended: &AtomicBool, onl
     ended.store(true, Ordering::SeqCst);
     let groups = crate::process::end_servers(Duration::from_millis(500));
     onlooker.say(&format!(
-        "--duration: ended {} still running {} s past it; what their sessions showed since is no finding",
+        "--duration reached: stopped {} whose sessions were still running {} s later; \
+         those unfinished sessions are not judged",
         report::counted(groups, "server process group"),
         OVERDUE.as_secs()
     ));
