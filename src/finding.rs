@@ -513,9 +513,10 @@ mod tests {
         assert_eq!(super::beside_crash(&[silent], &running).count(), 1);
     }
 
-    /// A server without `ping` (or `tools/list`) is one finding, however
-    /// many look-alikes were placed in such requests; refused for another
-    /// reason, each look-alike is a cause of its own.
+    /// A server without `ping` is one finding, however many look-alikes
+    /// were placed in its requests; refused for another reason, or in a
+    /// `tools/list` (which a campaign needs served), each look-alike is a
+    /// cause of its own.
     #[test]
     fn a_method_refused_as_unknown_is_one_cause_whatever_was_placed_in_it() {
         use crate::attack::{lifecycle, placed};
