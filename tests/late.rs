@@ -39,6 +39,7 @@ fn an_effect_after_the_window_of_a_rejected_call_is_a_late_finding() {
     let after = f.late.expect("marked late");
     assert!(after.as_millis() > 50, "with its delay: {after:?}");
     assert!(f.confirmed, "a fresh session with the grown waits repeats it");
+    assert!(f.first_seen.is_some() && f.cases_until_caught > 0, "when it was seen: {f:?}");
     let own = format!("pc{:08x}t", f.salt);
     assert!(String::from_utf8_lossy(&f.script.stdin()).contains(&own), "its salt is its script's: {own}");
     assert!(target.waits().quiet >= after, "the quiet grew to cover it: {:?}", target.waits());

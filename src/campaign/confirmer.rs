@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// What a confirmed or unconfirmed late finding is told about its job.
 #[derive(Clone, Copy)]
@@ -24,13 +25,14 @@ pub(crate) struct Teller {
 
 /// One late finding to confirm: the session that showed it and its
 /// violations then, its key, how many times as long the fresh session
-/// waits, and how many sessions the job had run when it was seen.
+/// waits, and how many sessions the job had run when it was seen, and how
+/// long into the job that was.
 pub(crate) struct Task {
     pub(crate) entry: Entry,
     pub(crate) violations: Vec<Violation>,
     pub(crate) key: Distinct,
     pub(crate) patience: u32,
-    pub(crate) sessions: u32,
+    pub(crate) seen: (u32, Duration),
 }
 
 /// Runs the confirming session of `task` against `target`: the finding
@@ -39,7 +41,7 @@ pub(crate) struct Task {
 /// wait): such a finding no session with every wait four times as long repeats is none
 /// (`Err` with its key).
 pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Result<Confirmed, Fault> {
-    let Task { entry, violations, key, patience, sessions } = task;
+    let Task { entry, violations, key, patience, seen } = task;
     let salt = fresh_salt();
     let script = entry.spec.render(&target.catalogue, salt);
     let session = Session { policy: teller.policy, revision: entry.spec.revision, salt };
@@ -50,13 +52,13 @@ pub(crate) fn confirm(target: &ChildTarget, teller: Teller, task: Task) -> Resul
     if key.shown_beside_crash(&fresh.2, &fresh.0, &fresh.1) {
         let session = Session { salt, ..entry.session };
         let shown = Entry { session, history: Default::default(), ..entry };
-        return Ok(Ok(finding(shown, fresh, &key, true, teller, sessions)));
+        return Ok(Ok(finding(shown, fresh, &key, true, teller, seen)));
     }
     match key.rests_on_time(&violations, &entry.script, &entry.obs) {
         true => Ok(Err(key)),
         false => {
             let run = run_of(&entry, violations);
-            Ok(Ok(finding(entry, run, &key, false, teller, sessions)))
+            Ok(Ok(finding(entry, run, &key, false, teller, seen)))
         }
     }
 }
@@ -73,10 +75,11 @@ pub(crate) fn finding(
     key: &Distinct,
     confirmed: bool,
     teller: Teller,
-    sessions: u32,
+    (sessions, after): (u32, Duration),
 ) -> Finding {
     let shown = Finding::shown(key, entry.spec, run, entry.session.salt, (teller.seed, teller.policy));
-    Finding { cases_until_caught: sessions, late: entry.late, history: entry.history.scripts(), confirmed, ..shown }
+    let (late, history) = (entry.late, entry.history.scripts());
+    Finding { cases_until_caught: sessions, first_seen: Some(after), late, history, confirmed, ..shown }
 }
 
 /// A thread confirming late findings one after another.

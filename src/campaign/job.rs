@@ -90,6 +90,9 @@ pub struct Job<'a> {
     /// Where its search sessions in processes of their own run, when not
     /// in `target` (one whose processes yield to a search beside it).
     searcher: Option<ChildTarget>,
+    /// When the job began: a finding it makes apart from the hunt was
+    /// first seen this long after.
+    started: Instant,
 }
 
 impl<'a> Job<'a> {
@@ -121,6 +124,7 @@ impl<'a> Job<'a> {
             standby: Vec::new(),
             replaced: Vec::new(),
             searcher: None,
+            started: Instant::now(),
         }
     }
 
@@ -397,7 +401,7 @@ impl<'a> Job<'a> {
             partial && of_k.all(|v| v.kind.absent() || on_time(v, &run.0, &run.1))
         };
         if let Some(key) = new.into_iter().filter(|k| !lacked(k)).find(|k| !repeated.contains(k)) {
-            self.found.push(finding(entry, run, &key, false, self.teller(), self.sessions));
+            self.found.push(finding(entry, run, &key, false, self.teller(), self.seen()));
         }
         Ok(Some(fresh))
     }
@@ -549,13 +553,8 @@ impl<'a> Job<'a> {
             };
             let on_time = rests(&key);
             self.made.push(key.clone());
-            let task = Task {
-                entry,
-                violations,
-                key,
-                patience: if on_time { super::PATIENCE } else { 1 },
-                sessions: self.sessions,
-            };
+            let task =
+                Task { entry, violations, key, patience: if on_time { super::PATIENCE } else { 1 }, seen: self.seen() };
             match &self.confirmer {
                 Some(c) => c.push(task),
                 // One instance of the server at a time (none started ahead).
@@ -615,6 +614,12 @@ impl<'a> Job<'a> {
 
     fn teller(&self) -> Teller {
         Teller { policy: self.policy, seed: self.seed }
+    }
+
+    /// How many sessions the job has run, and for how long: when what it
+    /// judges now was seen.
+    fn seen(&self) -> (u32, Duration) {
+        (self.sessions, self.started.elapsed())
     }
 
     /// Ends every process the job keeps, takes the effects still arriving,
