@@ -187,7 +187,12 @@ fn one_line_error(args: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let o = portcullis(args, dir.path());
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    let said = String::from_utf8_lossy(&o.stderr).into_owned();
+    // Progress may come first; the error is one line, the last.
+    let last = said.trim_end().lines().last().unwrap_or_default();
+    assert!(last.starts_with("portcullis: error: "), "the last line is the error: {said}");
+    assert_eq!(said.matches("error").count(), last.matches("error").count(), "one line: {said}");
+    said
 }
 
 #[test]
@@ -266,6 +271,11 @@ fn bad_input_is_a_one_line_error() {
     assert!(one_line_error(&["fuzz", "--level", "lax", "--", "true"]).contains("[possible values: spec, hardening]"));
     assert!(one_line_error(&["fuzz", "--mix", "most", "--", "true"]).contains("[possible values: full, lean]"));
     assert!(one_line_error(&["fuzz", "--cases", "0", "--", "true"]).contains("'0' for '--cases"));
+    // A misspelled flag or subcommand, with clap's suggestion.
+    assert!(
+        one_line_error(&["fuzz", "--duraton", "5s", "--", "true"]).contains("similar argument exists: '--duration'")
+    );
+    assert!(one_line_error(&["fuz"]).contains("similar subcommand exists: 'fuzz'"));
     assert!(one_line_error(&["fuzz", "--duration", "0", "--", "true"]).contains("at least one second"));
     assert!(one_line_error(&["fuzz", "--duration", "5x", "--", "true"]).contains("such as 90, 90s, 10m or 8h"));
     let missing = one_line_error(&["fuzz", "--tool", "fetch", "--", "/nonexistent/server"]);

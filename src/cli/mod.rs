@@ -159,7 +159,7 @@ pub(crate) fn me() -> String {
 /// Runs the command line: parses the arguments, runs the subcommand, and
 /// says how it ended as the exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse();
     interrupt::watch();
     let outcome = match cli.command {
         Command::Corpus(args) => corpus::run(&args),
@@ -187,6 +187,38 @@ pub fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The command line, or the process ends: help and the version print as
+/// clap prints them; a usage error is one line (with clap's suggestion or
+/// the values it takes), exit 2.
+fn parse() -> Cli {
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            e.exit()
+        }
+        Err(e) => {
+            say!("portcullis: {}", one_line(&e.render().to_string()));
+            std::process::exit(2)
+        }
+    }
+}
+
+/// Clap's usage error as one line: its message, suggestion and values,
+/// without the usage and the pointer to --help (or the tip for a value
+/// that starts with a dash, which a misspelled flag never is).
+fn one_line(text: &str) -> String {
+    let mut line = String::new();
+    let noise =
+        |l: &str| l.starts_with("Usage:") || l.starts_with("For more information") || l.starts_with("tip: to pass");
+    for l in text.lines().map(str::trim).filter(|l| !l.is_empty() && !noise(l)) {
+        if !line.is_empty() {
+            line.push_str(if line.ends_with(':') { " " } else { "; " });
+        }
+        line.push_str(l);
+    }
+    line
 }
 
 /// Ends what is left and exits with the signal's code.
