@@ -528,7 +528,12 @@ impl<'a> Job<'a> {
             p.drain(self.target.ledger());
         }
         for (entry, violations, first, reported) in verdict::rejudge(self.target.ledger(), self.scope) {
-            let made = |k: &Distinct| self.known.is_some_and(|known| known.contains(k)) || self.made.contains(k);
+            let rests = |k: &Distinct| k.rests_on_time(&violations, &entry.script, &entry.obs);
+            // Made, or claimed by another job: but where that claim rests
+            // on time alone and may not be confirmed, evidence of it is
+            // still judged (and kept once that claim is let go).
+            let claimed = |k: &Distinct, known: &Known| known.sure(k) || (known.contains(k) && rests(k));
+            let made = |k: &Distinct| self.known.is_some_and(|known| claimed(k, known)) || self.made.contains(k);
             if made(&first) && reported.as_ref().is_none_or(made) {
                 continue;
             }
@@ -537,7 +542,6 @@ impl<'a> Job<'a> {
             self.cover = self.cover.max(entry.came_after.unwrap_or_default());
             // Answers that came due are no evidence of a slow server; any
             // other new violation is.
-            let rests = |k: &Distinct| k.rests_on_time(&violations, &entry.script, &entry.obs);
             let timed = rests(&first) && reported.as_ref().is_none_or(rests);
             if let Some(idle) = entry.idle_late.filter(|idle| !timed && !idle.is_zero()) {
                 let late = entry.late.unwrap_or(idle).as_millis();
@@ -779,3 +783,6 @@ impl Drop for Job<'_> {
         self.end_processes();
     }
 }
+
+#[cfg(test)]
+mod tests;

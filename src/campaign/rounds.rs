@@ -132,7 +132,7 @@ impl Known {
     /// it doubtful under the same lock: until a patient session confirms
     /// it ([`Known::confirmed`]) it does not count, and no lane sees it
     /// counted meanwhile.
-    fn claim(&self, d: &Distinct, timed: bool) -> bool {
+    pub(super) fn claim(&self, d: &Distinct, timed: bool) -> bool {
         let mut known = self.lock();
         if known.made.contains(d) {
             return false;
@@ -158,7 +158,7 @@ impl Known {
     }
 
     /// Takes back `d`, claimed when it was caught but not confirmed.
-    fn forget(&self, d: &Distinct) {
+    pub(super) fn forget(&self, d: &Distinct) {
         let mut known = self.lock();
         known.made.retain(|k| k != d);
         known.doubtful.retain(|k| k != d);
@@ -181,6 +181,14 @@ impl Known {
     #[cfg(feature = "process")]
     pub(crate) fn contains(&self, d: &Distinct) -> bool {
         self.lock().made.contains(d)
+    }
+
+    /// Whether `d` has been made on evidence, or confirmed: not a claim
+    /// by time alone that a patient session may not repeat.
+    #[cfg(feature = "process")]
+    pub(crate) fn sure(&self, d: &Distinct) -> bool {
+        let known = self.lock();
+        known.made.contains(d) && !known.doubtful.contains(d)
     }
 
     /// Whether `d` folds into a finding made already
