@@ -325,7 +325,8 @@ impl<'a> Job<'a> {
                 true => scope.judged(run),
                 false => run.2.iter().map(|v| distinct(v, &run.0, &run.1)).collect(),
             };
-            keys.into_iter().filter(|k| known.is_none_or(|known| !known.contains(k))).collect::<Vec<Distinct>>()
+            let claimed = |k: &Distinct, known: &Known| known.claimed(k, k.rests_on_time(&run.2, &run.0, &run.1));
+            keys.into_iter().filter(|k| known.is_none_or(|known| !claimed(k, known))).collect::<Vec<Distinct>>()
         };
         let mut healthy = ran.healthy;
         // A search session that may show a new finding and still awaits
@@ -532,8 +533,8 @@ impl<'a> Job<'a> {
             // Made, or claimed by another job: but where that claim rests
             // on time alone and may not be confirmed, evidence of it is
             // still judged (and kept once that claim is let go).
-            let claimed = |k: &Distinct, known: &Known| known.sure(k) || (known.contains(k) && rests(k));
-            let made = |k: &Distinct| self.known.is_some_and(|known| claimed(k, known)) || self.made.contains(k);
+            let made =
+                |k: &Distinct| self.known.is_some_and(|known| known.claimed(k, rests(k))) || self.made.contains(k);
             if made(&first) && reported.as_ref().is_none_or(made) {
                 continue;
             }

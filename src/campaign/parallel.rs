@@ -84,13 +84,15 @@ pub(crate) struct Ran {
 pub(crate) type Kept = (Finding, String, Option<Waits>);
 
 /// What a worker's late findings are kept by: the keeping, whether the
-/// run has enough, where a harness error goes, and whether the servers
-/// are gone.
+/// run has enough, where a harness error goes, whether the servers are
+/// gone, and where those wait whose finding another lane still claims by
+/// time alone.
 type Settling<'a> = (
     &'a (dyn Fn(Finding, String, Waits) + Sync),
     &'a (dyn Fn() -> bool + Sync),
     &'a (dyn Fn(String) + Sync),
     &'a (dyn Fn() -> bool + Sync),
+    &'a (dyn Fn(Finding, String, Waits) + Sync),
 );
 
 /// How long past --duration the sessions still running may take to end
@@ -217,11 +219,18 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
         scope: Scope { focus: plan.focus, level: plan.level },
         gone: &gone,
     };
+    // Late findings of a claim another lane held by time alone when their
+    // own lane settled: kept at the end where that claim was let go.
+    let deferred: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+    let defer = |f: Finding, base: String, waits: Waits| {
+        deferred.lock().unwrap_or_else(|e| e.into_inner()).push((f, base, Some(waits)));
+    };
     let running = AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for (j, Lanes { search, shrink, own }) in lanes.iter().enumerate() {
             let (stop, done, fail, ignored, known) = (&stop, &done, &fail, &ignored, &known);
             let (keep, kept, enough, out_of_time, gone, failed) = (&keep, &kept, &enough, &out_of_time, &gone, &failed);
+            let defer = &defer;
             let running = &running;
             let cases = cases / jobs as u32 + u32::from((j as u32) < cases % jobs as u32);
             let cfg = HuntConfig {
@@ -279,7 +288,7 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
                             }
                         }
                     });
-                    settle(&worker, plan, campaign, (keep, enough, fail, gone), started);
+                    settle(&worker, plan, campaign, (keep, enough, fail, gone, defer), started);
                     ignored.fetch_add(shrinking.probes().ignored() as u32, Ordering::Relaxed);
                 })
             });
@@ -344,7 +353,7 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
                         Ok(findings) => findings.into_iter().for_each(|f| kept(f, worker.base.clone(), worker.waits())),
                         Err(e) => return fail(told(&e)),
                     }
-                    settle(&worker, plan, campaign, (keep, enough, fail, gone), started);
+                    settle(&worker, plan, campaign, (keep, enough, fail, gone, defer), started);
                     ignored.fetch_add(target.probes().ignored() as u32, Ordering::Relaxed);
                 });
             }
@@ -354,6 +363,11 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
             scope.spawn(move || end_overdue(started + d, running, ended, onlooker));
         }
     });
+    for (f, base, waits) in deferred.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        if !enough() && known.add(&f.distinct()) {
+            keep(f, base, waits.unwrap_or_default());
+        }
+    }
     // An answer whose session had left the ledger was judged nowhere: the
     // run says how many came so.
     let targets = lanes.iter().flat_map(|l| [Some(&l.search), l.shrink.as_ref(), l.own.as_ref()]).flatten();
@@ -389,20 +403,29 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
 /// Keeps the late and state-dependent findings of `worker`'s job, each
 /// new one once, cut down unless stopped (then only those saved before the
 /// stop are kept: the servers were ended under the sessions since).
-fn settle(worker: &Worker, plan: &Plan, campaign: Campaign, (keep, enough, fail, gone): Settling, started: Instant) {
+fn settle(worker: &Worker, plan: &Plan, campaign: Campaign, settling: Settling, started: Instant) {
+    let (keep, enough, fail, gone, defer) = settling;
     // Once the servers are gone, there is no late evidence to wait for.
     let apart = match worker.finish(gone()) {
         Ok(apart) => apart,
         Err(e) => return fail(told(&e)),
     };
     for f in apart {
-        if !enough() && campaign.known.add(&f.distinct()) {
+        let d = f.distinct();
+        if enough() {
+            continue;
+        }
+        if campaign.known.add(&d) {
             // --duration bounds this shrinking too: past it, the
             // finding is kept as the fresh session showed it.
             let left = plan.duration.map(|d| d.saturating_sub(started.elapsed()));
             let shrink = !gone() && left.is_none_or(|l| !l.is_zero());
             let f = if shrink { shrink_apart(f, worker.target(), plan, left) } else { f };
             keep(f, worker.base.clone(), worker.waits());
+        } else if campaign.known.pending(&d) {
+            // Another lane still claims it by time alone, and may let
+            // it go: this evidence waits for the run's end.
+            defer(f, worker.base.clone(), worker.waits());
         }
     }
 }

@@ -158,7 +158,7 @@ impl Known {
     }
 
     /// Takes back `d`, claimed when it was caught but not confirmed.
-    pub(super) fn forget(&self, d: &Distinct) {
+    fn forget(&self, d: &Distinct) {
         let mut known = self.lock();
         known.made.retain(|k| k != d);
         known.doubtful.retain(|k| k != d);
@@ -183,12 +183,20 @@ impl Known {
         self.lock().made.contains(d)
     }
 
-    /// Whether `d` has been made on evidence, or confirmed: not a claim
-    /// by time alone that a patient session may not repeat.
+    /// Whether `d` has been made so that evidence of it that `rests` on
+    /// time alone, or not, adds nothing: made on evidence or confirmed, or
+    /// claimed by time alone where this evidence is no better.
     #[cfg(feature = "process")]
-    pub(crate) fn sure(&self, d: &Distinct) -> bool {
+    pub(crate) fn claimed(&self, d: &Distinct, rests: bool) -> bool {
         let known = self.lock();
-        known.made.contains(d) && !known.doubtful.contains(d)
+        known.made.contains(d) && (rests || !known.doubtful.contains(d))
+    }
+
+    /// Whether `d` is claimed by time alone, not yet confirmed: it may
+    /// still be let go.
+    #[cfg(feature = "process")]
+    pub(crate) fn pending(&self, d: &Distinct) -> bool {
+        self.lock().doubtful.contains(d)
     }
 
     /// Whether `d` folds into a finding made already

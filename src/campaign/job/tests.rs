@@ -13,6 +13,13 @@ use crate::protocol::{Policy, Revision};
 use crate::script::ScriptSpec;
 use std::sync::Arc;
 
+/// The Python interpreter itself, not a shim that may pick another.
+fn python3() -> String {
+    let asked = std::process::Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output();
+    let named = asked.ok().filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    named.filter(|p| !p.is_empty()).unwrap_or_else(|| "python3".to_owned())
+}
+
 /// The effects, judged late, of a server that refuses a call with
 /// `"id": true` as it must and acts on it 300 ms later, after its
 /// script's window: by a job that knows what `known` holds.
@@ -20,7 +27,7 @@ fn late_effects(known: Option<&Known>) -> Vec<Finding> {
     let probes = Arc::new(Probes::start(&ProbeConfig::default()).expect("probes start"));
     let server = format!("{}/tests/servers/acts_after_error.py", env!("CARGO_MANIFEST_DIR"));
     let fetch = Catalogue::reference().tools.into_iter().filter(|t| t.name == "fetch").collect();
-    let target = ChildTarget::new(Command::new("python3".to_owned(), [server]), Waits::default(), fetch, probes);
+    let target = ChildTarget::new(Command::new(python3(), [server]), Waits::default(), fetch, probes);
     let mut job = Job::new(&target, Policy::KeepOpen, true, 0);
     if let Some(known) = known {
         job = job.knowing(known);
