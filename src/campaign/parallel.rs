@@ -221,9 +221,9 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
     };
     // Late findings of a claim another lane held by time alone when their
     // own lane settled: kept at the end where that claim was let go.
-    let deferred: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+    let deferred: Mutex<Vec<(Finding, String, Waits)>> = Mutex::new(Vec::new());
     let defer = |f: Finding, base: String, waits: Waits| {
-        deferred.lock().unwrap_or_else(|e| e.into_inner()).push((f, base, Some(waits)));
+        deferred.lock().unwrap_or_else(|e| e.into_inner()).push((f, base, waits));
     };
     let running = AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -365,7 +365,7 @@ pub(crate) fn run(plan: &Plan, lanes: Vec<Lanes>, onlooker: &dyn Onlooker, contr
     });
     for (f, base, waits) in deferred.into_inner().unwrap_or_else(|e| e.into_inner()) {
         if !enough() && known.add(&f.distinct()) {
-            keep(f, base, waits.unwrap_or_default());
+            keep(f, base, waits);
         }
     }
     // An answer whose session had left the ledger was judged nowhere: the
